@@ -1,0 +1,61 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/reelhq/reel/internal/verify"
+	"github.com/spf13/cobra"
+)
+
+func newVerifyCmd() *cobra.Command {
+	var (
+		asJSON   bool
+		skipMode bool
+	)
+	cmd := &cobra.Command{
+		Use:   "verify FILE|DIR...",
+		Short: "Check transcripts and their child files against the transcript spec",
+		Long: `Check transcripts, and the child transcripts they link, against the schema:
+envelope fields, closed vocabularies, seq 1..N in file order, no torn or CRLF
+line, mode 0600, file name = run_id = a UUID v4, run.started first and
+run.completed last, balanced steps and tool pairs, child links consistent in
+both directions. A run without run.completed is reported as interrupted, a
+warning that does not fail the check.
+
+Exit status: 0 clean, 1 violations (one "file:line: problem" line each),
+2 when a file cannot be read.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			rep := verify.Paths(args, verify.Options{SkipMode: skipMode})
+			out := cmd.OutOrStdout()
+			if asJSON {
+				enc := json.NewEncoder(out)
+				enc.SetIndent("", "  ")
+				if err := enc.Encode(rep); err != nil {
+					return err
+				}
+			} else {
+				for _, p := range rep.Problems {
+					fmt.Fprintln(out, p.String())
+				}
+				for _, p := range rep.Unreadable {
+					fmt.Fprintf(cmd.ErrOrStderr(), "%s: cannot read: %s\n", p.File, p.Message)
+				}
+				if rep.Violations() == 0 && len(rep.Unreadable) == 0 {
+					fmt.Fprintf(out, "ok: %d transcript(s) verified\n", len(rep.Files))
+				}
+			}
+			switch {
+			case len(rep.Unreadable) > 0:
+				return &exitError{code: 2}
+			case rep.Violations() > 0:
+				return &exitError{code: 1}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
+	cmd.Flags().BoolVar(&skipMode, "skip-mode", false, "do not require file mode 0600")
+	return cmd
+}

@@ -1,0 +1,522 @@
+// Package verify checks transcripts, and the child transcripts they link,
+// against the transcript schema and reel's decisions: envelope fields,
+// closed vocabularies, seq order, file properties, lifecycle order and
+// balance, tool pairs and parent/child links.
+package verify
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/reelhq/reel/transcript"
+)
+
+// Problem is one finding. Line is 0 for findings about the whole file.
+type Problem struct {
+	File    string `json:"file"`
+	Line    int    `json:"line,omitempty"`
+	Message string `json:"problem"`
+	// Warning marks findings that do not make the file invalid, such as an
+	// interrupted run.
+	Warning bool `json:"warning,omitempty"`
+}
+
+func (p Problem) String() string {
+	prefix := p.File
+	if p.Line > 0 {
+		prefix = fmt.Sprintf("%s:%d", p.File, p.Line)
+	}
+	if p.Warning {
+		return prefix + ": warning: " + p.Message
+	}
+	return prefix + ": " + p.Message
+}
+
+// FileSummary describes one checked transcript.
+type FileSummary struct {
+	File        string `json:"file"`
+	RunID       string `json:"run_id,omitempty"`
+	Events      int    `json:"events"`
+	Interrupted bool   `json:"interrupted,omitempty"`
+	Children    int    `json:"children,omitempty"`
+	Valid       bool   `json:"valid"`
+}
+
+// Report is the outcome of checking one or more transcripts.
+type Report struct {
+	Files    []FileSummary `json:"files"`
+	Problems []Problem     `json:"problems"`
+	// Unreadable lists files that could not be opened or read.
+	Unreadable []Problem `json:"unreadable,omitempty"`
+}
+
+// Violations counts the problems that are not warnings.
+func (r *Report) Violations() int {
+	n := 0
+	for _, p := range r.Problems {
+		if !p.Warning {
+			n++
+		}
+	}
+	return n
+}
+
+// Options tune a check.
+type Options struct {
+	Limits transcript.Limits
+	// SkipMode disables the 0600 check (for files copied by tools that do
+	// not keep modes).
+	SkipMode bool
+}
+
+// Paths checks every transcript named: files, or directories whose *.jsonl
+// files (or whose transcripts/ subdirectory's) are checked. Child files
+// linked through child_run_id are checked too, each once.
+func Paths(paths []string, opts Options) *Report {
+	c := &checker{opts: opts, report: &Report{Problems: []Problem{}}, done: map[string]bool{}}
+	for _, p := range paths {
+		st, err := os.Stat(p)
+		if err != nil {
+			c.unreadable(p, err)
+			continue
+		}
+		if !st.IsDir() {
+			c.file(p)
+			continue
+		}
+		dir := p
+		if sub := transcript.Dir(p); isDir(sub) {
+			dir = sub
+		}
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			c.unreadable(dir, err)
+			continue
+		}
+		for _, e := range entries {
+			if !e.IsDir() && strings.HasSuffix(e.Name(), ".jsonl") {
+				c.file(filepath.Join(dir, e.Name()))
+			}
+		}
+	}
+	return c.report
+}
+
+func isDir(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.IsDir()
+}
+
+type checker struct {
+	opts   Options
+	report *Report
+	done   map[string]bool
+}
+
+func (c *checker) unreadable(path string, err error) {
+	c.report.Unreadable = append(c.report.Unreadable, Problem{File: path, Message: err.Error()})
+}
+
+// fileState is what one pass over a transcript learned.
+type fileState struct {
+	path        string
+	runID       string
+	parentRunID string
+	children    map[string]int // child run id -> line of step.call_workflow.started
+	events      int
+	completed   bool
+}
+
+func (c *checker) file(path string) {
+	clean := filepath.Clean(path)
+	if c.done[clean] {
+		return
+	}
+	c.done[clean] = true
+	st, problems, err := c.scan(path)
+	if err != nil {
+		c.unreadable(path, err)
+		return
+	}
+	// Links, both directions.
+	dir := filepath.Dir(path)
+	var childIDs []string
+	for id := range st.children {
+		childIDs = append(childIDs, id)
+	}
+	sort.Strings(childIDs)
+	for _, id := range childIDs {
+		line := st.children[id]
+		childPath := filepath.Join(dir, id+".jsonl")
+		if transcript.ValidRunID(id) != nil {
+			continue // already reported
+		}
+		parent, err := peekParent(childPath)
+		if err != nil {
+			problems = append(problems, Problem{File: path, Line: line, Message: fmt.Sprintf("child transcript %s: %v", childPath, err)})
+			continue
+		}
+		if parent != st.runID {
+			problems = append(problems, Problem{File: path, Line: line, Message: fmt.Sprintf("child run %s names parent_run_id %q, not this run", id, parent)})
+		}
+	}
+	if st.parentRunID != "" && transcript.ValidRunID(st.parentRunID) == nil {
+		parentPath := filepath.Join(dir, st.parentRunID+".jsonl")
+		if ok, err := parentLinks(parentPath, st.runID); err != nil {
+			problems = append(problems, Problem{File: path, Message: fmt.Sprintf("parent transcript %s: %v", parentPath, err)})
+		} else if !ok {
+			problems = append(problems, Problem{File: path, Message: fmt.Sprintf("parent run %s has no step.call_workflow.started with child_run_id %s", st.parentRunID, st.runID)})
+		}
+	}
+	valid := true
+	for _, p := range problems {
+		if !p.Warning {
+			valid = false
+		}
+	}
+	c.report.Problems = append(c.report.Problems, problems...)
+	c.report.Files = append(c.report.Files, FileSummary{
+		File: path, RunID: st.runID, Events: st.events, Interrupted: !st.completed && st.events > 0,
+		Children: len(st.children), Valid: valid,
+	})
+	for _, id := range childIDs {
+		childPath := filepath.Join(dir, id+".jsonl")
+		if _, err := os.Stat(childPath); err == nil {
+			c.file(childPath)
+		}
+	}
+}
+
+// peekParent returns the parent_run_id of a transcript's first event.
+func peekParent(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return "", errors.New("missing")
+		}
+		return "", err
+	}
+	defer f.Close()
+	ev, err := transcript.NewReader(f).Next()
+	if err != nil && ev.Type == "" {
+		return "", fmt.Errorf("unreadable first event: %v", err)
+	}
+	return ev.ParentRunID, nil
+}
+
+// parentLinks reports whether the parent transcript names child as a child.
+func parentLinks(path, child string) (bool, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return false, errors.New("missing")
+		}
+		return false, err
+	}
+	defer f.Close()
+	rd := transcript.NewReader(f)
+	for {
+		ev, err := rd.Next()
+		if err == io.EOF {
+			return false, nil
+		}
+		if ev.Type == transcript.CallWorkflowStarted && ev.ChildRunID == child {
+			return true, nil
+		}
+		var le *transcript.LineError
+		if err != nil && !errors.As(err, &le) {
+			return false, err
+		}
+	}
+}
+
+type stepKey struct {
+	path      string
+	iteration int
+}
+
+func (c *checker) scan(path string) (*fileState, []Problem, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, nil, err
+	}
+	st := &fileState{path: path, children: map[string]int{}}
+	var problems []Problem
+	add := func(line int, format string, args ...any) {
+		problems = append(problems, Problem{File: path, Line: line, Message: fmt.Sprintf(format, args...)})
+	}
+	if !c.opts.SkipMode && info.Mode().Perm() != 0o600 {
+		add(0, "mode is %04o, want 0600", info.Mode().Perm())
+	}
+	nameID, isJSONL := strings.CutSuffix(filepath.Base(path), ".jsonl")
+	if !isJSONL {
+		add(0, "file name is not <run-id>.jsonl")
+	} else if err := transcript.ValidRunID(nameID); err != nil {
+		add(0, "file name: %v", err)
+	}
+
+	rd := transcript.NewReader(f)
+	rd.SetLimits(c.opts.Limits)
+	var (
+		expectSeq    uint64 = 1
+		openSteps           = map[stepKey]int{}
+		openCalls           = map[stepKey]int{}
+		toolCalls           = map[string]int{} // call_id -> line of tool.call
+		toolDone            = map[string]bool{}
+		lastLine     int
+		sawStarted   bool
+		sawCompleted bool
+	)
+	for {
+		ev, err := rd.Next()
+		if err == io.EOF {
+			break
+		}
+		line := rd.Line()
+		if err != nil {
+			var le *transcript.LineError
+			if !errors.As(err, &le) {
+				return nil, nil, err
+			}
+			switch {
+			case errors.Is(err, transcript.ErrUnknownEventType), errors.Is(err, transcript.ErrUnknownBlockType):
+				add(line, "%v (writers must use the closed vocabulary)", le.Err)
+			case errors.Is(err, transcript.ErrTornLine):
+				add(line, "%v", le.Err)
+				continue
+			case errors.Is(err, transcript.ErrFileTooLarge):
+				add(line, "%v", le.Err)
+				return st, problems, nil
+			default:
+				add(line, "%v", le.Err)
+				if ev.Type == "" {
+					continue
+				}
+			}
+		}
+		st.events++
+		// Envelope.
+		if ev.Seq != expectSeq {
+			add(line, "seq %d, want %d (seq must be 1..N in file order)", ev.Seq, expectSeq)
+		}
+		expectSeq = ev.Seq + 1
+		if st.runID == "" {
+			st.runID = ev.RunID
+			st.parentRunID = ev.ParentRunID
+			if err := transcript.ValidRunID(ev.RunID); err != nil {
+				add(line, "run_id: %v", err)
+			}
+			if isJSONL && ev.RunID != nameID {
+				add(line, "run_id %s does not match the file name", ev.RunID)
+			}
+		} else if ev.RunID != st.runID {
+			add(line, "run_id %s differs from the first event's %s", ev.RunID, st.runID)
+		}
+		if ev.ParentRunID != st.parentRunID {
+			add(line, "parent_run_id %q differs from the first event's %q", ev.ParentRunID, st.parentRunID)
+		}
+		if ev.Timestamp.IsZero() {
+			add(line, "timestamp missing")
+		}
+		if (ev.Type == transcript.RunStarted || ev.Type == transcript.RunCompleted) && ev.Path != "" {
+			add(line, "%s has path %q, want empty", ev.Type, ev.Path)
+		}
+		if ev.Iteration < 0 {
+			add(line, "negative iteration %d", ev.Iteration)
+		}
+		if ev.ChildRunID != "" && ev.Type != transcript.CallWorkflowStarted && ev.Type != transcript.CallWorkflowCompleted {
+			add(line, "child_run_id on a %s event", ev.Type)
+		}
+		// Lifecycle order.
+		if st.events == 1 && ev.Type != transcript.RunStarted {
+			add(line, "first event is %s, want run.started", ev.Type)
+		}
+		if ev.Type == transcript.RunStarted {
+			if sawStarted {
+				add(line, "second run.started")
+			}
+			sawStarted = true
+		}
+		if sawCompleted {
+			add(line, "%s after run.completed", ev.Type)
+		}
+		if ev.Type == transcript.RunCompleted {
+			sawCompleted = true
+		}
+		lastLine = line
+		c.payload(&ev, line, add)
+
+		key := stepKey{ev.Path, ev.Iteration}
+		switch ev.Type {
+		case transcript.StepStarted:
+			openSteps[key]++
+		case transcript.StepCompleted:
+			if openSteps[key] == 0 {
+				add(line, "step.completed for %s (iteration %d) without a step.started", ev.Path, ev.Iteration)
+			} else {
+				openSteps[key]--
+			}
+		case transcript.CallWorkflowStarted:
+			openCalls[key]++
+			if ev.ChildRunID == "" {
+				add(line, "step.call_workflow.started without child_run_id")
+			} else {
+				if err := transcript.ValidRunID(ev.ChildRunID); err != nil {
+					add(line, "child_run_id: %v", err)
+				}
+				if _, dup := st.children[ev.ChildRunID]; dup {
+					add(line, "child_run_id %s started twice", ev.ChildRunID)
+				}
+				st.children[ev.ChildRunID] = line
+			}
+		case transcript.CallWorkflowCompleted:
+			if openCalls[key] == 0 {
+				add(line, "step.call_workflow.completed for %s without a start", ev.Path)
+			} else {
+				openCalls[key]--
+			}
+			if ev.ChildRunID != "" {
+				if _, ok := st.children[ev.ChildRunID]; !ok {
+					add(line, "step.call_workflow.completed names child_run_id %s that was never started", ev.ChildRunID)
+				}
+			}
+		case transcript.ToolCall:
+			if p := ev.Tool(); p != nil && p.CallID != "" {
+				if _, dup := toolCalls[p.CallID]; dup {
+					add(line, "tool.call %s appears twice", p.CallID)
+				}
+				toolCalls[p.CallID] = line
+			}
+		case transcript.ToolResult:
+			if p := ev.Tool(); p != nil && p.CallID != "" {
+				if _, ok := toolCalls[p.CallID]; !ok {
+					add(line, "tool.result %s without a preceding tool.call", p.CallID)
+				}
+				if toolDone[p.CallID] {
+					add(line, "tool.result %s appears twice", p.CallID)
+				}
+				toolDone[p.CallID] = true
+			}
+		}
+	}
+	if st.events == 0 {
+		add(0, "empty transcript: no events")
+		return st, problems, nil
+	}
+	st.completed = sawCompleted
+	if !st.completed {
+		problems = append(problems, Problem{File: path, Line: lastLine, Warning: true,
+			Message: "interrupted: no run.completed (the run was killed or is still running)"})
+		return st, problems, nil
+	}
+	// A completed run must have closed everything it opened.
+	for _, k := range sortedKeys(openSteps) {
+		add(0, "step %s (iteration %d) started %d more time(s) than it completed", k.path, k.iteration, openSteps[k])
+	}
+	for _, k := range sortedKeys(openCalls) {
+		add(0, "call_workflow %s (iteration %d) has no step.call_workflow.completed", k.path, k.iteration)
+	}
+	var dangling []string
+	for id := range toolCalls {
+		if !toolDone[id] {
+			dangling = append(dangling, id)
+		}
+	}
+	sort.Strings(dangling)
+	for _, id := range dangling {
+		add(toolCalls[id], "tool.call %s has no tool.result", id)
+	}
+	return st, problems, nil
+}
+
+func sortedKeys(m map[stepKey]int) []stepKey {
+	var keys []stepKey
+	for k, n := range m {
+		if n > 0 {
+			keys = append(keys, k)
+		}
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i].path != keys[j].path {
+			return keys[i].path < keys[j].path
+		}
+		return keys[i].iteration < keys[j].iteration
+	})
+	return keys
+}
+
+// payload checks that the payload has the shape its event type requires.
+func (c *checker) payload(ev *transcript.ExchangeEvent, line int, add func(int, string, ...any)) {
+	if !ev.Type.Known() {
+		return
+	}
+	switch ev.Type {
+	case transcript.RunStarted, transcript.RunCompleted:
+		if ev.Payload == nil {
+			return
+		}
+		fallthrough
+	case transcript.StepStarted, transcript.StepCompleted, transcript.CallWorkflowStarted, transcript.CallWorkflowCompleted:
+		p := ev.Step()
+		if p == nil {
+			add(line, "%s payload is not a step payload (needs name and kind)", ev.Type)
+			return
+		}
+		if p.Name == "" && ev.Type != transcript.RunStarted && ev.Type != transcript.RunCompleted {
+			add(line, "%s payload has no name", ev.Type)
+		}
+		if p.Kind == "" {
+			add(line, "%s payload has no kind", ev.Type)
+		}
+		if p.Attempt < 0 {
+			add(line, "negative attempt %d", p.Attempt)
+		}
+	case transcript.MessageUser, transcript.MessageAssistant:
+		p := ev.Message()
+		if p == nil {
+			add(line, "%s payload is not a message payload (needs role and blocks)", ev.Type)
+			return
+		}
+		want := "user"
+		if ev.Type == transcript.MessageAssistant {
+			want = "assistant"
+		}
+		if p.Role != want {
+			add(line, "%s has role %q, want %q", ev.Type, p.Role, want)
+		}
+		for i, b := range p.Blocks {
+			if !b.Fidelity.Known() {
+				add(line, "block %d has fidelity %q, want router or agent_emitted", i, b.Fidelity)
+			}
+			if b.Type == transcript.BlockToolUse && b.ToolID == "" {
+				add(line, "block %d: tool_use without tool_id", i)
+			}
+		}
+	case transcript.ToolCall, transcript.ToolResult:
+		p := ev.Tool()
+		if p == nil {
+			add(line, "%s payload is not a tool payload (needs call_id)", ev.Type)
+			return
+		}
+		if p.CallID == "" {
+			add(line, "%s has an empty call_id", ev.Type)
+		}
+		if p.Name == "" {
+			add(line, "%s has no tool name", ev.Type)
+		}
+		if !p.Fidelity.Known() {
+			add(line, "%s has fidelity %q, want router or agent_emitted", ev.Type, p.Fidelity)
+		}
+	}
+}

@@ -1,0 +1,180 @@
+package transcript
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+)
+
+// FollowOptions configure a Follower.
+type FollowOptions struct {
+	Limits Limits
+	// Poll is how often to look for new lines when no recorder in this
+	// process signals writes (default 100ms).
+	Poll time.Duration
+	// wake, when set, is the in-process recorder writing the file.
+	wake *Recorder
+}
+
+// Follower reads a transcript from a given seq and then keeps reading as
+// the file grows, so a consumer that must see every event (a live view,
+// tail -f) never misses one, whatever the fan-out dropped. It ends with
+// io.EOF after returning run.completed.
+type Follower struct {
+	f        *os.File
+	path     string
+	from     uint64
+	opts     FollowOptions
+	buf      []byte
+	start    int
+	line     int
+	dec      decoder
+	done     bool
+	skipping bool
+}
+
+// Follow opens path and returns a follower that yields events with
+// seq >= fromSeq (0 and 1 both mean from the start).
+func Follow(ctx context.Context, path string, fromSeq uint64, opts FollowOptions) (*Follower, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("follow transcript %s: %w", path, err)
+	}
+	opts.Limits = opts.Limits.withDefaults()
+	if opts.Poll <= 0 {
+		opts.Poll = 100 * time.Millisecond
+	}
+	return &Follower{
+		f:    f,
+		path: path,
+		from: fromSeq,
+		opts: opts,
+		buf:  make([]byte, 0, 64<<10),
+		dec:  decoder{intern: make(map[string]string)},
+	}, nil
+}
+
+// Next returns the next event, waiting for it to be written. Per-line
+// problems come back as *LineError and do not end the follower.
+func (fl *Follower) Next(ctx context.Context) (ExchangeEvent, error) {
+	for {
+		if fl.done {
+			return ExchangeEvent{}, io.EOF
+		}
+		if i := bytes.IndexByte(fl.buf[fl.start:], '\n'); i >= 0 {
+			line := fl.buf[fl.start : fl.start+i]
+			fl.start += i + 1
+			if fl.skipping {
+				fl.skipping = false
+				continue
+			}
+			fl.line++
+			if len(line) > fl.opts.Limits.MaxLineSize {
+				return ExchangeEvent{}, &LineError{Line: fl.line, Err: fmt.Errorf("%w: %d bytes, limit %d", ErrLineTooLong, len(line), fl.opts.Limits.MaxLineSize)}
+			}
+			ev, err := fl.dec.event(line)
+			if err != nil && !errors.Is(err, ErrUnknownEventType) && !errors.Is(err, ErrUnknownBlockType) {
+				return ExchangeEvent{}, &LineError{Line: fl.line, Err: err}
+			}
+			if ev.Seq != 0 && ev.Seq < fl.from {
+				continue
+			}
+			if ev.Type == RunCompleted {
+				fl.done = true
+			}
+			if err != nil {
+				return ev, &LineError{Line: fl.line, Err: err}
+			}
+			return ev, nil
+		}
+		if len(fl.buf)-fl.start > fl.opts.Limits.MaxLineSize {
+			fl.buf, fl.start = fl.buf[:0], 0
+			if !fl.skipping {
+				fl.skipping = true
+				fl.line++
+				return ExchangeEvent{}, &LineError{Line: fl.line, Err: fmt.Errorf("%w: over %d bytes", ErrLineTooLong, fl.opts.Limits.MaxLineSize)}
+			}
+		}
+		n, err := fl.read()
+		if err != nil {
+			return ExchangeEvent{}, err
+		}
+		if n > 0 {
+			continue
+		}
+		if err := fl.wait(ctx); err != nil {
+			return ExchangeEvent{}, err
+		}
+	}
+}
+
+func (fl *Follower) read() (int, error) {
+	if fl.start > 0 {
+		fl.buf = append(fl.buf[:0], fl.buf[fl.start:]...)
+		fl.start = 0
+	}
+	if cap(fl.buf)-len(fl.buf) < 32<<10 {
+		nb := make([]byte, len(fl.buf), 2*cap(fl.buf)+64<<10)
+		copy(nb, fl.buf)
+		fl.buf = nb
+	}
+	n, err := fl.f.Read(fl.buf[len(fl.buf):cap(fl.buf)])
+	fl.buf = fl.buf[:len(fl.buf)+n]
+	if err != nil && err != io.EOF {
+		return n, fmt.Errorf("follow transcript %s: %w", fl.path, err)
+	}
+	return n, nil
+}
+
+// wait blocks until the file may have grown.
+func (fl *Follower) wait(ctx context.Context) error {
+	if r := fl.opts.wake; r != nil {
+		r.mu.Lock()
+		ch, closed := r.notify, r.closed
+		r.mu.Unlock()
+		if closed {
+			// Nothing more will be written by this recorder; one last read
+			// happened just before, so the follower is at the end.
+			if n, err := fl.read(); err != nil || n > 0 {
+				return err
+			}
+			return io.EOF
+		}
+		// A write may have landed between the read and fetching ch; the
+		// periodic poll below bounds that window.
+		t := time.NewTimer(fl.opts.Poll)
+		defer t.Stop()
+		select {
+		case <-ch:
+		case <-t.C:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		return nil
+	}
+	t := time.NewTimer(fl.opts.Poll)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Close releases the file. It is idempotent.
+func (fl *Follower) Close() error {
+	if fl.f == nil {
+		return nil
+	}
+	err := fl.f.Close()
+	fl.f = nil
+	return err
+}

@@ -1,0 +1,88 @@
+package transcript
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+)
+
+func TestMasker(t *testing.T) {
+	env := []string{
+		"OPENAI_API_KEY=sk-proj-abcdefghijklmnop1234",
+		"GITHUB_TOKEN=gh-token-value-123",
+		"DB_PASSWORD=hunter2hunter2",
+		"AWS_SECRET=aws\"quoted\\secret",
+		"SHORT_KEY=abc",                                     // too short to mask safely
+		"HOME=/home/user",                                   // not secret-looking
+		"MY_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz0123456789", // also a known shape
+	}
+	m := NewMasker(env)
+	cases := map[string]string{
+		"key sk-proj-abcdefghijklmnop1234 end":               "key [MASKED] end",
+		"token gh-token-value-123":                           "token [MASKED]",
+		"pw=hunter2hunter2;":                                 "pw=[MASKED];",
+		`aws"quoted\secret`:                                  "[MASKED]",
+		"abc stays, /home/user stays":                        "abc stays, /home/user stays",
+		"unknown sk-ant-api03-ZZZZZZZZZZZZZZZZZZ":            "unknown [MASKED]",
+		"AKIAIOSFODNN7EXAMPLE":                               "[MASKED]",
+		"Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.payload": "Authorization: Bearer [MASKED]",
+		"ghp_abcdefghijklmnopqrstuvwxyz0123456789":           "[MASKED]",
+		"xoxb-1234567890-abcdef":                             "[MASKED]",
+	}
+	for in, want := range cases {
+		if got := m.MaskString(in); got != want {
+			t.Errorf("MaskString(%q) = %q, want %q", in, got, want)
+		}
+	}
+	var nilMasker *Masker
+	if nilMasker.MaskString("sk-proj-abcdefghijklmnop1234") != "sk-proj-abcdefghijklmnop1234" {
+		t.Error("nil masker masked")
+	}
+	nilMasker.MaskEvent(&ExchangeEvent{})
+}
+
+func TestMaskerOnRecordedEvents(t *testing.T) {
+	const secret = "s3cr3t-value-42"
+	m := NewMasker([]string{"API_KEY=" + secret})
+	r, err := Create(t.TempDir(), NewRunID(), Options{Masker: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub := r.Subscribe()
+	orig := &ToolPayload{Name: "Bash", CallID: "1", Input: map[string]any{"command": "curl -H 'x: " + secret + "'", "n": 1}, Output: json.RawMessage(`{"out":"` + secret + `\n","list":["` + secret + `",2]}`), Error: "failed with " + secret, Fidelity: FidelityRouter}
+	events := []ExchangeEvent{
+		{Type: RunStarted, Payload: &StepPayload{Name: "w", Kind: "workflow"}},
+		{Type: StepStarted, Path: "a", Payload: &StepPayload{Name: "a", Kind: "command", Command: "echo " + secret}},
+		{Type: MessageUser, Path: "a", Payload: &MessagePayload{Role: "user", Blocks: []ContentBlock{{Type: BlockText, Fidelity: FidelityRouter, Text: "use " + secret}, {Type: BlockToolUse, Fidelity: FidelityRouter, ToolName: "x", ToolID: "1", ToolInput: map[string]string{"k": secret}}}}},
+		{Type: ToolCall, Path: "a", Payload: orig},
+		{Type: StepCompleted, Path: "a", Payload: &StepPayload{Name: "a", Kind: "command", Error: secret, Result: CommandResult{Output: secret}}},
+	}
+	for _, e := range events {
+		if _, err := r.Record(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.Close()
+	data, _ := os.ReadFile(r.Path())
+	if bytes.Contains(data, []byte(secret)) {
+		t.Fatalf("secret written:\n%s", data)
+	}
+	if n := bytes.Count(data, []byte(Masked)); n < 9 {
+		t.Fatalf("only %d masks:\n%s", n, data)
+	}
+	if _, err := ReadAll(bytes.NewReader(data)); err != nil {
+		t.Fatal(err)
+	}
+	for e := range sub.C() {
+		b, _ := AppendEvent(nil, &e)
+		if bytes.Contains(b, []byte(secret)) {
+			t.Fatalf("secret broadcast: %s", b)
+		}
+	}
+	// The caller's own payload is untouched.
+	if !strings.Contains(orig.Error, secret) {
+		t.Fatal("masking modified the caller's payload")
+	}
+}

@@ -1,0 +1,532 @@
+package transcript
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// FsyncPolicy says when the recorder asks the kernel to flush to stable
+// storage. Every policy hands each line to the kernel before Record
+// returns, so a killed process loses nothing; fsync adds protection against
+// a machine crash.
+type FsyncPolicy int
+
+const (
+	// FsyncNone never calls fsync (the default).
+	FsyncNone FsyncPolicy = iota
+	// FsyncBatch calls fsync on writes that hold a lifecycle boundary
+	// (run.started, step.completed, run.completed) and otherwise at most
+	// once a second, so the durable record trails by at most a second.
+	FsyncBatch
+	// FsyncAlways calls fsync after every write, before Record returns.
+	// Group commit shares one fsync among the lines of a write.
+	FsyncAlways
+)
+
+// ParseFsyncPolicy reads "none", "batch" or "always".
+func ParseFsyncPolicy(s string) (FsyncPolicy, error) {
+	switch s {
+	case "", "none":
+		return FsyncNone, nil
+	case "batch":
+		return FsyncBatch, nil
+	case "always":
+		return FsyncAlways, nil
+	}
+	return FsyncNone, fmt.Errorf("unknown fsync policy %q (want none, batch or always)", s)
+}
+
+// Options configure a Recorder. The zero value is ready to use.
+type Options struct {
+	Fsync  FsyncPolicy
+	Limits Limits
+	// SubscriberBuffer is each subscriber's channel capacity (default 256).
+	SubscriberBuffer int
+	// ParentRunID is stamped on every event that does not set one: the run
+	// that invoked this one through call_workflow.
+	ParentRunID string
+	// Masker, when set, masks secrets in every event before it is written
+	// or broadcast.
+	Masker *Masker
+	// Logger receives drop warnings. Nil discards them.
+	Logger *slog.Logger
+	// Now stamps events that have no timestamp (default time.Now).
+	Now func() time.Time
+}
+
+// Dir returns the transcripts directory of a storage root.
+func Dir(storage string) string { return filepath.Join(storage, "transcripts") }
+
+// NewRunID returns a random UUID version 4 in canonical form.
+func NewRunID() string {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(fmt.Sprintf("crypto/rand: %v", err)) // never fails on supported platforms
+	}
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	const hex = "0123456789abcdef"
+	out := make([]byte, 0, 36)
+	for i, c := range b {
+		if i == 4 || i == 6 || i == 8 || i == 10 {
+			out = append(out, '-')
+		}
+		out = append(out, hex[c>>4], hex[c&0xf])
+	}
+	return string(out)
+}
+
+// ValidRunID checks that id is a canonical lowercase UUID version 4, which
+// also guarantees it is safe as a file name.
+func ValidRunID(id string) error {
+	if len(id) != 36 {
+		return fmt.Errorf("run id %q is not a canonical UUID", id)
+	}
+	for i := 0; i < 36; i++ {
+		c := id[i]
+		switch i {
+		case 8, 13, 18, 23:
+			if c != '-' {
+				return fmt.Errorf("run id %q is not a canonical UUID", id)
+			}
+			continue
+		}
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return fmt.Errorf("run id %q is not a canonical lowercase UUID", id)
+		}
+	}
+	if id[14] != '4' {
+		return fmt.Errorf("run id %q is not a version 4 UUID", id)
+	}
+	switch id[19] {
+	case '8', '9', 'a', 'b':
+	default:
+		return fmt.Errorf("run id %q does not have the RFC 4122 variant", id)
+	}
+	return nil
+}
+
+// Recorder appends events to one run's transcript file.
+//
+// Record is safe for concurrent use. Seq and file position are assigned
+// together under one lock, so seq reads 1, 2, 3, … in file order however
+// many goroutines record at once. Lines are group-committed: while one
+// goroutine is in write(2), the others queue complete lines behind it, and
+// the next writer hands them all to the kernel in a single write. Record
+// returns only after the write holding its line returned.
+type Recorder struct {
+	path   string
+	runID  string
+	opts   Options
+	limits Limits
+
+	mu      sync.Mutex
+	cond    *sync.Cond
+	f       *os.File
+	seq     uint64 // last seq assigned
+	written uint64 // last seq handed to the kernel
+	size    int64  // bytes in the file, including queued lines
+	queue   []byte // complete lines waiting for the next write
+	spare   []byte
+	qevents []ExchangeEvent // events in queue, for broadcast
+	sevents []ExchangeEvent
+	writing bool
+	// inflight counts Record calls under way, to tell whether waiting a
+	// moment before a write can gather more lines into it.
+	inflight atomic.Int64
+	// queueSync is set when a queued line is a lifecycle boundary.
+	queueSync bool
+	lastSync  time.Time
+	err       error // sticky write error
+	closed    bool
+	// notify is closed and replaced after every write, waking followers.
+	notify chan struct{}
+
+	fan fanOut
+}
+
+var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+
+// Create opens the transcript of runID in dir (dir/<runID>.jsonl), creating
+// dir with mode 0700 and the file with mode 0600. An existing transcript is
+// resumed as by Open.
+func Create(dir, runID string, opts Options) (*Recorder, error) {
+	if err := ValidRunID(runID); err != nil {
+		return nil, fmt.Errorf("create transcript: %w", err)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("create transcript directory %s: %w", dir, err)
+	}
+	return open(filepath.Join(dir, runID+".jsonl"), runID, opts)
+}
+
+// Open resumes an existing transcript (or creates it). Its name must be
+// <run-id>.jsonl. Seq continues from the last complete line; a torn final
+// line is moved to <path>.torn and the event is reported through the
+// returned recorder's TornBytes.
+func Open(path string, opts Options) (*Recorder, error) {
+	base := filepath.Base(path)
+	runID, ok := cutSuffix(base, ".jsonl")
+	if !ok {
+		return nil, fmt.Errorf("open transcript %s: name is not <run-id>.jsonl", path)
+	}
+	if err := ValidRunID(runID); err != nil {
+		return nil, fmt.Errorf("open transcript %s: %w", path, err)
+	}
+	return open(path, runID, opts)
+}
+
+func cutSuffix(s, suffix string) (string, bool) {
+	if len(s) > len(suffix) && s[len(s)-len(suffix):] == suffix {
+		return s[:len(s)-len(suffix)], true
+	}
+	return s, false
+}
+
+func open(path, runID string, opts Options) (*Recorder, error) {
+	limits := opts.Limits.withDefaults()
+	if opts.SubscriberBuffer <= 0 {
+		opts.SubscriberBuffer = 256
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	lastSeq, size, err := recoverTail(path, limits)
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open transcript %s: %w", path, err)
+	}
+	r := &Recorder{
+		path:    path,
+		runID:   runID,
+		opts:    opts,
+		limits:  limits,
+		f:       f,
+		seq:     lastSeq,
+		written: lastSeq,
+		size:    size,
+		notify:  make(chan struct{}),
+	}
+	r.cond = sync.NewCond(&r.mu)
+	r.fan.init(opts.SubscriberBuffer, opts.Logger)
+	return r, nil
+}
+
+// recoverTail finds the last complete line's seq and moves a torn final
+// line out of the file, so that a resumed transcript stays valid JSONL.
+func recoverTail(path string, limits Limits) (lastSeq uint64, size int64, err error) {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, 0, nil
+	}
+	if err != nil {
+		return 0, 0, fmt.Errorf("open transcript %s: %w", path, err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return 0, 0, fmt.Errorf("stat transcript %s: %w", path, err)
+	}
+	size = st.Size()
+	// Walk back from the end over whole lines until one decodes.
+	end := size
+	var torn []byte
+	for end > 0 {
+		start, line, err := lastLine(f, end, limits.MaxLineSize)
+		if err != nil {
+			return 0, 0, fmt.Errorf("read transcript %s: %w", path, err)
+		}
+		complete := end == size && len(line) > 0 && line[len(line)-1] == '\n' || end < size
+		if complete {
+			if ev, derr := DecodeEvent(line); derr == nil || errors.Is(derr, ErrUnknownEventType) || errors.Is(derr, ErrUnknownBlockType) {
+				lastSeq = ev.Seq
+				break
+			}
+		}
+		if end != size {
+			// A malformed line before a good tail is not ours to move:
+			// it is reported by verify, and seq continues from it.
+			return 0, 0, fmt.Errorf("transcript %s: line ending at byte %d is not a valid event; repair it before resuming", path, end)
+		}
+		torn = append(line[:0:0], line...)
+		end = start
+	}
+	if torn != nil {
+		if err := os.WriteFile(path+".torn", torn, 0o600); err != nil {
+			return 0, 0, fmt.Errorf("save torn tail of %s: %w", path, err)
+		}
+		if err := f.Truncate(end); err != nil {
+			return 0, 0, fmt.Errorf("truncate torn tail of %s: %w", path, err)
+		}
+		size = end
+	}
+	return lastSeq, size, nil
+}
+
+// lastLine returns the line that ends at end (including its newline if
+// any) and where it starts.
+func lastLine(f *os.File, end int64, maxLine int) (int64, []byte, error) {
+	const chunk = 64 << 10
+	var buf []byte
+	pos := end
+	for {
+		n := int64(chunk)
+		if pos < n {
+			n = pos
+		}
+		pos -= n
+		b := make([]byte, n)
+		if _, err := f.ReadAt(b, pos); err != nil && err != io.EOF {
+			return 0, nil, err
+		}
+		buf = append(b, buf...)
+		// Skip the newline that terminates the line itself.
+		search := buf
+		if len(search) > 0 && search[len(search)-1] == '\n' && pos+int64(len(buf)) == end {
+			search = search[:len(search)-1]
+		}
+		if i := bytes.LastIndexByte(search, '\n'); i >= 0 {
+			return pos + int64(i) + 1, buf[i+1:], nil
+		}
+		if pos == 0 {
+			return 0, buf, nil
+		}
+		if len(buf) > maxLine+1 {
+			return pos, buf, nil
+		}
+	}
+}
+
+// Path is the transcript file's path.
+func (r *Recorder) Path() string { return r.path }
+
+// RunID is the run the transcript belongs to.
+func (r *Recorder) RunID() string { return r.runID }
+
+// LastSeq is the seq of the last event handed to the kernel.
+func (r *Recorder) LastSeq() uint64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.written
+}
+
+// Record stamps e (Seq; RunID, ParentRunID and Timestamp when unset),
+// appends it to the file and broadcasts it to subscribers. It returns the
+// assigned seq once write(2) has returned.
+func (r *Recorder) Record(e ExchangeEvent) (uint64, error) {
+	if e.RunID == "" {
+		e.RunID = r.runID
+	} else if e.RunID != r.runID {
+		return 0, fmt.Errorf("record: %w: run_id %q in the transcript of %q", ErrInvalidEvent, e.RunID, r.runID)
+	}
+	if e.ParentRunID == "" {
+		e.ParentRunID = r.opts.ParentRunID
+	}
+	if e.Timestamp.IsZero() {
+		e.Timestamp = r.opts.Now()
+	}
+	if r.opts.Masker != nil {
+		r.opts.Masker.MaskEvent(&e)
+	}
+	r.inflight.Add(1)
+	defer r.inflight.Add(-1)
+	bp := bufPool.Get().(*[]byte)
+	body, err := appendEventBody((*bp)[:0], &e)
+	if err != nil {
+		*bp = body
+		bufPool.Put(bp)
+		return 0, fmt.Errorf("record %s: %w", e.Type, err)
+	}
+	seq, err := r.commit(&e, body)
+	if cap(body) <= 64<<10 {
+		*bp = body
+		bufPool.Put(bp)
+	}
+	return seq, err
+}
+
+func (r *Recorder) commit(e *ExchangeEvent, body []byte) (uint64, error) {
+	// {"seq": + up to 20 digits + body + newline
+	lineLen := len(`{"seq":`) + 20 + len(body) + 1
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return 0, ErrClosed
+	}
+	if r.err != nil {
+		err := r.err
+		r.mu.Unlock()
+		return 0, err
+	}
+	if lineLen > r.limits.MaxLineSize {
+		r.mu.Unlock()
+		return 0, fmt.Errorf("record %s: %w: %d bytes, limit %d", e.Type, ErrLineTooLong, lineLen, r.limits.MaxLineSize)
+	}
+	if r.size+int64(lineLen) > r.limits.MaxFileSize {
+		r.mu.Unlock()
+		return 0, fmt.Errorf("record %s: %w: %s would pass %d bytes", e.Type, ErrFileTooLarge, r.path, r.limits.MaxFileSize)
+	}
+	r.seq++
+	seq := r.seq
+	e.Seq = seq
+	before := len(r.queue)
+	r.queue = append(r.queue, `{"seq":`...)
+	r.queue = strconv.AppendUint(r.queue, seq, 10)
+	r.queue = append(r.queue, body...)
+	r.queue = append(r.queue, '\n')
+	r.size += int64(len(r.queue) - before)
+	switch e.Type {
+	case RunStarted, RunCompleted, StepCompleted:
+		r.queueSync = true
+	}
+	if r.fan.active() {
+		r.qevents = append(r.qevents, *e)
+	}
+	for r.written < seq && r.err == nil {
+		if r.writing {
+			r.cond.Wait()
+			continue
+		}
+		r.flushLocked()
+	}
+	err := r.err
+	r.mu.Unlock()
+	if err != nil && r.written < seq {
+		return 0, err
+	}
+	return seq, nil
+}
+
+// flushLocked writes the queued lines in one write(2). It drops the lock
+// while in the kernel so other producers can queue the next batch.
+func (r *Recorder) flushLocked() {
+	r.writing = true
+	for i := 0; i < 8 && r.inflight.Load() > int64(r.seq-r.written); i++ {
+		// Other producers are encoding right now: give them the processor
+		// for a moment so their lines join this write instead of each
+		// paying for a write(2) of its own. A lone producer never waits.
+		r.mu.Unlock()
+		runtime.Gosched()
+		r.mu.Lock()
+	}
+	batch, upTo, evs := r.queue, r.seq, r.qevents
+	r.queue, r.spare = r.spare[:0], nil
+	r.qevents, r.sevents = r.sevents[:0], nil
+	doSync := false
+	switch r.opts.Fsync {
+	case FsyncAlways:
+		doSync = true
+	case FsyncBatch:
+		doSync = r.queueSync || time.Since(r.lastSync) >= time.Second
+	}
+	r.queueSync = false
+	r.mu.Unlock()
+	_, err := r.f.Write(batch)
+	if err == nil && doSync {
+		if err = r.f.Sync(); err == nil {
+			r.lastSync = time.Now()
+		}
+	}
+	r.mu.Lock()
+	if err != nil {
+		r.err = fmt.Errorf("write transcript %s: %w", r.path, err)
+	} else {
+		r.written = upTo
+		// Write-then-broadcast: subscribers see only what is on disk, in
+		// seq order, because broadcasting happens here under the lock.
+		for i := range evs {
+			r.fan.broadcast(evs[i])
+		}
+	}
+	if cap(batch) <= 1<<20 {
+		r.spare = batch[:0]
+	}
+	clear(evs)
+	r.sevents = evs[:0]
+	r.writing = false
+	close(r.notify)
+	r.notify = make(chan struct{})
+	r.cond.Broadcast()
+}
+
+// changed returns a channel closed after the next write.
+func (r *Recorder) changed() <-chan struct{} {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.notify
+}
+
+// Subscribe registers a live subscriber. It receives every event written
+// after this call, unless its buffer is full, in which case events are
+// dropped for it (drop-newest) and counted; it can detect the gap from seq
+// and backfill with Follow.
+func (r *Recorder) Subscribe() *Subscription {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := r.fan.add()
+	if r.closed {
+		s.Close()
+	}
+	return s
+}
+
+// Stats reports subscriber drops.
+func (r *Recorder) Stats() FanOutStats {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.fan.stats()
+}
+
+// Sync flushes the file to stable storage.
+func (r *Recorder) Sync() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return ErrClosed
+	}
+	return r.f.Sync()
+}
+
+// Close waits for queued lines, closes the file and every subscriber. It
+// is idempotent.
+func (r *Recorder) Close() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for r.writing {
+		r.cond.Wait()
+	}
+	if r.closed {
+		return nil
+	}
+	r.closed = true
+	r.fan.closeAll()
+	close(r.notify)
+	r.notify = make(chan struct{})
+	r.cond.Broadcast()
+	err := r.f.Close()
+	if err != nil {
+		return fmt.Errorf("close transcript %s: %w", r.path, err)
+	}
+	return nil
+}
+
+// Follow returns a follower over this recorder's file starting at fromSeq
+// that wakes on every write instead of polling.
+func (r *Recorder) Follow(ctx context.Context, fromSeq uint64) (*Follower, error) {
+	return Follow(ctx, r.path, fromSeq, FollowOptions{Limits: r.limits, wake: r})
+}
