@@ -347,3 +347,68 @@ func TestDecodeStrings(t *testing.T) {
 		}
 	}
 }
+
+func TestAccessorsAndResults(t *testing.T) {
+	evs := wireEvents()
+	if evs[1].Step() == nil || evs[1].Tool() != nil || evs[1].Message() != nil {
+		t.Fatal("Step accessor")
+	}
+	if evs[6].Tool() == nil || evs[4].Message() == nil {
+		t.Fatal("Tool/Message accessors")
+	}
+	b, err := json.Marshal(evs[2])
+	if err != nil || !bytes.HasPrefix(b, []byte(`{"seq":3,`)) {
+		t.Fatalf("json.Marshal: %s %v", b, err)
+	}
+	if _, err := json.Marshal(ExchangeEvent{Type: "nope"}); err == nil {
+		t.Fatal("json.Marshal accepted an unknown type")
+	}
+	var back ExchangeEvent
+	if err := json.Unmarshal(b, &back); err != nil || back.Seq != 3 {
+		t.Fatalf("json.Unmarshal: %v", err)
+	}
+	if err := json.Unmarshal([]byte(`{"seq":"x"}`), &back); !errors.Is(err, ErrMalformed) {
+		t.Fatalf("bad json.Unmarshal: %v", err)
+	}
+	var cr CommandResult
+	if err := DecodeResult(back.Step().Result, &cr); err != nil || cr.Output != "ok\n" {
+		t.Fatalf("DecodeResult raw: %+v %v", cr, err)
+	}
+	var ar AgentResult
+	if err := DecodeResult(evs[10].Step().Result, &ar); err != nil || ar.Usage.TotalTokens != 1280 || *ar.CostUSD != 0.0123 {
+		t.Fatalf("DecodeResult value: %+v %v", ar, err)
+	}
+	if err := DecodeResult(nil, &ar); err != nil {
+		t.Fatal(err)
+	}
+	if err := DecodeResult([]byte(`{"status":"success"}`), &RunResult{}); err != nil {
+		t.Fatal(err)
+	}
+	u := Usage{InputTokens: 1, OutputTokens: 2, TotalTokens: 3}
+	u.Add(Usage{InputTokens: 10, OutputTokens: 20, CacheReadTokens: 5, CacheWriteTokens: 6, ReasoningTokens: 7, TotalTokens: 30})
+	if u != (Usage{InputTokens: 11, OutputTokens: 22, CacheReadTokens: 5, CacheWriteTokens: 6, ReasoningTokens: 7, TotalTokens: 33}) {
+		t.Fatalf("Add: %+v", u)
+	}
+	if FormatTime(testTime) != "2026-06-08T08:14:42.123456Z" {
+		t.Fatal(FormatTime(testTime))
+	}
+	rd := NewReader(bytes.NewReader(encodeAll(t, evs[:2])))
+	rd.Next()
+	if rd.Offset() != int64(len(rd.Raw())+1) || !bytes.HasPrefix(rd.Raw(), []byte(`{"seq":1,`)) {
+		t.Fatalf("Offset %d Raw %q", rd.Offset(), rd.Raw())
+	}
+}
+
+func TestAppendTimeMatchesLayout(t *testing.T) {
+	rng := time.Unix(0, 0)
+	for i := 0; i < 2000; i++ {
+		tm := rng.Add(time.Duration(i) * 7919 * time.Hour).Add(time.Duration(i*104729) * time.Microsecond)
+		if got, want := string(appendTime(nil, tm)), tm.UTC().Format(TimeLayout); got != want {
+			t.Fatalf("appendTime(%v) = %s, want %s", tm, got, want)
+		}
+	}
+	far := time.Date(12000, 1, 1, 0, 0, 0, 0, time.UTC)
+	if got := string(appendTime(nil, far)); got != far.Format(TimeLayout) {
+		t.Fatal(got)
+	}
+}

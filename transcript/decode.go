@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // DecodeEvent decodes one transcript line (with or without its trailing
@@ -32,6 +33,9 @@ type decoder struct {
 	// intern holds strings that repeat across lines (run ids, paths, names),
 	// so a long read allocates them once. Nil disables interning.
 	intern map[string]string
+	// arena, when non-nil, receives copies of strings and raw values (see
+	// newString). Nil means one allocation per value.
+	arena []byte
 	// unknownBlock is set while decoding a line that holds an unknown block.
 	unknownBlock BlockType
 }
@@ -156,13 +160,42 @@ func (d *decoder) envelope(e *ExchangeEvent) error {
 		// Unknown types keep their payload verbatim for forward compatibility.
 		e.Payload = nil
 		if string(payloadRaw) != "null" {
-			e.Payload = json.RawMessage(clone(payloadRaw))
+			e.Payload = json.RawMessage(d.clone(payloadRaw))
 		}
 	}
 	return nil
 }
 
-func clone(b []byte) []byte { return append([]byte(nil), b...) }
+// clone copies b out of the line buffer, into the arena when there is one.
+func (d *decoder) clone(b []byte) []byte {
+	if d.arena == nil || len(b) > arenaChunk/8 {
+		return append([]byte(nil), b...)
+	}
+	if cap(d.arena)-len(d.arena) < len(b) {
+		d.arena = make([]byte, 0, arenaChunk)
+	}
+	start := len(d.arena)
+	d.arena = append(d.arena, b...)
+	// Cap the slice so a caller's append can never reach a neighbour.
+	return d.arena[start:len(d.arena):len(d.arena)]
+}
+
+// newString makes a string of b. With an arena the bytes are copied into a
+// shared chunk that is never written again, so the string needs no
+// allocation of its own: a long read allocates per chunk, not per field.
+func (d *decoder) newString(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	if d.arena == nil {
+		return string(b)
+	}
+	c := d.clone(b)
+	return unsafe.String(&c[0], len(c))
+}
+
+// arenaChunk is the size of the chunks a Reader copies strings into.
+const arenaChunk = 64 << 10
 
 // payload decodes the payload at the current position, dispatching in the
 // schema's probe order: array → blocks; object with "role" → message;
@@ -187,7 +220,7 @@ func (d *decoder) payload(e *ExchangeEvent) error {
 		if err := d.skip(0); err != nil {
 			return err
 		}
-		e.Payload = json.RawMessage(clone(d.data[start:d.pos]))
+		e.Payload = json.RawMessage(d.clone(d.data[start:d.pos]))
 		return nil
 	}
 	var (
@@ -210,7 +243,7 @@ func (d *decoder) payload(e *ExchangeEvent) error {
 			u.name, err = d.str()
 		case "call_id":
 			hasCall = true
-			u.callID, err = d.str()
+			u.callID, err = d.strNoIntern()
 		case "input":
 			u.input, err = d.raw()
 		case "output":
@@ -251,7 +284,7 @@ func (d *decoder) payload(e *ExchangeEvent) error {
 	case hasKind:
 		e.Payload = &StepPayload{Name: u.name, Kind: u.kind, Command: u.command, Attempt: u.attempt, Error: u.err, Result: u.result}
 	default:
-		e.Payload = json.RawMessage(clone(d.data[start:d.pos]))
+		e.Payload = json.RawMessage(d.clone(d.data[start:d.pos]))
 	}
 	return nil
 }
@@ -284,7 +317,7 @@ func (d *decoder) blocks() ([]ContentBlock, error) {
 		}
 		if !b.Type.Known() {
 			d.ws()
-			b.Raw = json.RawMessage(clone(d.data[start:d.pos]))
+			b.Raw = json.RawMessage(d.clone(d.data[start:d.pos]))
 			if d.unknownBlock == "" {
 				d.unknownBlock = b.Type
 			}
@@ -536,7 +569,7 @@ func (d *decoder) raw() (any, error) {
 	if len(b) == 4 && string(b) == "null" {
 		return nil, nil
 	}
-	return json.RawMessage(clone(b)), nil
+	return json.RawMessage(d.clone(b)), nil
 }
 
 // str decodes a string, interning short ones.
@@ -549,18 +582,21 @@ func (d *decoder) str() (string, error) {
 		if s, ok := d.intern[string(b)]; ok {
 			return s, nil
 		}
-		s := string(b)
+		s := d.newString(b)
 		if len(d.intern) < 1<<14 {
 			d.intern[s] = s
 		}
 		return s, nil
 	}
-	return string(b), nil
+	return d.newString(b), nil
 }
 
 func (d *decoder) strNoIntern() (string, error) {
 	b, err := d.strBytes()
-	return string(b), err
+	if err != nil {
+		return "", err
+	}
+	return d.newString(b), nil
 }
 
 // strBytes decodes a string. The result aliases the input when the string

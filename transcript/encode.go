@@ -51,7 +51,7 @@ func appendEventBody(dst []byte, e *ExchangeEvent) ([]byte, error) {
 	dst = append(dst, `,"iteration":`...)
 	dst = strconv.AppendInt(dst, int64(e.Iteration), 10)
 	dst = append(dst, `,"timestamp":"`...)
-	dst = e.Timestamp.UTC().AppendFormat(dst, TimeLayout)
+	dst = appendTime(dst, e.Timestamp)
 	dst = append(dst, `","payload":`...)
 	var err error
 	dst, err = appendPayload(dst, e.Type, e.Payload)
@@ -298,7 +298,7 @@ func appendValue(dst []byte, v any) ([]byte, error) {
 	case []byte:
 		// Bytes are text in a transcript (command output, provider lines):
 		// write them as a string, invalid UTF-8 replaced.
-		return appendStringBytes(dst, x), nil
+		return appendString(dst, string(x)), nil
 	case []any:
 		dst = append(dst, '[')
 		for i, e := range x {
@@ -447,45 +447,6 @@ func appendString(dst []byte, s string) []byte {
 	return append(dst, '"')
 }
 
-// appendStringBytes is appendString for a byte slice, without the copy.
-func appendStringBytes(dst []byte, s []byte) []byte {
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if safeASCII[c] {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			dst = appendEscape(dst, c)
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRune(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, "\uFFFD"...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\u202`...)
-			dst = append(dst, hexDigits[r&0xF])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
-}
-
 func appendEscape(dst []byte, c byte) []byte {
 	switch c {
 	case '"', '\\':
@@ -502,6 +463,40 @@ func appendEscape(dst []byte, c byte) []byte {
 		return append(dst, '\\', 'f')
 	}
 	return append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+}
+
+// appendTime writes t in TimeLayout without the general formatter, which
+// is a measurable part of encoding an event.
+func appendTime(dst []byte, t time.Time) []byte {
+	t = t.UTC()
+	y, mo, d := t.Date()
+	h, mi, s := t.Clock()
+	if y < 0 || y > 9999 {
+		return t.AppendFormat(dst, TimeLayout)
+	}
+	us := t.Nanosecond() / 1000
+	var b [27]byte
+	put := func(i, v, width int) {
+		for j := i + width - 1; j >= i; j-- {
+			b[j] = byte('0' + v%10)
+			v /= 10
+		}
+	}
+	put(0, y, 4)
+	b[4] = '-'
+	put(5, int(mo), 2)
+	b[7] = '-'
+	put(8, d, 2)
+	b[10] = 'T'
+	put(11, h, 2)
+	b[13] = ':'
+	put(14, mi, 2)
+	b[16] = ':'
+	put(17, s, 2)
+	b[19] = '.'
+	put(20, us, 6)
+	b[26] = 'Z'
+	return append(dst, b[:]...)
 }
 
 // FormatTime renders t the way reel writes timestamps.

@@ -57,7 +57,7 @@ func Follow(ctx context.Context, path string, fromSeq uint64, opts FollowOptions
 		from: fromSeq,
 		opts: opts,
 		buf:  make([]byte, 0, 64<<10),
-		dec:  decoder{intern: make(map[string]string)},
+		dec:  decoder{intern: make(map[string]string), arena: make([]byte, 0, arenaChunk)},
 	}, nil
 }
 

@@ -48,7 +48,7 @@ func NewReader(r io.Reader) *Reader {
 		r:      r,
 		limits: Limits{}.withDefaults(),
 		buf:    make([]byte, 256<<10),
-		dec:    decoder{intern: make(map[string]string)},
+		dec:    decoder{intern: make(map[string]string), arena: make([]byte, 0, arenaChunk)},
 	}
 }
 

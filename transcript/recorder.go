@@ -464,13 +464,6 @@ func (r *Recorder) flushLocked() {
 	r.cond.Broadcast()
 }
 
-// changed returns a channel closed after the next write.
-func (r *Recorder) changed() <-chan struct{} {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.notify
-}
-
 // Subscribe registers a live subscriber. It receives every event written
 // after this call, unless its buffer is full, in which case events are
 // dropped for it (drop-newest) and counted; it can detect the gap from seq

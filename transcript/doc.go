@@ -1,0 +1,121 @@
+// Package transcript records and reads reel's canonical agent exchange
+// transcripts: one append-only JSONL file per workflow run that captures
+// the step lifecycle, every prompt, every reply normalized into one block
+// vocabulary, and every tool call with its result.
+//
+// The package stands alone. A Go program that is not reel can record a
+// transcript with a Recorder, read one with a Reader or ReadFile, follow a
+// live one with Follow, and get exactly the files reel itself writes and
+// reads.
+//
+// # Model
+//
+// Every line is one ExchangeEvent: an envelope (seq, run_id, optional
+// parent_run_id and child_run_id, type, path, iteration, timestamp) and a
+// payload whose shape follows the type:
+//
+//	run.started, run.completed           *StepPayload (kind "workflow") or null
+//	step.started, step.completed         *StepPayload
+//	step.call_workflow.started/completed *StepPayload, envelope carries child_run_id
+//	message.user, message.assistant      *MessagePayload (role + blocks)
+//	tool.call, tool.result               *ToolPayload
+//
+// Messages are made of ContentBlocks of six types: text, thinking,
+// tool_use, tool_result, command and stream. Every block and every tool
+// payload carries a Fidelity: "router" for what reel synthesized (prompts
+// it composed, tools its own router served) and "agent_emitted" for what an
+// agent reported in its own stream. Counting tool calls means counting
+// tool.call events: one invocation has exactly one tool.call and one
+// tool.result, whichever seam saw it.
+//
+// path is the dot-separated location of the step in the workflow
+// definition ("build_all.lint", "each_file.review"); run events have an
+// empty path. iteration is the zero-based index of the innermost enclosing
+// loop. Retry attempts are separate step.started/step.completed pairs with
+// StepPayload.Attempt set. Together with the order of start and complete
+// events this rebuilds the exact tree of step executions.
+//
+// StepPayload.Result is free-form in the schema; reel writes the shapes in
+// results.go (AgentResult, CommandResult, RunResult) so that tokens and
+// cost can be counted without knowing which provider ran.
+//
+// # Wire format
+//
+// The encoder (AppendEvent, Recorder.Record) is strict: it refuses event
+// types, block types and fidelity values outside the closed vocabularies
+// and payloads that do not fit their event type. Fields are written in a
+// fixed order, timestamps in UTC with fixed-width microseconds
+// (TimeLayout) so they compare as bytes, free-form values compacted onto
+// the line. Strings are escaped so that any input, NUL bytes and invalid
+// UTF-8 included, becomes one valid JSON line: control characters get
+// escapes, invalid sequences become U+FFFD, U+2028 and U+2029 are escaped.
+// HTML characters are not escaped, so the file reads naturally with jq
+// and grep.
+//
+// The decoder (DecodeEvent, Reader) is tolerant, per the schema's
+// forward-compatibility rules: unknown fields are ignored; an unknown event
+// type comes back with its payload intact as json.RawMessage together with
+// an error matching ErrUnknownEventType; an unknown block type comes back
+// with its bytes in ContentBlock.Raw and an error matching
+// ErrUnknownBlockType. Callers treat both as warnings. The payload is
+// dispatched by shape in the schema's probe order: an array is blocks; an
+// object with "role" is a message, with "call_id" a tool payload, with
+// "kind" a step payload; anything else stays json.RawMessage. Free-form
+// values (tool inputs and outputs, results) are returned as
+// json.RawMessage, so a read-then-write round trip is byte-exact.
+//
+// Lines are limited to 16 MiB and files to 1 GiB by default (Limits), for
+// writer and reader alike; going over either is an error that names the
+// limit, never a silent cut. A final line without its newline is reported
+// as ErrTornLine, distinct from a malformed line in the middle of a file.
+//
+// # Recording
+//
+// Create opens <dir>/<run-id>.jsonl, creating the directory with mode 0700
+// and the file with mode 0600, O_APPEND. The run id must be a canonical
+// UUID v4 (ValidRunID), which also keeps it from ever escaping the
+// directory. Record assigns seq and the line's place in the file under one
+// lock, so seq reads 1, 2, 3, … in file order with any number of
+// concurrent producers, and returns only after the write(2) holding the
+// line returned: a process killed after Record returned loses nothing.
+// Concurrent producers share writes (group commit); a line is never split
+// across writes. FsyncPolicy adds fsync for machine crashes.
+//
+// Opening an existing transcript resumes it: seq continues from the last
+// complete line, and a torn final line is moved to <run-id>.jsonl.torn so
+// the transcript stays valid JSONL.
+//
+// # Live consumers
+//
+// Events are written first and broadcast second. Subscribe returns a
+// Subscription with a bounded buffer (256 by default); a slow subscriber
+// loses events (drop-newest), counted in Stats and warned about at most
+// once a second, and never slows the writer. A consumer that must see
+// everything uses Follow (or Recorder.Follow), which reads the file from a
+// given seq and then waits for it to grow; it ends after run.completed.
+//
+// # Threat model
+//
+// A transcript holds prompts, system prompts, tool inputs and outputs
+// verbatim: treat it like a raw command log. Files are 0600 and
+// directories 0700 so that only the owner reads them. Nothing is masked by
+// default, because a transcript that silently differs from what the agent
+// saw defeats its purpose. Masking is opt-in: a Masker replaces the values
+// of secret-looking environment variables and well-known credential shapes
+// with "[MASKED]" before an event is written or broadcast. The masker
+// works on decoded values, so a secret is found however the JSON escaped
+// it and the replacement can never break a line.
+//
+// Transcripts may come from other machines and other tools. The reader
+// bounds memory by the line limit, never panics on hostile bytes (fuzzed),
+// and reports problems per line with its number and byte offset.
+//
+// # Versioning
+//
+// The wire shape is pinned by a golden file (testdata/wire.golden.jsonl)
+// that CI checks. Adding an optional field is compatible: readers ignore
+// fields they do not know. Adding an event or block type requires every
+// consumer to handle the unknown-type path, which this package's decoder
+// already does. Removing or renaming a type or field is a schema change
+// and needs a coordinated version bump.
+package transcript
