@@ -412,3 +412,22 @@ func TestAppendTimeMatchesLayout(t *testing.T) {
 		t.Fatal(got)
 	}
 }
+
+func TestAppendRawEdgeCases(t *testing.T) {
+	cases := map[string]string{
+		"{\"a\":\"x\xffy\"}": "{\"a\":\"x\uFFFDy\"}",
+		"[1,\r\n2]":          "[1,2]",
+		" 12 ":               " 12 ",
+	}
+	for in, want := range cases {
+		got, err := appendRaw(nil, []byte(in))
+		if err != nil || string(got) != want {
+			t.Errorf("appendRaw(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{`{"a":1} x`, `{"a":}`, `"unterminated`} {
+		if _, err := appendRaw(nil, []byte(bad)); err == nil {
+			t.Errorf("appendRaw(%q) accepted", bad)
+		}
+	}
+}

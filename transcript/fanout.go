@@ -3,6 +3,7 @@ package transcript
 import (
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -41,6 +42,7 @@ func (s *Subscription) closeLocked() {
 	}
 	s.closed = true
 	delete(s.fan.subs, s.id)
+	s.fan.n.Store(int32(len(s.fan.subs)))
 	close(s.ch)
 }
 
@@ -63,6 +65,7 @@ type fanOut struct {
 	dropped uint64
 	buffer  int
 	logger  *slog.Logger
+	n       atomic.Int32 // len(subs)
 }
 
 func (f *fanOut) init(buffer int, logger *slog.Logger) {
@@ -71,11 +74,9 @@ func (f *fanOut) init(buffer int, logger *slog.Logger) {
 	f.logger = logger
 }
 
-func (f *fanOut) active() bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return len(f.subs) > 0
-}
+// active reports whether anyone subscribes, without taking the lock: the
+// recorder asks on every event.
+func (f *fanOut) active() bool { return f.n.Load() > 0 }
 
 func (f *fanOut) add() *Subscription {
 	f.mu.Lock()
@@ -83,6 +84,7 @@ func (f *fanOut) add() *Subscription {
 	f.nextID++
 	s := &Subscription{id: f.nextID, ch: make(chan ExchangeEvent, f.buffer), fan: f}
 	f.subs[s.id] = s
+	f.n.Store(int32(len(f.subs)))
 	return s
 }
 

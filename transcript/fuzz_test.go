@@ -101,3 +101,26 @@ func FuzzScanString(f *testing.F) {
 		}
 	})
 }
+
+// FuzzAppendString: whatever the bytes, the encoder writes one valid JSON
+// string without line breaks that reads back as encoding/json reads its
+// own encoding of the same bytes.
+func FuzzAppendString(f *testing.F) {
+	f.Add("plain ascii text that is long enough")
+	f.Add("nul\x00 bad\xff\xfe ls\u2028 ps\u2029 \"q\" \\ é 😀 \x7f")
+	f.Fuzz(func(t *testing.T, s string) {
+		out := appendString(nil, s)
+		if !json.Valid(out) || bytes.ContainsAny(out, "\n\r") {
+			t.Fatalf("invalid output %q", out)
+		}
+		var got, want string
+		if err := json.Unmarshal(out, &got); err != nil {
+			t.Fatal(err)
+		}
+		std, _ := json.Marshal(s)
+		json.Unmarshal(std, &want)
+		if got != want {
+			t.Fatalf("appendString(%q) reads back as %q, encoding/json as %q", s, got, want)
+		}
+	})
+}

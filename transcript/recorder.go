@@ -146,6 +146,9 @@ type Recorder struct {
 	// inflight counts Record calls under way, to tell whether waiting a
 	// moment before a write can gather more lines into it.
 	inflight atomic.Int64
+	// done mirrors written for producers that wait without the lock.
+	done    atomic.Uint64
+	waiters int // producers parked on cond
 	// queueSync is set when a queued line is a lifecycle boundary.
 	queueSync bool
 	lastSync  time.Time
@@ -223,6 +226,7 @@ func open(path, runID string, opts Options) (*Recorder, error) {
 		notify:  make(chan struct{}),
 	}
 	r.cond = sync.NewCond(&r.mu)
+	r.done.Store(lastSeq)
 	r.fan.init(opts.SubscriberBuffer, opts.Logger)
 	return r, nil
 }
@@ -398,15 +402,37 @@ func (r *Recorder) commit(e *ExchangeEvent, body []byte) (uint64, error) {
 		r.qevents = append(r.qevents, *e)
 	}
 	for r.written < seq && r.err == nil {
-		if r.writing {
-			r.cond.Wait()
+		if !r.writing {
+			r.flushLocked()
+			// Keep the writer's role while lines keep arriving: handing it
+			// to a waiting goroutine costs a wake-up, writing costs one
+			// system call for the whole queue.
+			for i := 0; i < 4 && len(r.queue) > 0 && r.err == nil; i++ {
+				r.flushLocked()
+			}
 			continue
 		}
-		r.flushLocked()
+		// Another goroutine is in write(2). It usually returns within a
+		// few microseconds, so yield a few times before parking: parking
+		// and waking costs more than the write itself.
+		r.mu.Unlock()
+		for i := 0; i < 32; i++ {
+			if r.done.Load() >= seq {
+				return seq, nil
+			}
+			runtime.Gosched()
+		}
+		r.mu.Lock()
+		if r.written < seq && r.err == nil && r.writing {
+			r.waiters++
+			r.cond.Wait()
+			r.waiters--
+		}
 	}
 	err := r.err
+	ok := r.written >= seq
 	r.mu.Unlock()
-	if err != nil && r.written < seq {
+	if !ok {
 		return 0, err
 	}
 	return seq, nil
@@ -416,7 +442,7 @@ func (r *Recorder) commit(e *ExchangeEvent, body []byte) (uint64, error) {
 // while in the kernel so other producers can queue the next batch.
 func (r *Recorder) flushLocked() {
 	r.writing = true
-	for i := 0; i < 8 && r.inflight.Load() > int64(r.seq-r.written); i++ {
+	if r.inflight.Load() > int64(r.seq-r.written) {
 		// Other producers are encoding right now: give them the processor
 		// for a moment so their lines join this write instead of each
 		// paying for a write(2) of its own. A lone producer never waits.
@@ -447,6 +473,7 @@ func (r *Recorder) flushLocked() {
 		r.err = fmt.Errorf("write transcript %s: %w", r.path, err)
 	} else {
 		r.written = upTo
+		r.done.Store(upTo)
 		// Write-then-broadcast: subscribers see only what is on disk, in
 		// seq order, because broadcasting happens here under the lock.
 		for i := range evs {
@@ -461,7 +488,9 @@ func (r *Recorder) flushLocked() {
 	r.writing = false
 	close(r.notify)
 	r.notify = make(chan struct{})
-	r.cond.Broadcast()
+	if r.waiters > 0 {
+		r.cond.Broadcast()
+	}
 }
 
 // Subscribe registers a live subscriber. It receives every event written
@@ -501,7 +530,9 @@ func (r *Recorder) Close() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for r.writing {
+		r.waiters++
 		r.cond.Wait()
+		r.waiters--
 	}
 	if r.closed {
 		return nil

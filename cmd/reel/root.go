@@ -1,6 +1,9 @@
 package main
 
 import (
+	"fmt"
+	"runtime/debug"
+
 	"github.com/spf13/cobra"
 )
 
@@ -17,6 +20,18 @@ func newRootCmd() *cobra.Command {
 	root.AddCommand(
 		newVersionCmd(),
 		newVerifyCmd(),
+		newImportCmd(),
+		newExportCmd(),
+		newRunCmd(),
+		newValidateCmd(),
+		newRunsCmd(),
+		newTreeCmd(),
+		newReplayCmd(),
+		newTailCmd(),
+		newToolsCmd(),
+		newEventsCmd(),
+		newStatsCmd(),
+		newDiffCmd(),
 	)
 	return root
 }
@@ -27,8 +42,30 @@ func newVersionCmd() *cobra.Command {
 		Short: "Print reel's version",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cmd.Printf("reel %s\n", version)
-			return nil
+			_, err := fmt.Fprintf(cmd.OutOrStdout(), "reel %s\n", versionString())
+			return err
 		},
 	}
+}
+
+// versionString is the linked-in version, or the module version and VCS
+// revision Go recorded in the binary.
+func versionString() string {
+	if version != "dev" {
+		return version
+	}
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return version
+	}
+	v := info.Main.Version
+	if v == "" || v == "(devel)" {
+		v = version
+	}
+	for _, s := range info.Settings {
+		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+			v += " (" + s.Value[:12] + ")"
+		}
+	}
+	return v + " " + info.GoVersion
 }
