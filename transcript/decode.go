@@ -33,6 +33,7 @@ type decoder struct {
 	// intern holds strings that repeat across lines (run ids, paths, names),
 	// so a long read allocates them once. Nil disables interning.
 	intern map[string]string
+	recent [64]string
 	// arena, when non-nil, receives copies of strings and raw values (see
 	// newString). Nil means one allocation per value.
 	arena []byte
@@ -579,13 +580,25 @@ func (d *decoder) str() (string, error) {
 		return "", err
 	}
 	if d.intern != nil && len(b) <= 128 {
+		// A direct-mapped cache in front of the map: the same few run
+		// ids, paths and names repeat line after line, and comparing
+		// bytes is cheaper than hashing them.
+		h := 0
+		if len(b) > 0 {
+			h = (len(b)*31 + int(b[0])*7 + int(b[len(b)-1])) & (len(d.recent) - 1)
+		}
+		if d.recent[h] == string(b) {
+			return d.recent[h], nil
+		}
 		if s, ok := d.intern[string(b)]; ok {
+			d.recent[h] = s
 			return s, nil
 		}
 		s := d.newString(b)
 		if len(d.intern) < 1<<14 {
 			d.intern[s] = s
 		}
+		d.recent[h] = s
 		return s, nil
 	}
 	return d.newString(b), nil

@@ -179,8 +179,31 @@ func (r *Reader) Next() (ExchangeEvent, error) {
 // stops it and is returned with the events read so far. Events of unknown
 // type are included.
 func ReadAll(r io.Reader) ([]ExchangeEvent, error) {
+	return readAll(r, sizeHint(r))
+}
+
+// sizeHint guesses how many bytes r holds, to size the result once.
+func sizeHint(r io.Reader) int64 {
+	switch v := r.(type) {
+	case interface{ Len() int }:
+		return int64(v.Len())
+	case *os.File:
+		if st, err := v.Stat(); err == nil && st.Mode().IsRegular() {
+			return st.Size()
+		}
+	}
+	return 0
+}
+
+func readAll(r io.Reader, size int64) ([]ExchangeEvent, error) {
 	rd := NewReader(r)
-	events := make([]ExchangeEvent, 0, 1024)
+	// Lines average a few hundred bytes; guessing a little high saves the
+	// copies of a growing slice of large structs.
+	guess := size/160 + 16
+	if guess > 1<<22 {
+		guess = 1 << 22
+	}
+	events := make([]ExchangeEvent, 0, guess)
 	for {
 		ev, err := rd.Next()
 		switch {
