@@ -324,20 +324,35 @@ func (d *decoder) blocks() ([]ContentBlock, error) {
 			}
 		}
 		blocks = append(blocks, b)
-		d.ws()
-		if d.pos >= len(d.data) {
-			return nil, d.fail("unterminated blocks array")
-		}
-		switch d.data[d.pos] {
-		case ',':
-			d.pos++
-		case ']':
-			d.pos++
-			return blocks, nil
-		default:
-			return nil, d.fail("expected , or ] in blocks")
+		if done, err := d.more(']'); done || err != nil {
+			return blocks, err
 		}
 	}
+}
+
+// more passes the separator after a member of an object or array: it
+// reports done at the closing byte and an error at anything but a comma.
+func (d *decoder) more(closing byte) (done bool, err error) {
+	d.ws()
+	if d.pos >= len(d.data) {
+		return false, d.fail("unterminated " + container(closing))
+	}
+	switch d.data[d.pos] {
+	case ',':
+		d.pos++
+		return false, nil
+	case closing:
+		d.pos++
+		return true, nil
+	}
+	return false, d.fail("expected , or " + string(closing) + " in " + container(closing))
+}
+
+func container(closing byte) string {
+	if closing == ']' {
+		return "array"
+	}
+	return "object"
 }
 
 func (d *decoder) block(b *ContentBlock) error {
@@ -517,18 +532,8 @@ func (d *decoder) object(field func(key []byte) error) error {
 		if err := field(key); err != nil {
 			return err
 		}
-		d.ws()
-		if d.pos >= len(d.data) {
-			return d.fail("unterminated object")
-		}
-		switch d.data[d.pos] {
-		case ',':
-			d.pos++
-		case '}':
-			d.pos++
-			return nil
-		default:
-			return d.fail("expected , or } in object")
+		if done, err := d.more('}'); done || err != nil {
+			return err
 		}
 	}
 }
@@ -808,18 +813,9 @@ func (d *decoder) skip(depth int) error {
 			if err := d.skip(depth + 1); err != nil {
 				return err
 			}
-			d.ws()
-			if d.pos >= len(d.data) {
-				return d.fail("unterminated object")
+			if done, err := d.more('}'); done || err != nil {
+				return err
 			}
-			if d.data[d.pos] == '}' {
-				d.pos++
-				return nil
-			}
-			if d.data[d.pos] != ',' {
-				return d.fail("expected , or } in object")
-			}
-			d.pos++
 		}
 	case c == '[':
 		d.pos++
@@ -832,18 +828,9 @@ func (d *decoder) skip(depth int) error {
 			if err := d.skip(depth + 1); err != nil {
 				return err
 			}
-			d.ws()
-			if d.pos >= len(d.data) {
-				return d.fail("unterminated array")
+			if done, err := d.more(']'); done || err != nil {
+				return err
 			}
-			if d.data[d.pos] == ']' {
-				d.pos++
-				return nil
-			}
-			if d.data[d.pos] != ',' {
-				return d.fail("expected , or ] in array")
-			}
-			d.pos++
 		}
 	case c == 't':
 		return d.literal("true")

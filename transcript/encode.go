@@ -321,40 +321,9 @@ func appendValue(dst []byte, v any) ([]byte, error) {
 		}
 		return append(dst, ']'), nil
 	case map[string]any:
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		dst = append(dst, '{')
-		for i, k := range keys {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = appendString(dst, k)
-			dst = append(dst, ':')
-			var err error
-			if dst, err = appendValue(dst, x[k]); err != nil {
-				return dst, err
-			}
-		}
-		return append(dst, '}'), nil
+		return appendMap(dst, x, appendValue)
 	case map[string]string:
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		dst = append(dst, '{')
-		for i, k := range keys {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = appendString(dst, k)
-			dst = append(dst, ':')
-			dst = appendString(dst, x[k])
-		}
-		return append(dst, '}'), nil
+		return appendMap(dst, x, func(dst []byte, v string) ([]byte, error) { return appendString(dst, v), nil })
 	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
@@ -364,6 +333,29 @@ func appendValue(dst []byte, v any) ([]byte, error) {
 	}
 	// Encode ends with a newline and never emits one elsewhere.
 	return append(dst, bytes.TrimRight(buf.Bytes(), "\n")...), nil
+}
+
+// appendMap writes a map with its keys sorted, as encoding/json does, so
+// that equal values always encode to equal bytes.
+func appendMap[V any](dst []byte, m map[string]V, value func([]byte, V) ([]byte, error)) ([]byte, error) {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	dst = append(dst, '{')
+	for i, k := range keys {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendString(dst, k)
+		dst = append(dst, ':')
+		var err error
+		if dst, err = value(dst, m[k]); err != nil {
+			return dst, err
+		}
+	}
+	return append(dst, '}'), nil
 }
 
 func appendFloat(dst []byte, f float64) ([]byte, error) {
