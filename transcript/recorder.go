@@ -407,7 +407,7 @@ func (r *Recorder) commit(e *ExchangeEvent, body []byte) (uint64, error) {
 			// Keep the writer's role while lines keep arriving: handing it
 			// to a waiting goroutine costs a wake-up, writing costs one
 			// system call for the whole queue.
-			for i := 0; i < 4 && len(r.queue) > 0 && r.err == nil; i++ {
+			for i := 0; i < 16 && len(r.queue) > 0 && r.err == nil; i++ {
 				r.flushLocked()
 			}
 			continue
@@ -416,7 +416,7 @@ func (r *Recorder) commit(e *ExchangeEvent, body []byte) (uint64, error) {
 		// few microseconds, so yield a few times before parking: parking
 		// and waking costs more than the write itself.
 		r.mu.Unlock()
-		for i := 0; i < 32; i++ {
+		for i := 0; i < 8; i++ {
 			if r.done.Load() >= seq {
 				return seq, nil
 			}
