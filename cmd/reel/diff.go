@@ -1,0 +1,55 @@
+package main
+
+import (
+	"encoding/json"
+
+	"github.com/reelhq/reel/internal/query"
+	"github.com/reelhq/reel/internal/runtree"
+	"github.com/spf13/cobra"
+)
+
+func newDiffCmd() *cobra.Command {
+	var (
+		refs   runRefFlags
+		asJSON bool
+	)
+	cmd := &cobra.Command{
+		Use:   "diff RUN_A RUN_B",
+		Short: "Compare two runs of a workflow step by step",
+		Long: `Compare two runs of the same workflow execution by execution: status, duration,
+tokens, the sequence of tools called, and whether the output text changed.
+Executions are matched by path, loop iterations and attempt; '=' marks the
+ones that match, '~' the ones that differ, '-' and '+' those only in A or B.
+With --latest, the latest run is RUN_A and the one argument is RUN_B.`,
+		Args: cobra.RangeArgs(1, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			paths, err := refs.resolve(args, 2)
+			if err != nil {
+				return err
+			}
+			a, err := runtree.Build(paths[0], runtree.Options{})
+			if err != nil {
+				return err
+			}
+			b, err := runtree.Build(paths[1], runtree.Options{})
+			if err != nil {
+				return err
+			}
+			d := query.Compare(a, b)
+			out := cmd.OutOrStdout()
+			if asJSON {
+				enc := json.NewEncoder(out)
+				enc.SetIndent("", "  ")
+				if err := enc.Encode(d); err != nil {
+					return err
+				}
+			} else if err := query.RenderDiff(out, d); err != nil {
+				return err
+			}
+			return reportWarnings(cmd, d.Warnings)
+		},
+	}
+	refs.register(cmd)
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the comparison as JSON")
+	return cmd
+}

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/reelhq/reel/internal/query"
+	"github.com/reelhq/reel/transcript"
+	"github.com/spf13/cobra"
+)
+
+func newEventsCmd() *cobra.Command {
+	var (
+		refs         runRefFlags
+		types        []string
+		fields       []string
+		f            query.Filter
+		fidelity     string
+		since, until string
+		asJSON       bool
+	)
+	cmd := &cobra.Command{
+		Use:   "events FILE|RUN...|--latest",
+		Short: "Filter and project events across transcripts, fast",
+		Long: `Print the events of one or many transcripts that match every filter given,
+as JSON lines, or only the --field values (strings unquoted, like jq -r;
+several fields tab-separated; a missing field prints null).
+
+Lines are judged from their raw bytes: only a --fidelity filter decodes an
+event, so filtering by type, path and time runs at disk speed.
+
+  --type T        event type; repeat or separate with commas
+  --path GLOB     step path; '*' matches within one dot-separated segment
+  --since/--until RFC 3339 time, a date (2006-01-02), or a duration ago (15m)
+  --field PATH    dotted path into the event: payload.name, payload.blocks.0.text`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			paths, err := refs.resolve(args, 0)
+			if err != nil {
+				return err
+			}
+			for _, t := range types {
+				for _, s := range strings.Split(t, ",") {
+					if s = strings.TrimSpace(s); s != "" {
+						f.Types = append(f.Types, transcript.EventType(s))
+					}
+				}
+			}
+			f.Fidelity = transcript.Fidelity(fidelity)
+			now := time.Now()
+			if f.Since, err = parseWhen(since, now); err != nil {
+				return fmt.Errorf("--since: %w", err)
+			}
+			if f.Until, err = parseWhen(until, now); err != nil {
+				return fmt.Errorf("--until: %w", err)
+			}
+			var warnings []string
+			warn := func(m string) {
+				if len(warnings) < 100 {
+					warnings = append(warnings, m)
+				}
+			}
+			_, err = query.Events(cmd.Context(), cmd.OutOrStdout(), paths, f, query.Projection{Fields: fields, JSON: asJSON}, transcript.Limits{}, warn)
+			if err != nil {
+				return err
+			}
+			return reportWarnings(cmd, warnings)
+		},
+	}
+	refs.register(cmd)
+	fl := cmd.Flags()
+	fl.StringSliceVar(&types, "type", nil, "keep events of this type (repeatable, comma-separated)")
+	fl.StringVar(&f.PathGlob, "path", "", "keep events whose step path matches this glob")
+	fl.StringVar(&fidelity, "fidelity", "", "keep tool events and messages of this fidelity (router, agent_emitted)")
+	fl.StringVar(&since, "since", "", "keep events at or after this time")
+	fl.StringVar(&until, "until", "", "keep events before this time")
+	fl.StringArrayVar(&fields, "field", nil, "print this dotted field instead of the event (repeatable)")
+	fl.BoolVar(&asJSON, "json", false, "print --field values as JSON")
+	return cmd
+}
+
+// parseWhen reads a time bound: RFC 3339, a date, or a duration before now.
+func parseWhen(s string, now time.Time) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t.UTC(), nil
+		}
+	}
+	if d, err := time.ParseDuration(s); err == nil && d >= 0 {
+		return now.Add(-d).UTC(), nil
+	}
+	return time.Time{}, fmt.Errorf("%q is not a time (RFC 3339, 2006-01-02) or a duration (15m)", s)
+}

@@ -1,0 +1,196 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+
+	"github.com/reelhq/reel/internal/agentlog"
+	"github.com/reelhq/reel/internal/flowstudio"
+	"github.com/reelhq/reel/internal/runstore"
+	"github.com/reelhq/reel/internal/shadowstore"
+	"github.com/reelhq/reel/transcript"
+	"github.com/spf13/cobra"
+)
+
+type exportOptions struct {
+	to      string
+	storage string
+	store   bool
+	json    bool
+}
+
+// exported is what `reel export --json` prints.
+type exported struct {
+	RunID  string   `json:"run_id"`
+	Format string   `json:"format"`
+	Dir    string   `json:"dir"`
+	Files  []string `json:"files"`
+	// FlowStudioRunID is the id of the written Flow Studio run.
+	FlowStudioRunID string   `json:"flowstudio_run_id,omitempty"`
+	Warnings        []string `json:"warnings,omitempty"`
+}
+
+func newExportCmd() *cobra.Command {
+	var o exportOptions
+	cmd := &cobra.Command{
+		Use:   "export RUN --to flowstudio|agentlog DIR",
+		Short: "Write a run as a Flow Studio run directory or Shadow .agentlog traces",
+		Long: `Export a run (id, unique prefix, or transcript file) and the child runs its
+call_workflow steps started, read from the same directory.
+
+--to flowstudio writes a Flow Studio run directory at DIR: meta.json,
+spec.json, events.jsonl, and per agent step <flow>/llm/<step_id>-<agent_key>-<engine>.jsonl
+and <flow>/receipts/<step_id>-<agent_key>.json.
+
+--to agentlog writes one content-addressed .agentlog trace per run into DIR
+(<run-id>.agentlog); with --store, DIR is a project directory and the traces go
+into Shadow's store, DIR/.shadow/traces/<id[0:2]>/<id[2:]>.agentlog, registered
+in DIR/.shadow/index.sqlite.`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runExport(cmd, args[0], args[1], &o)
+		},
+	}
+	cmd.Flags().StringVar(&o.to, "to", "", "format to write: flowstudio or agentlog")
+	cmd.Flags().StringVar(&o.storage, "storage", "", "storage directory (default $"+runstore.EnvStorage+" or "+runstore.DefaultStorage+")")
+	cmd.Flags().BoolVar(&o.store, "store", false, "agentlog: write into Shadow's .shadow/ store and SQLite index under DIR")
+	cmd.Flags().BoolVar(&o.json, "json", false, "print what was written as JSON")
+	return cmd
+}
+
+func runExport(cmd *cobra.Command, ref, dir string, o *exportOptions) error {
+	switch o.to {
+	case formatFlowStudio, formatAgentlog:
+	case "":
+		return &exitError{code: 2, msg: "export: --to is required (flowstudio or agentlog)"}
+	default:
+		return &exitError{code: 2, msg: fmt.Sprintf("export: unknown format %q (want flowstudio or agentlog)", o.to)}
+	}
+	if o.store && o.to != formatAgentlog {
+		return &exitError{code: 2, msg: "export: --store applies to --to agentlog only"}
+	}
+	path, err := runstore.New(runstore.StorageDir(o.storage)).Resolve(ref)
+	if err != nil {
+		return fmt.Errorf("export: %w", err)
+	}
+	var warnings []string
+	events, err := readRun(path, &warnings)
+	if err != nil {
+		return fmt.Errorf("export: %w", err)
+	}
+	children := map[string][]transcript.ExchangeEvent{}
+	order := []string{}
+	if err := readChildren(path, events, children, &order, &warnings, 0); err != nil {
+		return fmt.Errorf("export: %w", err)
+	}
+	res := exported{RunID: events[0].RunID, Format: o.to, Dir: dir, Warnings: warnings}
+	switch o.to {
+	case formatFlowStudio:
+		fr, err := flowstudio.Export(dir, flowstudio.Run{Events: events, Children: children})
+		if err != nil {
+			return fmt.Errorf("export: %w", err)
+		}
+		res.FlowStudioRunID = fr.RunID
+		res.Files = append(append([]string{filepath.Join(dir, "meta.json"), filepath.Join(dir, "spec.json"), filepath.Join(dir, "events.jsonl")},
+			fr.Transcripts...), fr.Receipts...)
+	case formatAgentlog:
+		runs := [][]transcript.ExchangeEvent{events}
+		for _, id := range order {
+			runs = append(runs, children[id])
+		}
+		var traces [][]agentlog.Record
+		for _, evs := range runs {
+			recs, err := agentlog.FromTranscript(evs, agentlog.ExportOptions{SDKVersion: version})
+			if err != nil {
+				return fmt.Errorf("export: run %s: %w", evs[0].RunID, err)
+			}
+			traces = append(traces, recs)
+		}
+		if o.store {
+			paths, err := shadowstore.Put(cmd.Context(), dir, traces)
+			if err != nil {
+				return fmt.Errorf("export: %w", err)
+			}
+			res.Files = append(paths, shadowstore.IndexPath(dir))
+		} else {
+			for i, recs := range traces {
+				p := filepath.Join(dir, runs[i][0].RunID+".agentlog")
+				if err := agentlog.WriteFile(p, recs); err != nil {
+					return fmt.Errorf("export: %w", err)
+				}
+				res.Files = append(res.Files, p)
+			}
+		}
+	}
+	out := cmd.OutOrStdout()
+	if o.json {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(res); err != nil {
+			return err
+		}
+	} else {
+		for _, w := range warnings {
+			fmt.Fprintf(cmd.ErrOrStderr(), "reel: export: warning: %s\n", w)
+		}
+		if res.FlowStudioRunID != "" {
+			fmt.Fprintf(out, "%s  %s  flowstudio %s\n", res.RunID, dir, res.FlowStudioRunID)
+		}
+		for _, f := range res.Files {
+			fmt.Fprintln(out, f)
+		}
+	}
+	return nil
+}
+
+// readRun reads a transcript. A damaged tail (torn or malformed last lines)
+// is reported as a warning and the events before it are exported.
+func readRun(path string, warnings *[]string) ([]transcript.ExchangeEvent, error) {
+	events, err := transcript.ReadFile(path)
+	if len(events) == 0 {
+		if err == nil {
+			err = fmt.Errorf("transcript %s is empty", path)
+		}
+		return nil, err
+	}
+	if err != nil {
+		*warnings = append(*warnings, fmt.Sprintf("%v; exporting the %d events before it", err, len(events)))
+	}
+	if events[0].Type != transcript.RunStarted {
+		return nil, fmt.Errorf("transcript %s does not start with run.started", path)
+	}
+	return events, nil
+}
+
+// readChildren loads, depth first, the child runs that call_workflow steps
+// of events started; they live beside the parent's transcript.
+func readChildren(parent string, events []transcript.ExchangeEvent, into map[string][]transcript.ExchangeEvent, order *[]string, warnings *[]string, depth int) error {
+	if depth > 32 {
+		return fmt.Errorf("call_workflow nesting deeper than 32 in %s", parent)
+	}
+	for i := range events {
+		id := events[i].ChildRunID
+		if id == "" || events[i].Type != transcript.CallWorkflowStarted {
+			continue
+		}
+		if _, done := into[id]; done {
+			continue
+		}
+		p, err := runstore.ChildPath(parent, id)
+		if err != nil {
+			return err
+		}
+		child, err := readRun(p, warnings)
+		if err != nil {
+			*warnings = append(*warnings, fmt.Sprintf("child run %s: %v", id, err))
+			continue
+		}
+		into[id] = child
+		*order = append(*order, id)
+		if err := readChildren(p, child, into, order, warnings, depth+1); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,159 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/reelhq/reel/internal/engine"
+	"github.com/reelhq/reel/internal/runstore"
+	"github.com/reelhq/reel/internal/workflow"
+	"github.com/reelhq/reel/transcript"
+)
+
+func newRunCmd() *cobra.Command {
+	var (
+		inputs       []string
+		storage      string
+		noTranscript bool
+		maskSecrets  bool
+	)
+	cmd := &cobra.Command{
+		Use:   "run FILE|NAME",
+		Short: "Run a workflow and record it as a transcript",
+		Long: `Run a workflow file, or a workflow found by name in .reel/workflows/.
+
+The display goes to stdout; the run id and transcript path go to stderr.
+The exit status is the run's: 0 on success, the failing state's status
+otherwise, 130 when cancelled (Ctrl-C or SIGTERM).`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			project, err := os.Getwd()
+			if err != nil {
+				return err
+			}
+			e, err := newEngine(project, storage)
+			if err != nil {
+				return err
+			}
+			e.NoTranscript = noTranscript
+			e.Display = cmd.OutOrStdout()
+			if maskSecrets {
+				e.Masker = transcript.NewMasker(os.Environ())
+			}
+			wf, err := loadWorkflow(cmd, e, project, args[0])
+			if err != nil {
+				return err
+			}
+			given, err := parseInputs(inputs)
+			if err != nil {
+				return &exitError{code: 2, msg: err.Error()}
+			}
+
+			// Only this handler cancels the run, so that run.completed can
+			// name the signal.
+			ctx, cancel := context.WithCancelCause(context.WithoutCancel(cmd.Context()))
+			defer cancel(nil)
+			sigs := make(chan os.Signal, 1)
+			signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+			defer signal.Stop(sigs)
+			go func() {
+				select {
+				case s := <-sigs:
+					cancel(fmt.Errorf("received %s", sigName(s)))
+				case <-ctx.Done():
+				}
+			}()
+
+			id := transcript.NewRunID()
+			errw := cmd.ErrOrStderr()
+			fmt.Fprintf(errw, "run %s\n", id)
+			if !noTranscript {
+				fmt.Fprintf(errw, "transcript %s\n", filepath.Join(transcript.Dir(e.Storage), id+".jsonl"))
+			}
+			rep, err := e.Run(ctx, wf, engine.RunOptions{Inputs: given, RunID: id})
+			if err != nil {
+				var ie *engine.InputError
+				if errors.As(err, &ie) {
+					return &exitError{code: 2, msg: err.Error()}
+				}
+				return err
+			}
+			if rep.RecordError != nil {
+				fmt.Fprintf(errw, "reel: warning: transcript incomplete: %v\n", rep.RecordError)
+			}
+			if rep.ExitCode != 0 {
+				return &exitError{code: rep.ExitCode}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringArrayVarP(&inputs, "input", "i", nil, "workflow input `key=value` (repeatable)")
+	cmd.Flags().StringVar(&storage, "storage", "", "storage `DIR` (default $REEL_STORAGE or .reel/storage)")
+	cmd.Flags().BoolVar(&noTranscript, "no-transcript", false, "do not write a transcript (the audit trail and display are unchanged)")
+	cmd.Flags().BoolVar(&maskSecrets, "mask-secrets", false, "mask secret-looking environment values and key shapes in the transcript")
+	return cmd
+}
+
+func sigName(s os.Signal) string {
+	switch s {
+	case os.Interrupt:
+		return "SIGINT"
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	}
+	return s.String()
+}
+
+// newEngine configures an engine for the project in dir (its
+// .reel/config.yaml plugins) and the storage flag.
+func newEngine(dir, storage string) (*engine.Engine, error) {
+	cfg, err := engine.LoadProjectConfig(dir)
+	if err != nil {
+		return nil, &exitError{code: 2, msg: err.Error()}
+	}
+	return &engine.Engine{Storage: runstore.StorageDir(storage), ProjectDir: dir, Plugins: cfg.Plugins}, nil
+}
+
+// loadWorkflow finds ref by path or by name in .reel/workflows and loads it,
+// printing every problem of an invalid file.
+func loadWorkflow(cmd *cobra.Command, e *engine.Engine, project, ref string) (*workflow.Workflow, error) {
+	path, err := workflow.Find(ref, project, project)
+	if err != nil {
+		return nil, &exitError{code: 2, msg: err.Error()}
+	}
+	wf, err := workflow.Load(path, e.LoadOptions())
+	var probs workflow.Problems
+	if errors.As(err, &probs) {
+		for _, p := range probs {
+			fmt.Fprintln(cmd.ErrOrStderr(), p)
+		}
+		return nil, &exitError{code: 2, msg: fmt.Sprintf("%s: %d problem(s)", path, len(probs))}
+	}
+	if err != nil {
+		return nil, &exitError{code: 2, msg: err.Error()}
+	}
+	return wf, nil
+}
+
+func parseInputs(kvs []string) (map[string]string, error) {
+	m := make(map[string]string, len(kvs))
+	for _, kv := range kvs {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("--input %q: want key=value", kv)
+		}
+		if _, dup := m[k]; dup {
+			return nil, fmt.Errorf("--input %s given twice", k)
+		}
+		m[k] = v
+	}
+	return m, nil
+}

@@ -1,0 +1,355 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/reelhq/reel/internal/verify"
+	"github.com/reelhq/reel/transcript"
+)
+
+var (
+	engineBinOnce sync.Once
+	engineBin     string
+	engineBinErr  error
+)
+
+// engineCLIBinary builds reel once for the run/validate/runs tests.
+func engineCLIBinary(t *testing.T) string {
+	t.Helper()
+	engineBinOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "reel-engine-cli")
+		if err != nil {
+			engineBinErr = err
+			return
+		}
+		engineBin = filepath.Join(dir, "reel")
+		out, err := exec.Command("go", "build", "-o", engineBin, ".").CombinedOutput()
+		if err != nil {
+			engineBinErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if engineBinErr != nil {
+		t.Fatal(engineBinErr)
+	}
+	return engineBin
+}
+
+type cliResult struct {
+	stdout, stderr string
+	code           int
+}
+
+func engineCLI(t *testing.T, dir string, args ...string) cliResult {
+	t.Helper()
+	cmd := exec.Command(engineCLIBinary(t), args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "REEL_STORAGE=")
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return cliResult{out.String(), errb.String(), code}
+}
+
+func writeFile(t *testing.T, path, body string, mode os.FileMode) {
+	t.Helper()
+	os.MkdirAll(filepath.Dir(path), 0o755)
+	if err := os.WriteFile(path, []byte(body), mode); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func verifyStorage(t *testing.T, storage string) {
+	t.Helper()
+	rep := verify.Paths([]string{storage}, verify.Options{})
+	if rep.Violations() > 0 || len(rep.Unreadable) > 0 || len(rep.Files) == 0 {
+		t.Fatalf("verify %s: files %d problems %v unreadable %v", storage, len(rep.Files), rep.Problems, rep.Unreadable)
+	}
+}
+
+var transcriptLine = regexp.MustCompile(`(?m)^transcript (\S+)$`)
+
+// Every step kind, end to end through the built binary.
+func TestRunEveryStepKindThroughBinary(t *testing.T) {
+	dir := t.TempDir()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, `{"ok":true}`)
+	}))
+	defer srv.Close()
+	writeFile(t, filepath.Join(dir, "fake-claude"), "#!/bin/sh\ncat <<'X'\n"+
+		`{"type":"system","subtype":"init","session_id":"s1","model":"claude-sonnet-4-5","tools":["Bash"]}`+"\n"+
+		`{"type":"assistant","session_id":"s1","message":{"id":"m1","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[{"type":"text","text":"done"}],"usage":{"input_tokens":10,"output_tokens":2}}}`+"\n"+
+		`{"type":"result","subtype":"success","is_error":false,"num_turns":1,"result":"done","session_id":"s1","usage":{"input_tokens":10,"output_tokens":2}}`+"\nX\n", 0o755)
+	writeFile(t, filepath.Join(dir, "plugins", "stamp"), "#!/bin/sh\ncat >/dev/null\necho '{\"output\":\"stamped\"}'\n", 0o755)
+	writeFile(t, filepath.Join(dir, ".reel", "config.yaml"), "plugins:\n  stamp:\n    command: ./plugins/stamp\n", 0o644)
+	writeFile(t, filepath.Join(dir, ".reel", "workflows", "child.yaml"), "name: child\nstates:\n  initial: c\n  c: {type: step, command: 'echo child'}\n", 0o644)
+	writeFile(t, filepath.Join(dir, "all.yaml"), fmt.Sprintf(`
+name: all-kinds
+inputs: [{name: n, type: integer, default: "2"}]
+states:
+  initial: cmd
+  cmd: {type: step, command: 'echo hi', on_success: fan}
+  fan: {type: parallel, parallel: [each, spin], on_success: http}
+  each: {type: for_each, items: '["a","b"]', body: [item]}
+  item: {type: step, command: 'echo {{.loop.Item}}'}
+  spin: {type: while, while: 'loop.Index < inputs.n', body: [tick]}
+  tick: {type: step, command: 'true'}
+  http:
+    type: operation
+    operation: http.request
+    inputs: {url: %q}
+    on_success: sub
+  sub: {type: call_workflow, workflow: child, on_success: custom}
+  custom: {type: stamp, config: {k: v}, on_success: ai}
+  ai:
+    type: agent
+    provider: claude
+    prompt: 'say done'
+    options: {command: ./fake-claude}
+    on_success: end
+  end: {type: terminal, message: '{{.states.custom.Output}} {{.states.ai.Output}}'}
+`, srv.URL), 0o644)
+	storage := filepath.Join(dir, "store")
+	res := engineCLI(t, dir, "run", "all.yaml", "--storage", storage, "--input", "n=3")
+	if res.code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", res.code, res.stdout, res.stderr)
+	}
+	if !strings.Contains(res.stdout, "■ stamped done") {
+		t.Errorf("display:\n%s", res.stdout)
+	}
+	m := transcriptLine.FindStringSubmatch(res.stderr)
+	if m == nil || !regexp.MustCompile(`(?m)^run [0-9a-f-]{36}$`).MatchString(res.stderr) {
+		t.Fatalf("stderr lacks run id / transcript path:\n%s", res.stderr)
+	}
+	verifyStorage(t, storage)
+	evs, err := transcript.ReadFile(m[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]bool{}
+	ticks := 0
+	for _, e := range evs {
+		if e.Type == transcript.StepStarted {
+			kinds[e.Step().Kind] = true
+			if e.Path == "fan.spin.tick" {
+				ticks++
+			}
+		}
+	}
+	var got []string
+	for k := range kinds {
+		got = append(got, k)
+	}
+	sort.Strings(got)
+	if want := "agent call_workflow command for_each operation parallel stamp terminal while"; strings.Join(got, " ") != want {
+		t.Fatalf("kinds %v, want %s", got, want)
+	}
+	if ticks != 3 {
+		t.Fatalf("while ran %d times with n=3", ticks)
+	}
+
+	// reel runs lists both runs, the child marked
+	runs := engineCLI(t, dir, "runs", "--storage", storage, "--json")
+	var list []runSummary
+	if err := json.Unmarshal([]byte(runs.stdout), &list); err != nil || len(list) != 2 {
+		t.Fatalf("runs --json: %v\n%s", err, runs.stdout)
+	}
+	for _, r := range list {
+		if r.Status != "success" || (r.Workflow == "all-kinds") == (r.ParentRunID != "") {
+			t.Fatalf("run %+v", r)
+		}
+		if r.Workflow == "all-kinds" && r.Tokens != 12 {
+			t.Fatalf("tokens %d", r.Tokens)
+		}
+	}
+	table := engineCLI(t, dir, "runs", "--storage", storage)
+	if !strings.Contains(table.stdout, "all-kinds") || !strings.Contains(table.stdout, "↳ child") {
+		t.Fatalf("runs table:\n%s", table.stdout)
+	}
+}
+
+func TestRunByNameFailureAndNoTranscript(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, ".reel", "workflows", "fails.yaml"), `
+name: fails
+states:
+  initial: a
+  a: {type: step, command: 'echo out; exit 4', on_success: b}
+  b: {type: terminal}
+`, 0o644)
+	var displays []string
+	for _, flag := range []string{"", "--no-transcript"} {
+		storage := filepath.Join(dir, "s"+flag)
+		args := []string{"run", "fails", "--storage", storage}
+		if flag != "" {
+			args = append(args, flag)
+		}
+		res := engineCLI(t, dir, args...)
+		if res.code != 4 {
+			t.Fatalf("%s: exit %d, want 4\n%s%s", flag, res.code, res.stdout, res.stderr)
+		}
+		_, err := os.Stat(filepath.Join(storage, "transcripts"))
+		if (flag == "") != (err == nil) {
+			t.Fatalf("%s: transcripts dir err %v", flag, err)
+		}
+		if flag == "" {
+			verifyStorage(t, storage)
+		} else if strings.Contains(res.stderr, "transcript ") {
+			t.Fatalf("--no-transcript printed a transcript path:\n%s", res.stderr)
+		}
+		displays = append(displays, regexp.MustCompile(`\(\d+ms\)`).ReplaceAllString(res.stdout, "(d)"))
+	}
+	if displays[0] != displays[1] {
+		t.Fatalf("display differs with --no-transcript:\n%s\n---\n%s", displays[0], displays[1])
+	}
+	if res := engineCLI(t, dir, "run", "nosuch"); res.code != 2 || !strings.Contains(res.stderr, "workflow not found") {
+		t.Fatalf("missing workflow: %+v", res)
+	}
+	if res := engineCLI(t, dir, "run", "fails", "--input", "x=1"); res.code != 2 || !strings.Contains(res.stderr, `unknown input "x"`) {
+		t.Fatalf("bad input: %+v", res)
+	}
+}
+
+// SIGINT stops the running command and still writes run.completed.
+func TestRunSignalWritesRunCompleted(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "slow.yaml"), "name: slow\nstates:\n  initial: s\n  s: {type: step, command: 'touch started; sleep 30'}\n", 0o644)
+	storage := filepath.Join(dir, "st")
+	cmd := exec.Command(engineCLIBinary(t), "run", "slow.yaml", "--storage", storage)
+	cmd.Dir = dir
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "started")); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatal("step never started")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	start := time.Now()
+	cmd.Process.Signal(syscall.SIGINT)
+	err := cmd.Wait()
+	if time.Since(start) > 5*time.Second {
+		t.Fatal("SIGINT did not stop the run promptly")
+	}
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 130 {
+		t.Fatalf("exit: %v\n%s", err, errb.String())
+	}
+	verifyStorage(t, storage)
+	m := transcriptLine.FindStringSubmatch(errb.String())
+	evs, err := transcript.ReadFile(m[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := evs[len(evs)-1]
+	if last.Type != transcript.RunCompleted || last.Step().Error != "cancelled: received SIGINT" {
+		t.Fatalf("last event %+v", last)
+	}
+}
+
+func TestValidateCommand(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "bad.yaml"), "name: b\nstates:\n  initial: a\n  a:\n    type: step\n    command: 'true'\n    on_success: nowhere\n    timout: 3\n", 0o644)
+	writeFile(t, filepath.Join(dir, "good.yaml"), "name: g\nstates:\n  initial: a\n  a: {type: terminal}\n", 0o644)
+	writeFile(t, filepath.Join(dir, "call.yaml"), "name: c\nstates:\n  initial: a\n  a: {type: call_workflow, workflow: ghost}\n", 0o644)
+	res := engineCLI(t, dir, "validate", "bad.yaml", "call.yaml", "good.yaml")
+	lines := strings.Split(res.stdout, "\n")
+	want := []string{
+		"bad.yaml:4:3: state \"a\" on_success: unknown state \"nowhere\"",
+		"bad.yaml:8:5: unknown field \"timout\" in step state \"a\" (did you mean \"timeout\"?)",
+		"call.yaml:4:3: state \"a\": call_workflow: workflow not found: \"ghost\" (looked in ",
+		"good.yaml: ok",
+		"",
+	}
+	if res.code != 1 || len(lines) != len(want) {
+		t.Fatalf("exit %d\n%s", res.code, res.stdout)
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(lines[i], w) || (i != 2 && lines[i] != w) {
+			t.Fatalf("line %d = %q, want %q", i+1, lines[i], w)
+		}
+	}
+	if res := engineCLI(t, dir, "validate", "good.yaml"); res.code != 0 {
+		t.Fatalf("good: %+v", res)
+	}
+}
+
+// The README's first command: the bundled demo runs from the repo root
+// with no agent CLI installed.
+func TestBundledDemo(t *testing.T) {
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	storage := t.TempDir()
+	res := engineCLI(t, root, "run", "examples/demo.yaml", "--storage", storage)
+	if res.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+	verifyStorage(t, storage)
+	for _, want := range []string{"each_file.inspect [2]", "checks.lint", "● summarize success", "verdict: main.go is small", "■ demo finished"} {
+		if !strings.Contains(res.stdout, want) {
+			t.Errorf("demo display lacks %q:\n%s", want, res.stdout)
+		}
+	}
+	if res := engineCLI(t, root, "validate", "examples/demo.yaml", "examples/summarize.yaml"); res.code != 0 {
+		t.Fatalf("validate demo: %s", res.stdout)
+	}
+}
+
+func TestRunMaskSecrets(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "leak.yaml"), "name: leak\nstates:\n  initial: s\n  s: {type: step, command: 'echo token=$DEPLOY_TOKEN'}\n", 0o644)
+	for _, mask := range []bool{false, true} {
+		storage := filepath.Join(dir, fmt.Sprint(mask))
+		args := []string{"run", "leak.yaml", "--storage", storage}
+		if mask {
+			args = append(args, "--mask-secrets")
+		}
+		cmd := exec.Command(engineCLIBinary(t), args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "DEPLOY_TOKEN=s3cr3t-value-123")
+		var errb bytes.Buffer
+		cmd.Stderr = &errb
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("%v %s", err, errb.String())
+		}
+		m := transcriptLine.FindStringSubmatch(errb.String())
+		b, err := os.ReadFile(m[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if leaked := bytes.Contains(b, []byte("s3cr3t-value-123")); leaked == mask {
+			t.Fatalf("mask=%v: secret in transcript = %v\n%s", mask, leaked, b)
+		}
+		if mask && !bytes.Contains(b, []byte("[MASKED]")) {
+			t.Fatalf("no [MASKED] marker:\n%s", b)
+		}
+	}
+}

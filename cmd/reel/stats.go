@@ -1,0 +1,108 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+
+	"github.com/reelhq/reel/internal/query"
+	"github.com/reelhq/reel/internal/rawjson"
+	"github.com/reelhq/reel/internal/runstore"
+	"github.com/reelhq/reel/transcript"
+	"github.com/spf13/cobra"
+)
+
+func newStatsCmd() *cobra.Command {
+	var (
+		refs   runRefFlags
+		all    bool
+		asJSON bool
+	)
+	cmd := &cobra.Command{
+		Use:   "stats [RUN...|--latest|--all]",
+		Short: "Add up tokens, cost, durations and tool calls per run, step, provider and model",
+		Long: `Add up what runs consumed: tokens (input, output, cache, reasoning), cost,
+durations and tool calls, in total and per run, step path, provider, model
+and tool. Named runs include the sub-workflows they called. Without
+arguments, or with --all, every run in the storage is counted.`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var paths []string
+			if all || len(args) == 0 && !refs.latest {
+				var err error
+				if paths, err = refs.store().All(); err != nil {
+					return err
+				}
+			} else {
+				roots, err := refs.resolve(args, 0)
+				if err != nil {
+					return err
+				}
+				paths = withChildren(roots)
+			}
+			rep, err := query.Stats(cmd.Context(), paths, transcript.Limits{})
+			if err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			if asJSON {
+				enc := json.NewEncoder(out)
+				enc.SetIndent("", "  ")
+				if err := enc.Encode(rep); err != nil {
+					return err
+				}
+			} else if err := query.RenderStats(out, rep); err != nil {
+				return err
+			}
+			return reportWarnings(cmd, rep.Warnings)
+		},
+	}
+	refs.register(cmd)
+	cmd.Flags().BoolVar(&all, "all", false, "count every run in the storage")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
+	return cmd
+}
+
+// withChildren adds the transcripts of the sub-workflows the runs called,
+// transitively, each once. Only the call_workflow lines are looked at.
+func withChildren(roots []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	queue := append([]string(nil), roots...)
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		if seen[p] {
+			continue
+		}
+		seen[p] = true
+		out = append(out, p)
+		f, err := os.Open(p)
+		if err != nil {
+			continue // Stats reports it
+		}
+		rd := transcript.NewReader(f)
+		for {
+			line, err := rd.NextLine()
+			if err != nil {
+				var le *transcript.LineError
+				if errors.As(err, &le) && !errors.Is(err, transcript.ErrFileTooLarge) {
+					continue
+				}
+				break
+			}
+			v, ok, _ := rawjson.Field(line, "type")
+			if !ok || string(v) != `"`+string(transcript.CallWorkflowStarted)+`"` {
+				continue
+			}
+			if v, ok, _ = rawjson.Field(line, "child_run_id"); ok {
+				if id, ok := rawjson.String(v); ok {
+					if cp, err := runstore.ChildPath(p, id); err == nil {
+						queue = append(queue, cp)
+					}
+				}
+			}
+		}
+		f.Close()
+	}
+	return out
+}

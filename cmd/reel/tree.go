@@ -1,0 +1,51 @@
+package main
+
+import (
+	"encoding/json"
+
+	"github.com/reelhq/reel/internal/runtree"
+	"github.com/spf13/cobra"
+)
+
+func newTreeCmd() *cobra.Command {
+	var (
+		refs   runRefFlags
+		asJSON bool
+	)
+	cmd := &cobra.Command{
+		Use:   "tree RUN|--latest",
+		Short: "Show the execution tree of a run, with status, duration, tokens and cost",
+		Long: `Rebuild a run's execution tree from its transcript and the transcripts of the
+sub-workflows it called: every step execution on its own line (loop iterations
+and retry attempts apart, parallel branches side by side, sub-workflows nested)
+with status, duration, tokens and cost. A run without run.completed is shown
+as interrupted, and so are the steps it left open.
+
+RUN is a run id, a unique prefix of one, or a transcript file.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			paths, err := refs.resolve(args, 1)
+			if err != nil {
+				return err
+			}
+			tree, err := runtree.Build(paths[0], runtree.Options{})
+			if err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			if asJSON {
+				enc := json.NewEncoder(out)
+				enc.SetIndent("", "  ")
+				if err := enc.Encode(tree); err != nil {
+					return err
+				}
+			} else if err := runtree.Render(out, tree); err != nil {
+				return err
+			}
+			return reportWarnings(cmd, tree.Warnings)
+		},
+	}
+	refs.register(cmd)
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the tree as JSON")
+	return cmd
+}

@@ -1,0 +1,72 @@
+package agent
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestExtractJSON(t *testing.T) {
+	cases := []struct{ in, want string }{
+		{`{"a": 1}`, `{"a":1}`},
+		{"  [1, 2]\n", `[1,2]`},
+		{`"just a string"`, `"just a string"`},
+		{"```json\n{\"a\": [1, 2]}\n```", `{"a":[1,2]}`},
+		{"Here you go:\n\n```\n{\"ok\": true}\n```\nAnything else?", `{"ok":true}`},
+		{"```python\nprint(1)\n```\n```json\n{\"second\": 2}\n```", `{"second":2}`},
+		{"````json\n{\"fence\": \"```\"}\n````", "{\"fence\":\"```\"}"},
+		{"```json\n{\"cut\": 1}", `{"cut":1}`},
+		{"The answer is {\"x\": {\"y\": 1}} as requested.", `{"x":{"y":1}}`},
+		{"List: [\"a\", \"b\"] done", `["a","b"]`},
+	}
+	for _, c := range cases {
+		got, err := ExtractJSON(c.in)
+		if err != nil || string(got) != c.want {
+			t.Errorf("ExtractJSON(%q) = %s, %v; want %s", c.in, got, err, c.want)
+		}
+	}
+	for _, in := range []string{"", "   ", "no json here", "```json\n{broken\n```", "{\"a\": }", strings.Repeat("z", 500)} {
+		_, err := ExtractJSON(in)
+		if !errors.Is(err, ErrNotJSON) {
+			t.Errorf("ExtractJSON(%.40q) err = %v, want ErrNotJSON", in, err)
+		}
+	}
+	_, err := ExtractJSON(strings.Repeat("é", 300))
+	if err == nil || !strings.Contains(err.Error(), "… (600 bytes)") {
+		t.Errorf("long reply quote: %v", err)
+	}
+}
+
+// Whatever the reply, ExtractJSON returns valid compact JSON or ErrNotJSON,
+// and a reply that is JSON comes back as that same value.
+func FuzzExtractJSON(f *testing.F) {
+	for _, s := range []string{`{"a":1}`, "```json\n[1]\n```", "text {\"x\":2} text", "```\n", "\x00\xff{", "[[[", `"\u0000"`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		got, err := ExtractJSON(in)
+		if err != nil {
+			if !errors.Is(err, ErrNotJSON) {
+				t.Fatalf("error %v does not match ErrNotJSON", err)
+			}
+			if json.Valid([]byte(strings.TrimSpace(in))) && strings.TrimSpace(in) != "" {
+				t.Fatalf("valid JSON %q refused: %v", in, err)
+			}
+			return
+		}
+		if !json.Valid(got) {
+			t.Fatalf("ExtractJSON(%q) = %q: not JSON", in, got)
+		}
+		if json.Valid([]byte(in)) {
+			var a, b any
+			if json.Unmarshal([]byte(in), &a) == nil && json.Unmarshal(got, &b) == nil {
+				ja, _ := json.Marshal(a)
+				jb, _ := json.Marshal(b)
+				if string(ja) != string(jb) {
+					t.Fatalf("ExtractJSON(%q) = %s, changed the value", in, got)
+				}
+			}
+		}
+	})
+}

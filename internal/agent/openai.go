@@ -1,0 +1,439 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/shared"
+
+	"github.com/reelhq/reel/internal/tools"
+	"github.com/reelhq/reel/transcript"
+)
+
+const (
+	defaultBaseURL  = "https://api.openai.com/v1"
+	defaultMaxTurns = 20
+)
+
+// ErrMaxTurns is returned when the model still asks for tools after
+// options.max_turns model requests.
+var ErrMaxTurns = errors.New("max_turns reached")
+
+// openAIConfig is an openai_compatible step's options, checked.
+type openAIConfig struct {
+	baseURL     string
+	model       string
+	apiKey      string
+	maxTurns    int
+	maxRetries  int
+	temperature *float64
+	maxTokens   int64
+	tools       []tools.Definition
+	bashTimeout time.Duration
+}
+
+func openAIConfigFrom(req Request) (*openAIConfig, error) {
+	o := req.Options
+	c := &openAIConfig{baseURL: defaultBaseURL, maxTurns: defaultMaxTurns, maxRetries: 2}
+	var err error
+	fail := func(err error) (*openAIConfig, error) {
+		return nil, fmt.Errorf("agent openai_compatible: %w", err)
+	}
+	if s, err := optString(o, "base_url"); err != nil {
+		return fail(err)
+	} else if s != "" {
+		u, perr := url.Parse(s)
+		if perr != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fail(fmt.Errorf("options.base_url %q: want an http or https URL", s))
+		}
+		c.baseURL = strings.TrimRight(s, "/")
+	}
+	if c.model, err = optString(o, "model"); err != nil {
+		return fail(err)
+	}
+	if c.model == "" {
+		return fail(errors.New("options.model is required"))
+	}
+	// The key comes from the environment, never from the workflow file,
+	// unless the user wrote it there themselves (api_key).
+	if c.apiKey, err = optString(o, "api_key"); err != nil {
+		return fail(err)
+	}
+	if c.apiKey == "" {
+		envName := "OPENAI_API_KEY"
+		if s, err := optString(o, "api_key_env"); err != nil {
+			return fail(err)
+		} else if s != "" {
+			envName = s
+		}
+		// No key is fine: local servers (llama.cpp, Ollama, vLLM) need none.
+		c.apiKey, _ = lookupEnv(req.Env, envName)
+	}
+	if n, ok, err := optInt(o, "max_turns"); err != nil {
+		return fail(err)
+	} else if ok {
+		if n < 1 || n > 1000 {
+			return fail(fmt.Errorf("options.max_turns %d: want 1..1000", n))
+		}
+		c.maxTurns = int(n)
+	}
+	if n, ok, err := optInt(o, "max_retries"); err != nil {
+		return fail(err)
+	} else if ok {
+		if n < 0 || n > 10 {
+			return fail(fmt.Errorf("options.max_retries %d: want 0..10", n))
+		}
+		c.maxRetries = int(n)
+	}
+	if f, ok, err := optFloat(o, "temperature"); err != nil {
+		return fail(err)
+	} else if ok {
+		c.temperature = &f
+	}
+	if n, ok, err := optInt(o, "max_tokens"); err != nil {
+		return fail(err)
+	} else if ok {
+		c.maxTokens = n
+	}
+	if n, ok, err := optInt(o, "bash_timeout"); err != nil {
+		return fail(err)
+	} else if ok {
+		c.bashTimeout = time.Duration(n) * time.Second
+	}
+	// options.tools selects builtin tools by name; an empty list offers none.
+	all := tools.Definitions()
+	c.tools = all
+	if names, ok, err := optStrings(o, "tools"); err != nil {
+		return fail(err)
+	} else if ok {
+		c.tools = nil
+		for _, n := range names {
+			i := slices.IndexFunc(all, func(d tools.Definition) bool { return d.Name == n })
+			if i < 0 {
+				return fail(fmt.Errorf("options.tools: unknown tool %q (builtin: Read, Write, Edit, Bash, Glob, Grep)", n))
+			}
+			c.tools = append(c.tools, all[i])
+		}
+	}
+	return c, nil
+}
+
+// toolCall is one tool call assembled from streamed deltas.
+type toolCall struct {
+	id, name string
+	args     strings.Builder
+}
+
+// turn accumulates one streamed model response.
+type turn struct {
+	text, thinking strings.Builder
+	calls          []*toolCall
+	byIndex        map[int64]*toolCall
+	finish         string
+	model          string
+	usage          *transcript.Usage
+}
+
+func (t *turn) add(chunk openai.ChatCompletionChunk) {
+	if chunk.Model != "" {
+		t.model = chunk.Model
+	}
+	if chunk.JSON.Usage.Valid() {
+		u := chunk.Usage
+		t.usage = &transcript.Usage{
+			InputTokens:      u.PromptTokens,
+			OutputTokens:     u.CompletionTokens,
+			CacheReadTokens:  u.PromptTokensDetails.CachedTokens,
+			CacheWriteTokens: u.PromptTokensDetails.CacheWriteTokens,
+			ReasoningTokens:  u.CompletionTokensDetails.ReasoningTokens,
+			TotalTokens:      u.PromptTokens + u.CompletionTokens,
+		}
+	}
+	for _, ch := range chunk.Choices {
+		if ch.Index != 0 {
+			continue // reel asks for one choice; ignore any others
+		}
+		d := ch.Delta
+		t.text.WriteString(d.Content)
+		// reasoning_content (DeepSeek, xAI, vLLM) and reasoning (OpenRouter,
+		// Ollama) are not in the OpenAI schema; the SDK keeps them as extras.
+		for _, key := range []string{"reasoning_content", "reasoning"} {
+			if f, ok := d.JSON.ExtraFields[key]; ok {
+				var s string
+				if json.Unmarshal([]byte(f.Raw()), &s) == nil {
+					t.thinking.WriteString(s)
+				}
+			}
+		}
+		for _, tc := range d.ToolCalls {
+			c := t.byIndex[tc.Index]
+			// A new id at a used index is a new call: some servers send
+			// every call at index 0.
+			if c == nil || (tc.ID != "" && c.id != "" && tc.ID != c.id) {
+				c = &toolCall{}
+				if t.byIndex == nil {
+					t.byIndex = map[int64]*toolCall{}
+				}
+				t.byIndex[tc.Index] = c
+				t.calls = append(t.calls, c)
+			}
+			if tc.ID != "" {
+				c.id = tc.ID
+			}
+			if tc.Function.Name != "" {
+				c.name = tc.Function.Name
+			}
+			c.args.WriteString(tc.Function.Arguments)
+		}
+		if ch.FinishReason != "" {
+			t.finish = ch.FinishReason
+		}
+	}
+}
+
+// toolInput is a call's arguments as recorded: parsed JSON when they parse,
+// else the text the model sent.
+func toolInput(args string) any {
+	if strings.TrimSpace(args) == "" {
+		return map[string]any{}
+	}
+	if json.Valid([]byte(args)) {
+		return json.RawMessage(args)
+	}
+	return args
+}
+
+func (t *turn) blocks() []transcript.ContentBlock {
+	var b []transcript.ContentBlock
+	if s := t.thinking.String(); s != "" {
+		b = append(b, transcript.ContentBlock{Type: transcript.BlockThinking, Fidelity: transcript.FidelityAgentEmitted, Thinking: s})
+	}
+	if s := t.text.String(); s != "" {
+		b = append(b, transcript.ContentBlock{Type: transcript.BlockText, Fidelity: transcript.FidelityAgentEmitted, Text: s})
+	}
+	for _, c := range t.calls {
+		b = append(b, transcript.ContentBlock{
+			Type: transcript.BlockToolUse, Fidelity: transcript.FidelityAgentEmitted,
+			ToolName: c.name, ToolID: c.id, ToolInput: toolInput(c.args.String()),
+		})
+	}
+	return b
+}
+
+func (c *openAIConfig) service() openai.ChatCompletionService {
+	transport := http.DefaultTransport.(*http.Transport).Clone()
+	transport.ResponseHeaderTimeout = 5 * time.Minute
+	// The service is built without openai.NewClient on purpose: the client
+	// reads OPENAI_* from the process environment, while a step's
+	// environment is req.Env and its endpoint is options.base_url.
+	opts := []option.RequestOption{
+		option.WithHTTPClient(&http.Client{Transport: transport}),
+		option.WithBaseURL(c.baseURL + "/"),
+		option.WithMaxRetries(c.maxRetries),
+	}
+	if c.apiKey != "" {
+		opts = append(opts, option.WithAPIKey(c.apiKey))
+	}
+	return openai.NewChatCompletionService(opts...)
+}
+
+func (c *openAIConfig) params(messages []openai.ChatCompletionMessageParamUnion) openai.ChatCompletionNewParams {
+	p := openai.ChatCompletionNewParams{
+		Model:         shared.ChatModel(c.model),
+		Messages:      messages,
+		StreamOptions: openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)},
+	}
+	if c.temperature != nil {
+		p.Temperature = openai.Float(*c.temperature)
+	}
+	if c.maxTokens > 0 {
+		p.MaxTokens = openai.Int(c.maxTokens)
+	}
+	for _, d := range c.tools {
+		p.Tools = append(p.Tools, openai.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{
+			Name:        d.Name,
+			Description: openai.String(d.Description),
+			Parameters:  shared.FunctionParameters(d.Parameters),
+		}))
+	}
+	return p
+}
+
+// describeAPIError adds what the server said to the SDK's bare status line.
+func describeAPIError(err error) error {
+	var apiErr *openai.Error
+	if errors.As(err, &apiErr) {
+		msg := apiErr.Message
+		if msg == "" {
+			msg = strings.TrimSpace(apiErr.RawJSON())
+		}
+		if len(msg) > 500 {
+			msg = msg[:500] + "…"
+		}
+		if msg != "" {
+			return fmt.Errorf("HTTP %d: %s", apiErr.StatusCode, msg)
+		}
+		return fmt.Errorf("HTTP %d", apiErr.StatusCode)
+	}
+	return err
+}
+
+// toolAnswer is what the model gets back for a tool call.
+func toolAnswer(out any, err error) string {
+	var s string
+	switch v := out.(type) {
+	case nil:
+	case string:
+		s = v
+	default:
+		b, merr := json.Marshal(v)
+		if merr != nil {
+			s = fmt.Sprint(v)
+		} else {
+			s = string(b)
+		}
+	}
+	if err != nil {
+		if s != "" {
+			return "error: " + err.Error() + "\n" + s
+		}
+		return "error: " + err.Error()
+	}
+	return s
+}
+
+func (c *openAIConfig) run(ctx context.Context, req Request, emit Emit) (*transcript.AgentResult, error) {
+	res := &transcript.AgentResult{Model: c.model}
+	fail := func(err error) (*transcript.AgentResult, error) {
+		return res, fmt.Errorf("agent openai_compatible: %w", err)
+	}
+	allow := make([]string, 0, len(c.tools))
+	for _, d := range c.tools {
+		allow = append(allow, d.Name)
+	}
+	router, err := tools.NewRouter(req.Dir, tools.Emit(emit), tools.Options{Env: req.Env, BashTimeout: c.bashTimeout, Allow: allow})
+	if err != nil {
+		return fail(err)
+	}
+	svc := c.service()
+	var messages []openai.ChatCompletionMessageParamUnion
+	if req.SystemPrompt != "" {
+		messages = append(messages, openai.SystemMessage(req.SystemPrompt))
+	}
+	messages = append(messages, openai.UserMessage(req.Prompt))
+
+	for n := 1; ; n++ {
+		if n > c.maxTurns {
+			return fail(fmt.Errorf("%w (%d model requests) and the model still asks for tools", ErrMaxTurns, c.maxTurns))
+		}
+		t, err := c.stream(ctx, svc, messages)
+		res.Turns = n
+		if t.model != "" {
+			res.Model = t.model
+		}
+		if t.usage != nil {
+			res.Usage.Add(*t.usage)
+		}
+		// What the model said before a failure is still recorded.
+		if blocks := t.blocks(); len(blocks) > 0 {
+			if eerr := emit(transcript.ExchangeEvent{
+				Type: transcript.MessageAssistant, Timestamp: time.Now(),
+				Payload: &transcript.MessagePayload{Role: "assistant", Blocks: blocks},
+			}); eerr != nil {
+				return fail(fmt.Errorf("record message.assistant: %w", eerr))
+			}
+		}
+		res.Output = t.text.String()
+		if err != nil {
+			return fail(err)
+		}
+		if len(t.calls) == 0 {
+			return res, nil
+		}
+
+		asst := openai.ChatCompletionAssistantMessageParam{}
+		if s := t.text.String(); s != "" {
+			asst.Content.OfString = openai.String(s)
+		}
+		for i, call := range t.calls {
+			if call.id == "" {
+				// Some local servers omit ids; the pair and the reply
+				// still need one to correlate.
+				call.id = fmt.Sprintf("call_%d_%d", n, i)
+			}
+			asst.ToolCalls = append(asst.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{
+				OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{
+					ID:       call.id,
+					Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: call.name, Arguments: call.args.String()},
+				},
+			})
+		}
+		messages = append(messages, openai.ChatCompletionMessageParamUnion{OfAssistant: &asst})
+		for i, call := range t.calls {
+			if cerr := ctx.Err(); cerr != nil {
+				// Calls the model asked for but reel never ran still get
+				// their pair, closed as dangling.
+				if err := closeUnrun(emit, t.calls[i:], cerr); err != nil {
+					return fail(err)
+				}
+				return fail(cerr)
+			}
+			out, err := router.Call(ctx, call.name, call.id, json.RawMessage(call.args.String()))
+			if errors.Is(err, tools.ErrRecord) {
+				return fail(err)
+			}
+			messages = append(messages, openai.ToolMessage(toolAnswer(out, err), call.id))
+		}
+	}
+}
+
+// stream sends one request and accumulates the streamed response. The turn
+// holds whatever arrived even when err is set.
+func (c *openAIConfig) stream(ctx context.Context, svc openai.ChatCompletionService, messages []openai.ChatCompletionMessageParamUnion) (*turn, error) {
+	t := &turn{}
+	s := svc.NewStreaming(ctx, c.params(messages))
+	defer s.Close()
+	for s.Next() {
+		t.add(s.Current())
+	}
+	if err := s.Err(); err != nil {
+		if cerr := ctx.Err(); cerr != nil {
+			return t, fmt.Errorf("%w (POST %s/chat/completions)", cerr, c.baseURL)
+		}
+		return t, fmt.Errorf("POST %s/chat/completions: %w", c.baseURL, describeAPIError(err))
+	}
+	if err := ctx.Err(); err != nil {
+		return t, err
+	}
+	if t.finish == "" {
+		// A stream cut before the model finished must not pass for a
+		// complete answer.
+		return t, fmt.Errorf("POST %s/chat/completions: stream ended before the model finished (no finish_reason)", c.baseURL)
+	}
+	return t, nil
+}
+
+func closeUnrun(emit Emit, calls []*toolCall, reason error) error {
+	for _, c := range calls {
+		in := toolInput(c.args.String())
+		for _, typ := range []transcript.EventType{transcript.ToolCall, transcript.ToolResult} {
+			p := &transcript.ToolPayload{Name: c.name, CallID: c.id, Input: in, Fidelity: transcript.FidelityRouter}
+			if typ == transcript.ToolResult {
+				p.Error = "no result: " + reason.Error()
+			}
+			if err := emit(transcript.ExchangeEvent{Type: typ, Timestamp: time.Now(), Payload: p}); err != nil {
+				return fmt.Errorf("record %s: %w", typ, err)
+			}
+		}
+	}
+	return nil
+}

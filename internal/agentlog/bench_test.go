@@ -1,0 +1,107 @@
+package agentlog
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/reelhq/reel/transcript"
+)
+
+// benchTrace is the sample run exported and repeated to ~1 MiB of records.
+func benchTrace(b *testing.B) []byte {
+	b.Helper()
+	events, err := transcript.ReadFile(writeSample(b, b.TempDir()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	recs, err := FromTranscript(events, ExportOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := Encode(&buf, recs); err != nil {
+		b.Fatal(err)
+	}
+	one := buf.Bytes()
+	lines := bytes.SplitAfter(one, []byte("\n"))
+	out := append([]byte{}, one...)
+	for len(out) < 1<<20 {
+		// Later copies chain onto the first root, which stays the only root.
+		for _, l := range lines[1:] {
+			out = append(out, l...)
+		}
+	}
+	return out
+}
+
+// stdlibRead is the plain standard-library way to read and hash a trace:
+// decode each line, re-marshal the payload (sorted keys) and hash it.
+func stdlibRead(data []byte) int {
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	n := 0
+	for sc.Scan() {
+		var env struct {
+			ID      string `json:"id"`
+			Payload any    `json:"payload"`
+		}
+		if json.Unmarshal(sc.Bytes(), &env) != nil {
+			continue
+		}
+		p, _ := json.Marshal(env.Payload)
+		sha256.Sum256(p)
+		n++
+	}
+	return n
+}
+
+// BenchmarkReadTrace reads and verifies a trace (envelope, canonical JSON,
+// content ids, parents) beside the stdlib baseline.
+func BenchmarkReadTrace(b *testing.B) {
+	data := benchTrace(b)
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	var ours, base time.Duration
+	for i := 0; i < b.N; i++ {
+		t0 := time.Now()
+		recs, err := ReadAll(bytes.NewReader(data), ReadOptions{})
+		ours += time.Since(t0)
+		if err != nil || len(recs) == 0 {
+			b.Fatal(err)
+		}
+		t1 := time.Now()
+		if stdlibRead(data) != len(recs) {
+			b.Fatal("baseline read a different number of records")
+		}
+		base += time.Since(t1)
+	}
+	b.ReportMetric(float64(ours)/float64(base), "x-vs-stdlib")
+}
+
+// BenchmarkContentID hashes one payload beside json.Unmarshal+Marshal+sha256.
+func BenchmarkContentID(b *testing.B) {
+	payload := []byte(`{"model":"claude-opus-4-7","messages":[{"role":"system","content":"You are a careful code reviewer."},{"role":"user","content":"Find all Rust files in this repo.\nThen summarise."}],"params":{"temperature":0.2,"top_p":1.0,"max_tokens":512},"tools":[{"name":"search_files","description":"Search for files matching a glob.","input_schema":{"type":"object","properties":{"query":{"type":"string"}},"required":["query"]}}]}`)
+	b.SetBytes(int64(len(payload)))
+	b.ReportAllocs()
+	var ours, base time.Duration
+	for i := 0; i < b.N; i++ {
+		t0 := time.Now()
+		if _, err := ContentID(payload); err != nil {
+			b.Fatal(err)
+		}
+		ours += time.Since(t0)
+		t1 := time.Now()
+		var v any
+		if err := json.Unmarshal(payload, &v); err != nil {
+			b.Fatal(err)
+		}
+		c, _ := json.Marshal(v)
+		sha256.Sum256(c)
+		base += time.Since(t1)
+	}
+	b.ReportMetric(float64(ours)/float64(base), "x-vs-stdlib")
+}

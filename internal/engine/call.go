@@ -1,0 +1,123 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/reelhq/reel/internal/workflow"
+	"github.com/reelhq/reel/transcript"
+)
+
+// execCall runs a sub-workflow as a child run with its own transcript file.
+func (r *run) execCall(ctx context.Context, sc scope, st *workflow.State) outcome {
+	sp := r.startSpan(sc, st.Name, transcript.KindCallWorkflow, "", 0)
+	failNow := func(format string, args ...any) outcome {
+		o := fail(format, args...)
+		r.setState(st.Name, stateValue(o, "", ""))
+		sp.end("failure", nil, o.err)
+		return o
+	}
+	call := st.Call
+	base := "."
+	if r.wf.File != "" {
+		base = filepath.Dir(r.wf.File)
+	}
+	file, err := workflow.Find(call.Workflow, base, r.e.ProjectDir)
+	if err != nil {
+		return failNow("call_workflow: %v", err)
+	}
+	abs, _ := filepath.Abs(file)
+	for _, f := range r.stack {
+		if f == abs {
+			chain := append(append([]string{}, r.stack...), abs)
+			for i := range chain {
+				chain[i] = filepath.Base(chain[i])
+			}
+			return failNow("call_workflow cycle: %s", strings.Join(chain, " → "))
+		}
+	}
+	if r.depth+1 > r.e.maxDepth() {
+		return failNow("call_workflow: nesting deeper than %d levels", r.e.maxDepth())
+	}
+	child, err := workflow.Load(file, r.e.LoadOptions())
+	if err != nil {
+		return failNow("call_workflow %s: %v", file, err)
+	}
+	data := r.data(sc)
+	given := make(map[string]string, len(call.Inputs))
+	for _, k := range sortedKeys(call.Inputs) {
+		v, err := call.Inputs[k].Execute(data)
+		if err != nil {
+			return failNow("call_workflow input %q: %v", k, err)
+		}
+		given[k] = v
+	}
+	inputs, err := resolveInputs(child, given)
+	if err != nil {
+		return failNow("call_workflow %s: %v", child.Name, err)
+	}
+	childID := transcript.NewRunID()
+	cr, err := r.e.newRun(child, childID, r.id, inputs, r.depth+1, append(append([]string{}, r.stack...), abs), r.audit)
+	if err != nil {
+		return failNow("call_workflow: %v", err)
+	}
+	r.emit(transcript.ExchangeEvent{Type: transcript.CallWorkflowStarted, Path: sp.path, Iteration: sp.iter, ChildRunID: childID,
+		Payload: &transcript.StepPayload{Name: child.Name, Kind: transcript.KindCallWorkflow}})
+
+	cctx := ctx
+	if call.Timeout > 0 {
+		var cancel context.CancelCauseFunc
+		cctx, cancel = context.WithCancelCause(ctx)
+		t := time.AfterFunc(call.Timeout, func() { cancel(fmt.Errorf("call_workflow timed out after %s", call.Timeout)) })
+		defer t.Stop()
+		defer cancel(nil)
+	}
+	rep := cr.execute(cctx)
+	r.addUsage(rep.Usage, rep.CostUSD)
+
+	var o outcome
+	switch {
+	case rep.Status == "success":
+		o = outcome{ok: true}
+	case ctx.Err() != nil:
+		o = cancelledOutcome(ctx)
+	default:
+		o = outcome{exitCode: rep.ExitCode, err: fmt.Sprintf("workflow %s %s: %s", child.Name, rep.Status, rep.Error)}
+		if o.exitCode == 0 {
+			o.exitCode = 1
+		}
+	}
+	outs := map[string]any{}
+	if len(call.Outputs) > 0 {
+		for _, local := range sortedKeys(call.Outputs) {
+			outs[local] = rep.Outputs[call.Outputs[local]]
+		}
+	} else {
+		for k, v := range rep.Outputs {
+			outs[k] = v
+		}
+	}
+	runResult := transcript.RunResult{Status: rep.Status, ExitCode: rep.ExitCode, DurationMS: rep.Duration.Milliseconds(), Usage: rep.Usage, CostUSD: rep.CostUSD}
+	r.emit(transcript.ExchangeEvent{Type: transcript.CallWorkflowCompleted, Path: sp.path, Iteration: sp.iter, ChildRunID: childID,
+		Payload: &transcript.StepPayload{Name: child.Name, Kind: transcript.KindCallWorkflow, Error: rep.Error, Result: runResult}})
+
+	js, _ := json.Marshal(outs)
+	v := stateValue(o, string(js), "")
+	v["Data"] = outs
+	v["JSON"] = outs
+	v["TokensUsed"] = rep.Usage.TotalTokens
+	r.setState(st.Name, v)
+	sp.end(status(o), map[string]any{"child_run_id": childID, "workflow": child.Name, "status": rep.Status, "exit_code": rep.ExitCode, "outputs": outs}, o.err)
+	if rep.RecordError != nil {
+		r.mu.Lock()
+		if r.recErr == nil {
+			r.recErr = fmt.Errorf("child run %s: %w", childID, rep.RecordError)
+		}
+		r.mu.Unlock()
+	}
+	return o
+}

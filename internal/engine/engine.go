@@ -1,0 +1,341 @@
+// Package engine runs workflows loaded by package workflow and records every
+// run as a transcript (one file per run, children in their own files), an
+// audit trail (<storage>/audit.jsonl) and a human-readable display.
+//
+// Choices the specs leave open:
+//
+//   - Flow. After a state, its transitions are tried in order (success and
+//     failure alike), then on_success (on_complete for loops) or
+//     on_failure. A state without a next state ends the run: success when
+//     it succeeded, else failure with the step's exit status (1 for other
+//     kinds). Branches of parallel and loop bodies run as children: their
+//     own on_success/on_failure/transitions are not followed. A terminal
+//     state reached inside a branch or a body ends the whole run.
+//   - Loops. A body stops at its first failing state (unless that state
+//     has continue_on_error) and the loop fails. for_each refuses more
+//     items than max_iterations; while stops at max_iterations and says so
+//     in its result (max_iterations_reached). A template items value is
+//     read as a JSON array, or else as one item per non-empty line.
+//   - Results. {{.states.X.Output}} is stdout without its trailing newline;
+//     the transcript's CommandResult keeps stdout as captured (cut at
+//     OutputLimit, 64 KiB). JSON output is parsed into .JSON. A timeout
+//     gives exit status 124, a cancel 130, a signal 128+n.
+//   - Retry attempts are numbered (payload attempt 1..n) only for states
+//     with retry.max_attempts > 1; otherwise attempt is omitted.
+//   - Processes. Every command runs in its own process group; a timeout or
+//     cancel sends SIGTERM to the group, then SIGKILL after KillGrace.
+//   - call_workflow. The child is found beside the calling file (NAME,
+//     NAME.yaml, NAME.yml) or in <project>/.reel/workflows. Its declared
+//     outputs (expressions such as states.x.Output) are mapped through the
+//     call's outputs ({local: child_output}) into .states.CALL.Data; the
+//     parent's run totals include the child's tokens. Cycles (a file
+//     already on the call stack) and nesting deeper than MaxDepth fail the
+//     call step.
+//   - Coexistence. The audit trail and the display are written from the
+//     same points whether or not the transcript is on; the run id and the
+//     transcript path are the CLI's to print (on stderr), not the
+//     display's.
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/reelhq/reel/internal/workflow"
+	"github.com/reelhq/reel/transcript"
+)
+
+// Defaults.
+const (
+	DefaultOutputLimit = 64 << 10
+	DefaultMaxDepth    = 8
+	// maxStateVisits bounds how many states one run may execute through
+	// its transitions, so a cycle without an exit ends with a clear error.
+	maxStateVisits = 100000
+)
+
+// Engine runs workflows. Configure its fields, Register custom step types,
+// then call Run; Run may be called concurrently once configured.
+type Engine struct {
+	// Storage is the storage directory (transcripts/ and audit.jsonl).
+	Storage string
+	// NoTranscript turns the transcript off; the audit trail and the
+	// display are unchanged.
+	NoTranscript bool
+	// Masker, when set, masks secrets in every transcript event.
+	Masker *transcript.Masker
+	// Fsync is the transcript fsync policy.
+	Fsync transcript.FsyncPolicy
+	// Display receives the human-readable progress; nil discards it.
+	Display io.Writer
+	// OutputLimit caps the stdout and stderr kept per command step
+	// (DefaultOutputLimit when 0).
+	OutputLimit int
+	// MaxDepth bounds call_workflow nesting (DefaultMaxDepth when 0).
+	MaxDepth int
+	// ProjectDir is where .reel/workflows is looked up for call_workflow by
+	// name; "" means the working directory.
+	ProjectDir string
+	// Dir is the working directory of steps without their own dir and of
+	// agents (whose builtin tools are confined to it); "" means the
+	// process's working directory.
+	Dir string
+	// Environ is the environment of steps; nil means os.Environ().
+	Environ []string
+	// Plugins are executable step types (usually from .reel/config.yaml).
+	Plugins map[string]Plugin
+	// KillGrace is how long a cancelled or timed-out process group has
+	// between SIGTERM and SIGKILL (2s when 0).
+	KillGrace time.Duration
+
+	custom    map[string]StepFunc
+	displayMu sync.Mutex
+}
+
+// RunOptions parameterize one run.
+type RunOptions struct {
+	// Inputs are the workflow inputs as text, checked against the
+	// workflow's declarations.
+	Inputs map[string]string
+	// RunID fixes the run id (a UUID v4); empty means a new one.
+	RunID string
+}
+
+// Report describes a finished run.
+type Report struct {
+	RunID string
+	// TranscriptPath is empty when the transcript is off.
+	TranscriptPath string
+	// Status is success, failure or cancelled.
+	Status   string
+	ExitCode int
+	// Error says why a run did not succeed.
+	Error    string
+	Duration time.Duration
+	Usage    transcript.Usage
+	CostUSD  *float64
+	Outputs  map[string]any
+	// RecordError is the first transcript write error, if any; the run
+	// went on without its transcript from that point.
+	RecordError error
+}
+
+// InputError reports workflow inputs that do not fit their declarations.
+type InputError struct{ Problems []string }
+
+func (e *InputError) Error() string { return "invalid inputs: " + strings.Join(e.Problems, "; ") }
+
+// CustomTypes lists the registered and plugin step types, sorted.
+func (e *Engine) CustomTypes() []string {
+	var out []string
+	for k := range e.custom {
+		out = append(out, k)
+	}
+	for k := range e.Plugins {
+		if _, dup := e.custom[k]; !dup {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// LoadOptions returns the workflow loading options matching the engine's
+// custom step types.
+func (e *Engine) LoadOptions() workflow.Options {
+	types := e.CustomTypes()
+	return workflow.Options{
+		CustomType: func(t string) bool {
+			for _, x := range types {
+				if x == t {
+					return true
+				}
+			}
+			return false
+		},
+		CustomTypes: types,
+		ProjectDir:  e.ProjectDir,
+	}
+}
+
+func (e *Engine) outputLimit() int {
+	if e.OutputLimit > 0 {
+		return e.OutputLimit
+	}
+	return DefaultOutputLimit
+}
+
+func (e *Engine) maxDepth() int {
+	if e.MaxDepth > 0 {
+		return e.MaxDepth
+	}
+	return DefaultMaxDepth
+}
+
+func (e *Engine) environ() []string {
+	if e.Environ != nil {
+		return e.Environ
+	}
+	return os.Environ()
+}
+
+func (e *Engine) workDir() string {
+	if e.Dir != "" {
+		return e.Dir
+	}
+	if wd, err := os.Getwd(); err == nil {
+		return wd
+	}
+	return "."
+}
+
+func (e *Engine) killGrace() time.Duration {
+	if e.KillGrace > 0 {
+		return e.KillGrace
+	}
+	return 2 * time.Second
+}
+
+// Run executes wf to the end and returns its report. The error is set only
+// when the run could not start (bad inputs, unwritable storage); a run that
+// starts always ends with a report, also on failure and cancellation.
+func (e *Engine) Run(ctx context.Context, wf *workflow.Workflow, opts RunOptions) (*Report, error) {
+	inputs, err := resolveInputs(wf, opts.Inputs)
+	if err != nil {
+		return nil, err
+	}
+	id := opts.RunID
+	if id == "" {
+		id = transcript.NewRunID()
+	}
+	audit, err := openAudit(e.Storage)
+	if err != nil {
+		return nil, err
+	}
+	defer audit.close()
+	file, _ := filepath.Abs(wf.File)
+	r, err := e.newRun(wf, id, "", inputs, 0, []string{file}, audit)
+	if err != nil {
+		return nil, err
+	}
+	return r.execute(ctx), nil
+}
+
+func (e *Engine) newRun(wf *workflow.Workflow, id, parentID string, inputs map[string]any, depth int, stack []string, audit *auditLog) (*run, error) {
+	r := &run{
+		e: e, wf: wf, id: id, parentID: parentID, inputs: inputs,
+		depth: depth, stack: stack, audit: audit,
+		states: make(map[string]map[string]any, len(wf.States)),
+		env:    envMap(e.environ()),
+	}
+	for name := range wf.States {
+		r.states[name] = emptyState()
+	}
+	if !e.NoTranscript {
+		storage := e.Storage
+		if storage == "" {
+			storage = ".reel/storage"
+		}
+		rec, err := transcript.Create(transcript.Dir(storage), id, transcript.Options{
+			Fsync:       e.Fsync,
+			ParentRunID: parentID,
+			Masker:      e.Masker,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("start transcript of run %s: %w", id, err)
+		}
+		r.rec = rec
+	}
+	return r, nil
+}
+
+// resolveInputs checks the given inputs against the declarations and fills
+// defaults. Integer and boolean inputs become numbers and booleans so that
+// expressions can compare them.
+func resolveInputs(wf *workflow.Workflow, given map[string]string) (map[string]any, error) {
+	out := map[string]any{}
+	var probs []string
+	declared := map[string]bool{}
+	for _, in := range wf.Inputs {
+		declared[in.Name] = true
+		v, ok := given[in.Name]
+		if !ok {
+			if in.Default != nil {
+				v, ok = *in.Default, true
+			} else if in.Required {
+				probs = append(probs, fmt.Sprintf("input %q is required", in.Name))
+				continue
+			}
+		}
+		if !ok {
+			out[in.Name] = ""
+			continue
+		}
+		if err := workflow.CheckInputValue(in, v); err != nil {
+			probs = append(probs, fmt.Sprintf("input %q: %v", in.Name, err))
+			continue
+		}
+		out[in.Name] = typedInput(in.Type, v)
+	}
+	for _, k := range sortedKeys(given) {
+		if !declared[k] {
+			probs = append(probs, fmt.Sprintf("unknown input %q", k))
+		}
+	}
+	if len(probs) > 0 {
+		return nil, &InputError{Problems: probs}
+	}
+	return out, nil
+}
+
+func typedInput(typ, v string) any {
+	switch typ {
+	case "integer":
+		if n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err == nil {
+			return n
+		}
+	case "boolean":
+		if b, err := strconv.ParseBool(strings.TrimSpace(v)); err == nil {
+			return b
+		}
+	}
+	return v
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func envMap(environ []string) map[string]any {
+	m := make(map[string]any, len(environ))
+	for _, kv := range environ {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			m[k] = v
+		}
+	}
+	return m
+}
+
+func emptyState() map[string]any {
+	return map[string]any{
+		"Output": "", "Stderr": "", "ExitCode": 0, "Status": "", "Error": "",
+		"JSON": nil, "Response": nil, "Data": nil, "TokensUsed": int64(0),
+	}
+}
+
+// errCancelled marks an outcome cut short by the run's context.
+var errCancelled = errors.New("cancelled")

@@ -1,0 +1,1082 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/reelhq/reel/internal/verify"
+	"github.com/reelhq/reel/internal/workflow"
+	"github.com/reelhq/reel/transcript"
+)
+
+// harness runs workflows written into a temp dir with a real engine.
+type harness struct {
+	t       *testing.T
+	dir     string
+	storage string
+	display bytes.Buffer
+	e       *Engine
+}
+
+func newHarness(t *testing.T) *harness {
+	t.Helper()
+	dir := t.TempDir()
+	h := &harness{t: t, dir: dir, storage: filepath.Join(dir, "storage")}
+	h.e = &Engine{Storage: h.storage, Display: &h.display, ProjectDir: dir, KillGrace: 200 * time.Millisecond}
+	return h
+}
+
+func (h *harness) write(name, body string) string {
+	h.t.Helper()
+	p := filepath.Join(h.dir, name)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		h.t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		h.t.Fatal(err)
+	}
+	return p
+}
+
+func (h *harness) load(name, body string) *workflow.Workflow {
+	h.t.Helper()
+	wf, err := workflow.Load(h.write(name, body), h.e.LoadOptions())
+	if err != nil {
+		h.t.Fatalf("load %s:\n%v", name, err)
+	}
+	return wf
+}
+
+func (h *harness) run(ctx context.Context, body string, inputs map[string]string) *Report {
+	h.t.Helper()
+	wf := h.load("wf.yaml", body)
+	rep, err := h.e.Run(ctx, wf, RunOptions{Inputs: inputs})
+	if err != nil {
+		h.t.Fatalf("run: %v", err)
+	}
+	h.verify()
+	return rep
+}
+
+// verify checks every transcript in the storage with the verify package.
+func (h *harness) verify() {
+	h.t.Helper()
+	if h.e.NoTranscript {
+		return
+	}
+	rep := verify.Paths([]string{h.storage}, verify.Options{})
+	if rep.Violations() > 0 || len(rep.Unreadable) > 0 {
+		h.t.Fatalf("transcripts fail verification: %v %v", rep.Problems, rep.Unreadable)
+	}
+}
+
+// events reads a transcript as compact lines: "type path@iter kind:name".
+func events(t *testing.T, path string) []string {
+	t.Helper()
+	evs, err := transcript.ReadFile(path)
+	if err != nil {
+		t.Fatalf("read %s: %v", path, err)
+	}
+	var out []string
+	for _, e := range evs {
+		s := fmt.Sprintf("%s %s@%d", e.Type, e.Path, e.Iteration)
+		if p := e.Step(); p != nil {
+			s += " " + p.Kind + ":" + p.Name
+			if p.Attempt > 0 {
+				s += " a" + strconv.Itoa(p.Attempt)
+			}
+			if p.Error != "" && e.Type != transcript.StepStarted {
+				s += " !"
+			}
+		}
+		if e.ChildRunID != "" {
+			s += " child"
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func assertEvents(t *testing.T, got []string, want ...string) {
+	t.Helper()
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("event sequence mismatch\n--- got\n%s\n--- want\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+func readAll(t *testing.T, path string) []transcript.ExchangeEvent {
+	t.Helper()
+	evs, err := transcript.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return evs
+}
+
+func TestCommandTransitionsTerminal(t *testing.T) {
+	h := newHarness(t)
+	rep := h.run(context.Background(), `
+name: flow
+inputs:
+  - name: n
+    type: integer
+    default: "3"
+states:
+  initial: count
+  count:
+    type: step
+    command: echo {{.inputs.n}}
+    transitions:
+      - when: 'states.count.Output == "3" and inputs.n > 2'
+        goto: big
+      - goto: small
+  big:
+    type: step
+    command: exit 4
+    on_failure: recover
+  recover:
+    type: step
+    command: 'echo "code={{.states.big.ExitCode}}"'
+    on_success: done
+  small:
+    type: terminal
+    status: failure
+  done:
+    type: terminal
+    message: 'finished {{.states.recover.Output}}'
+`, nil)
+	if rep.Status != "success" || rep.ExitCode != 0 {
+		t.Fatalf("report %+v", rep)
+	}
+	assertEvents(t, events(t, rep.TranscriptPath),
+		"run.started @0 workflow:flow",
+		"step.started count@0 command:count",
+		"step.completed count@0 command:count",
+		"step.started big@0 command:big",
+		"step.completed big@0 command:big !",
+		"step.started recover@0 command:recover",
+		"step.completed recover@0 command:recover",
+		"step.started done@0 terminal:done",
+		"step.completed done@0 terminal:done",
+		"run.completed @0 workflow:flow",
+	)
+	evs := readAll(t, rep.TranscriptPath)
+	if c := evs[5].Step().Command; c != `echo "code=4"` {
+		t.Errorf("resolved command = %q", c)
+	}
+	var cr transcript.CommandResult
+	if err := transcript.DecodeResult(evs[4].Step().Result, &cr); err != nil || cr.ExitCode != 4 {
+		t.Errorf("big result %+v %v", cr, err)
+	}
+	if !strings.Contains(h.display.String(), "■ finished code=4") {
+		t.Errorf("display lacks terminal message:\n%s", h.display.String())
+	}
+}
+
+func TestInlineOnFailureAndExitStatus(t *testing.T) {
+	h := newHarness(t)
+	rep := h.run(context.Background(), `
+name: f
+states:
+  initial: a
+  a:
+    type: step
+    command: echo boom >&2; exit 3
+    on_failure: {message: "a broke: {{.states.a.Stderr}}", status: 7}
+`, nil)
+	if rep.Status != "failure" || rep.ExitCode != 7 || rep.Error != "a broke: boom\n" {
+		t.Fatalf("report %+v", rep)
+	}
+	evs := readAll(t, rep.TranscriptPath)
+	last := evs[len(evs)-1]
+	var rr transcript.RunResult
+	if err := transcript.DecodeResult(last.Step().Result, &rr); err != nil || rr.Status != "failure" || rr.ExitCode != 7 {
+		t.Fatalf("run result %+v %v", rr, err)
+	}
+	if last.Step().Error == "" {
+		t.Fatal("run.completed has no error")
+	}
+
+	// Without on_failure the run fails with the step's exit status.
+	rep = h.run(context.Background(), `
+name: g
+states:
+  initial: a
+  a: {type: step, command: exit 5}
+`, nil)
+	if rep.ExitCode != 5 || !strings.Contains(rep.Error, `state "a" failed: exit status 5`) {
+		t.Fatalf("report %+v", rep)
+	}
+}
+
+func TestContinueOnErrorAndOutputLimit(t *testing.T) {
+	h := newHarness(t)
+	h.e.OutputLimit = 10
+	rep := h.run(context.Background(), `
+name: c
+states:
+  initial: noisy
+  noisy:
+    type: step
+    command: printf 'abcdefghijklmnopqrstuvwxyz'; exit 1
+    continue_on_error: true
+    on_success: after
+  after: {type: step, command: "true"}
+`, nil)
+	if rep.Status != "success" {
+		t.Fatalf("report %+v", rep)
+	}
+	evs := readAll(t, rep.TranscriptPath)
+	var cr transcript.CommandResult
+	transcript.DecodeResult(evs[2].Step().Result, &cr)
+	if cr.Output != "abcdefghij" || !cr.Truncated || cr.ExitCode != 1 {
+		t.Fatalf("result %+v", cr)
+	}
+}
+
+// Loops inside parallel branches, with max_concurrent 1 so the sequence is
+// exact.
+func TestLoopsInParallelBranches(t *testing.T) {
+	h := newHarness(t)
+	rep := h.run(context.Background(), `
+name: p
+states:
+  initial: fan
+  fan:
+    type: parallel
+    parallel: [left, right]
+    max_concurrent: 1
+    on_success: end
+  left:
+    type: for_each
+    items: '["a","b"]'
+    body: [inner]
+  inner:
+    type: for_each
+    items: [1, 2]
+    body: [leaf]
+  leaf:
+    type: step
+    command: echo {{.loop.Parent.Item}}{{.loop.Item}} {{.loop.First}} {{.loop.Last}}
+  right:
+    type: while
+    while: loop.Index < 2
+    body: [tick]
+  tick: {type: step, command: 'echo {{.loop.Index1}}'}
+  end: {type: terminal}
+`, nil)
+	if rep.Status != "success" {
+		t.Fatalf("report %+v", rep)
+	}
+	assertEvents(t, events(t, rep.TranscriptPath),
+		"run.started @0 workflow:p",
+		"step.started fan@0 parallel:fan",
+		"step.started fan.left@0 for_each:left",
+		"step.started fan.left.inner@0 for_each:inner",
+		"step.started fan.left.inner.leaf@0 command:leaf",
+		"step.completed fan.left.inner.leaf@0 command:leaf",
+		"step.started fan.left.inner.leaf@1 command:leaf",
+		"step.completed fan.left.inner.leaf@1 command:leaf",
+		"step.completed fan.left.inner@0 for_each:inner",
+		"step.started fan.left.inner@1 for_each:inner",
+		"step.started fan.left.inner.leaf@0 command:leaf",
+		"step.completed fan.left.inner.leaf@0 command:leaf",
+		"step.started fan.left.inner.leaf@1 command:leaf",
+		"step.completed fan.left.inner.leaf@1 command:leaf",
+		"step.completed fan.left.inner@1 for_each:inner",
+		"step.completed fan.left@0 for_each:left",
+		"step.started fan.right@0 while:right",
+		"step.started fan.right.tick@0 command:tick",
+		"step.completed fan.right.tick@0 command:tick",
+		"step.started fan.right.tick@1 command:tick",
+		"step.completed fan.right.tick@1 command:tick",
+		"step.completed fan.right@0 while:right",
+		"step.completed fan@0 parallel:fan",
+		"step.started end@0 terminal:end",
+		"step.completed end@0 terminal:end",
+		"run.completed @0 workflow:p",
+	)
+	var outs []string
+	for _, e := range readAll(t, rep.TranscriptPath) {
+		if e.Type == transcript.StepCompleted && e.Step().Name == "leaf" {
+			var cr transcript.CommandResult
+			transcript.DecodeResult(e.Step().Result, &cr)
+			outs = append(outs, strings.TrimSpace(cr.Output))
+		}
+	}
+	if got := strings.Join(outs, "|"); got != "a1 true false|a2 false true|b1 true false|b2 false true" {
+		t.Fatalf("loop variables: %s", got)
+	}
+}
+
+// Retries inside a loop: the body step fails on its first attempt in every
+// iteration and succeeds on the second.
+func TestRetriesInsideLoop(t *testing.T) {
+	h := newHarness(t)
+	marks := filepath.Join(h.dir, "marks")
+	os.Mkdir(marks, 0o755)
+	rep := h.run(context.Background(), fmt.Sprintf(`
+name: r
+states:
+  initial: each
+  each:
+    type: for_each
+    items: '["x","y"]'
+    body: [flaky]
+  flaky:
+    type: step
+    command: 'test -e %[1]s/{{.loop.Item}} || { touch %[1]s/{{.loop.Item}}; exit 9; }'
+    retry: {max_attempts: 3, initial_delay: "1ms", backoff: exponential, jitter: 0.5, retryable_exit_codes: [9]}
+`, marks), nil)
+	if rep.Status != "success" {
+		t.Fatalf("report %+v", rep)
+	}
+	assertEvents(t, events(t, rep.TranscriptPath),
+		"run.started @0 workflow:r",
+		"step.started each@0 for_each:each",
+		"step.started each.flaky@0 command:flaky a1",
+		"step.completed each.flaky@0 command:flaky a1 !",
+		"step.started each.flaky@0 command:flaky a2",
+		"step.completed each.flaky@0 command:flaky a2",
+		"step.started each.flaky@1 command:flaky a1",
+		"step.completed each.flaky@1 command:flaky a1 !",
+		"step.started each.flaky@1 command:flaky a2",
+		"step.completed each.flaky@1 command:flaky a2",
+		"step.completed each@0 for_each:each",
+		"run.completed @0 workflow:r",
+	)
+}
+
+func TestRetryStopsOnNonRetryableExit(t *testing.T) {
+	h := newHarness(t)
+	rep := h.run(context.Background(), `
+name: r
+states:
+  initial: s
+  s:
+    type: step
+    command: exit 2
+    retry: {max_attempts: 5, retryable_exit_codes: [9]}
+`, nil)
+	got := events(t, rep.TranscriptPath)
+	if len(got) != 4 || rep.ExitCode != 2 {
+		t.Fatalf("want one attempt, got %v (%+v)", got, rep)
+	}
+}
+
+func TestBackoff(t *testing.T) {
+	rt := &workflow.Retry{InitialDelay: 100 * time.Millisecond, MaxDelay: time.Second, Multiplier: 2}
+	for _, c := range []struct {
+		backoff string
+		n       int
+		want    time.Duration
+	}{
+		{"constant", 3, 100 * time.Millisecond},
+		{"linear", 3, 300 * time.Millisecond},
+		{"exponential", 1, 100 * time.Millisecond},
+		{"exponential", 3, 400 * time.Millisecond},
+		{"exponential", 10, time.Second},
+	} {
+		rt.Backoff = c.backoff
+		if got := backoff(rt, c.n); got != c.want {
+			t.Errorf("%s attempt %d: %v, want %v", c.backoff, c.n, got, c.want)
+		}
+	}
+	rt.Backoff, rt.Jitter = "constant", 0.5
+	for i := 0; i < 200; i++ {
+		d := backoff(rt, 1)
+		if d < 50*time.Millisecond || d > 150*time.Millisecond {
+			t.Fatalf("jittered delay %v outside ±50%%", d)
+		}
+	}
+}
+
+// Three nested sub-workflows, mixing the nested and flat call forms.
+func TestNestedSubWorkflowsThreeDeep(t *testing.T) {
+	h := newHarness(t)
+	h.write("level2.yaml", `
+name: level2
+inputs: [{name: word, required: true}]
+outputs: [{name: shout, from: states.call3.Data.result}]
+states:
+  initial: call3
+  call3:
+    type: call_workflow
+    workflow: level3
+    inputs: {word: "{{.inputs.word}}"}
+    outputs: {result: upper}
+`)
+	h.write(".reel/workflows/level3.yaml", `
+name: level3
+inputs: [{name: word}]
+outputs: [{name: upper, from: states.up.Output}]
+states:
+  initial: up
+  up: {type: step, command: "echo {{.inputs.word}} | tr a-z A-Z"}
+`)
+	rep := h.run(context.Background(), `
+name: level1
+states:
+  initial: call2
+  call2:
+    type: call_workflow
+    call_workflow:
+      workflow: level2.yaml
+      inputs: {word: hello}
+      outputs: {loud: shout}
+      timeout: 30s
+    on_success: show
+  show: {type: step, command: 'echo got {{.states.call2.Data.loud}}'}
+`, nil)
+	if rep.Status != "success" {
+		t.Fatalf("report %+v", rep)
+	}
+	top := events(t, rep.TranscriptPath)
+	assertEvents(t, top,
+		"run.started @0 workflow:level1",
+		"step.started call2@0 call_workflow:call2",
+		"step.call_workflow.started call2@0 call_workflow:level2 child",
+		"step.call_workflow.completed call2@0 call_workflow:level2 child",
+		"step.completed call2@0 call_workflow:call2",
+		"step.started show@0 command:show",
+		"step.completed show@0 command:show",
+		"run.completed @0 workflow:level1",
+	)
+	evs := readAll(t, rep.TranscriptPath)
+	if evs[6].Step() == nil {
+		t.Fatal("no show result")
+	}
+	var cr transcript.CommandResult
+	transcript.DecodeResult(evs[6].Step().Result, &cr)
+	if cr.Output != "got HELLO\n" {
+		t.Fatalf("output mapped through three levels: %q", cr.Output)
+	}
+	// Follow the child links down: each level has its own file whose
+	// events all carry the parent's run id.
+	parent, path := rep.RunID, rep.TranscriptPath
+	names := []string{"level2", "level3"}
+	for depth := 0; depth < 2; depth++ {
+		var child string
+		for _, e := range readAll(t, path) {
+			if e.Type == transcript.CallWorkflowStarted {
+				child = e.ChildRunID
+			}
+		}
+		if child == "" {
+			t.Fatalf("level %d has no child link", depth+1)
+		}
+		path = filepath.Join(transcript.Dir(h.storage), child+".jsonl")
+		cevs := readAll(t, path)
+		for _, e := range cevs {
+			if e.ParentRunID != parent || e.RunID != child {
+				t.Fatalf("child event %+v: parent %q run %q", e, e.ParentRunID, e.RunID)
+			}
+		}
+		if cevs[0].Step().Name != names[depth] {
+			t.Fatalf("child %d is %s", depth, cevs[0].Step().Name)
+		}
+		parent = child
+	}
+}
+
+func TestCallWorkflowCycleAndDepth(t *testing.T) {
+	h := newHarness(t)
+	h.write("b.yaml", `
+name: b
+states:
+  initial: back
+  back: {type: call_workflow, workflow: wf.yaml}
+`)
+	rep := h.run(context.Background(), `
+name: a
+states:
+  initial: go
+  go: {type: call_workflow, workflow: b}
+`, nil)
+	if rep.Status != "failure" || !strings.Contains(rep.Error, "call_workflow cycle: wf.yaml → b.yaml → wf.yaml") {
+		t.Fatalf("report %+v", rep)
+	}
+	h2 := newHarness(t)
+	h2.e.MaxDepth = 1
+	h2.write("c.yaml", "name: c\nstates:\n  initial: x\n  x: {type: call_workflow, workflow: d}\n")
+	h2.write("d.yaml", "name: d\nstates:\n  initial: x\n  x: {type: step, command: 'true'}\n")
+	rep = h2.run(context.Background(), "name: top\nstates:\n  initial: x\n  x: {type: call_workflow, workflow: c}\n", nil)
+	if rep.Status != "failure" || !strings.Contains(rep.Error, "nesting deeper than 1") {
+		t.Fatalf("report %+v", rep)
+	}
+}
+
+// A timeout kills the whole process group, background children included.
+func TestTimeoutKillsProcessGroup(t *testing.T) {
+	h := newHarness(t)
+	pidFile := filepath.Join(h.dir, "bg.pid")
+	start := time.Now()
+	rep := h.run(context.Background(), fmt.Sprintf(`
+name: t
+states:
+  initial: slow
+  slow:
+    type: step
+    command: 'sleep 30 & echo $! > %s; wait'
+    timeout: 300ms
+`, pidFile), nil)
+	if el := time.Since(start); el > 5*time.Second {
+		t.Fatalf("timeout took %v", el)
+	}
+	if rep.ExitCode != exitTimeout || !strings.Contains(rep.Error, "timed out after 300ms") {
+		t.Fatalf("report %+v", rep)
+	}
+	assertEvents(t, events(t, rep.TranscriptPath),
+		"run.started @0 workflow:t",
+		"step.started slow@0 command:slow",
+		"step.completed slow@0 command:slow !",
+		"run.completed @0 workflow:t !",
+	)
+	b, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	deadline := time.Now().Add(2 * time.Second)
+	for syscall.Kill(pid, 0) == nil {
+		if time.Now().After(deadline) {
+			t.Fatalf("background child %d survived the timeout", pid)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// Cancelling the run stops the running process and still writes
+// run.completed with the reason.
+func TestCancelWritesRunCompleted(t *testing.T) {
+	h := newHarness(t)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	marker := filepath.Join(h.dir, "started")
+	go func() {
+		for {
+			if _, err := os.Stat(marker); err == nil {
+				cancel(fmt.Errorf("received SIGINT"))
+				return
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}()
+	start := time.Now()
+	rep := h.run(ctx, fmt.Sprintf(`
+name: c
+states:
+  initial: fan
+  fan:
+    type: parallel
+    parallel: [a, b]
+    on_success: never
+  a: {type: step, command: 'touch %s; sleep 30'}
+  b: {type: step, command: 'sleep 30'}
+  never: {type: step, command: 'true'}
+`, marker), nil)
+	if time.Since(start) > 5*time.Second {
+		t.Fatal("cancel did not stop the processes")
+	}
+	if rep.Status != "cancelled" || rep.ExitCode != 130 || rep.Error != "cancelled: received SIGINT" {
+		t.Fatalf("report %+v", rep)
+	}
+	got := events(t, rep.TranscriptPath)
+	if got[len(got)-1] != "run.completed @0 workflow:c !" {
+		t.Fatalf("last event %q", got[len(got)-1])
+	}
+	for _, g := range got {
+		if strings.Contains(g, "never") {
+			t.Fatal("a state ran after cancel")
+		}
+	}
+	evs := readAll(t, rep.TranscriptPath)
+	var rr transcript.RunResult
+	transcript.DecodeResult(evs[len(evs)-1].Step().Result, &rr)
+	if rr.Status != "cancelled" {
+		t.Fatalf("run result %+v", rr)
+	}
+}
+
+func TestParallelStrategies(t *testing.T) {
+	for _, c := range []struct {
+		strategy string
+		status   string
+		check    func(t *testing.T, res map[string]any)
+	}{
+		{"all_succeed", "failure", nil},
+		{"any_succeed", "success", nil},
+		{"best_effort", "success", nil},
+	} {
+		t.Run(c.strategy, func(t *testing.T) {
+			h := newHarness(t)
+			start := time.Now()
+			rep := h.run(context.Background(), fmt.Sprintf(`
+name: s
+states:
+  initial: fan
+  fan:
+    type: parallel
+    strategy: %s
+    parallel: [ok, bad, slow]
+  ok: {type: step, command: 'sleep 0.1'}
+  bad: {type: step, command: 'exit 1'}
+  slow: {type: step, command: 'sleep 3'}
+`, c.strategy), nil)
+			el := time.Since(start)
+			if rep.Status != c.status {
+				t.Fatalf("status %s, want %s (%s)", rep.Status, c.status, rep.Error)
+			}
+			// all_succeed stops at the first failure, any_succeed at the
+			// first success; best_effort waits for everything.
+			if c.strategy == "best_effort" && el < 3*time.Second {
+				t.Fatalf("best_effort returned after %v", el)
+			}
+			if c.strategy != "best_effort" && el > 2500*time.Millisecond {
+				t.Fatalf("%s did not cancel the slow branch (%v)", c.strategy, el)
+			}
+			evs := readAll(t, rep.TranscriptPath)
+			var slowStatus string
+			for _, e := range evs {
+				if e.Type == transcript.StepCompleted && e.Path == "fan.slow" {
+					slowStatus = e.Step().Error
+				}
+			}
+			if c.strategy != "best_effort" && !strings.HasPrefix(slowStatus, "cancelled") {
+				t.Fatalf("slow branch error %q, want cancelled", slowStatus)
+			}
+		})
+	}
+}
+
+func TestRegisteredCustomStepAndPlugin(t *testing.T) {
+	h := newHarness(t)
+	err := h.e.Register("greet", func(ctx context.Context, req StepRequest) (StepResult, error) {
+		return StepResult{Output: fmt.Sprintf("hi %v", req.Config["who"]), Data: map[string]any{"path": req.Path}}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.e.Register("step", nil); err == nil {
+		t.Fatal("nil registration accepted")
+	}
+	plugin := h.write("plugins/upper", "#!/bin/sh\nread -r line\nprintf '{\"output\":\"plugin saw %s\",\"data\":{\"n\":7}}' \"$(echo \"$line\" | wc -c | tr -d ' ')\"\n")
+	os.Chmod(plugin, 0o755)
+	h.write(".reel/config.yaml", "plugins:\n  upper:\n    command: ./plugins/upper\n    timeout: 5s\n")
+	cfg, err := LoadProjectConfig(h.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.e.Plugins = cfg.Plugins
+	rep := h.run(context.Background(), `
+name: custom
+states:
+  initial: g
+  g:
+    type: greet
+    config: {who: bob}
+    on_success: u
+  u:
+    type: upper
+    config: {x: 1}
+    on_success: show
+  show: {type: step, command: 'echo {{.states.g.Output}} {{.states.u.Data.n}}'}
+`, nil)
+	if rep.Status != "success" {
+		t.Fatalf("report %+v", rep)
+	}
+	got := events(t, rep.TranscriptPath)
+	assertEvents(t, got,
+		"run.started @0 workflow:custom",
+		"step.started g@0 greet:g",
+		"step.completed g@0 greet:g",
+		"step.started u@0 upper:u",
+		"step.completed u@0 upper:u",
+		"step.started show@0 command:show",
+		"step.completed show@0 command:show",
+		"run.completed @0 workflow:custom",
+	)
+	var cr transcript.CommandResult
+	transcript.DecodeResult(readAll(t, rep.TranscriptPath)[6].Step().Result, &cr)
+	if cr.Output != "hi bob 7\n" {
+		t.Fatalf("output %q", cr.Output)
+	}
+
+	// An unknown type is refused at load time with a suggestion.
+	_, err = workflow.Parse([]byte("name: x\nstates:\n  initial: a\n  a: {type: gret}\n"), "x.yaml", h.e.LoadOptions())
+	if err == nil || !strings.Contains(err.Error(), `x.yaml:4:13: unknown state type "gret"`) || !strings.Contains(err.Error(), `did you mean "greet"`) {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestPluginFailure(t *testing.T) {
+	h := newHarness(t)
+	p := h.write("bad", "#!/bin/sh\ncat >/dev/null\necho '{\"error\":\"quota exceeded\"}'\nexit 3\n")
+	os.Chmod(p, 0o755)
+	h.e.Plugins = map[string]Plugin{"bad": {Command: p}}
+	rep := h.run(context.Background(), "name: b\nstates:\n  initial: x\n  x: {type: bad}\n", nil)
+	if rep.Status != "failure" || !strings.Contains(rep.Error, "quota exceeded") {
+		t.Fatalf("report %+v", rep)
+	}
+}
+
+func TestHTTPOperation(t *testing.T) {
+	var hits int
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits++
+		if hits == 1 {
+			w.WriteHeader(503)
+			return
+		}
+		if r.Method != "POST" || r.Header.Get("X-Token") != "t1" {
+			w.WriteHeader(400)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"greeting":"hello","len":%d}`, r.ContentLength)
+	}))
+	defer srv.Close()
+	h := newHarness(t)
+	rep := h.run(context.Background(), fmt.Sprintf(`
+name: op
+states:
+  initial: call
+  call:
+    type: operation
+    operation: http.request
+    inputs:
+      url: %s/api
+      method: post
+      headers: {X-Token: t1}
+      body: '{"n": {{.inputs.n}}}'
+      retryable_status_codes: [503]
+    retry: {max_attempts: 2}
+    on_success: use
+  use: {type: step, command: 'echo {{.states.call.JSON.greeting}} {{.states.call.Response.status_code}}'}
+inputs: [{name: n, default: "5"}]
+`, srv.URL), nil)
+	if rep.Status != "success" {
+		t.Fatalf("report %+v", rep)
+	}
+	assertEvents(t, events(t, rep.TranscriptPath),
+		"run.started @0 workflow:op",
+		"step.started call@0 operation:call a1",
+		"step.completed call@0 operation:call a1 !",
+		"step.started call@0 operation:call a2",
+		"step.completed call@0 operation:call a2",
+		"step.started use@0 command:use",
+		"step.completed use@0 command:use",
+		"run.completed @0 workflow:op",
+	)
+	var cr transcript.CommandResult
+	transcript.DecodeResult(readAll(t, rep.TranscriptPath)[6].Step().Result, &cr)
+	if cr.Output != "hello 200\n" {
+		t.Fatalf("output %q", cr.Output)
+	}
+}
+
+func TestInputsChecked(t *testing.T) {
+	h := newHarness(t)
+	wf := h.load("in.yaml", `
+name: in
+inputs:
+  - {name: n, type: integer, required: true, validation: {min: 1, max: 5}}
+  - {name: mode, validation: {enum: [fast, slow]}, default: fast}
+states:
+  initial: x
+  x: {type: step, command: 'true'}
+`)
+	_, err := h.e.Run(context.Background(), wf, RunOptions{Inputs: map[string]string{"n": "9", "mode": "warp", "extra": "1"}})
+	if err == nil {
+		t.Fatal("bad inputs accepted")
+	}
+	for _, want := range []string{`input "n"`, "above the maximum 5", `"warp" is not one of fast, slow`, `unknown input "extra"`} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q lacks %q", err, want)
+		}
+	}
+}
+
+func TestWhileMaxIterationsAndBreakWhen(t *testing.T) {
+	h := newHarness(t)
+	rep := h.run(context.Background(), `
+name: w
+states:
+  initial: spin
+  spin:
+    type: while
+    while: 'true'
+    max_iterations: 3
+    body: [b]
+    on_success: each
+  b: {type: step, command: 'echo {{.loop.Index}}'}
+  each:
+    type: for_each
+    items: "a\nb\nc\n"
+    body: [c]
+    break_when: 'states.c.Output == "b"'
+  c: {type: step, command: 'echo {{.loop.Item}}'}
+`, nil)
+	if rep.Status != "success" {
+		t.Fatalf("report %+v", rep)
+	}
+	var spin, each map[string]any
+	for _, e := range readAll(t, rep.TranscriptPath) {
+		if e.Type == transcript.StepCompleted && e.Path == "spin" {
+			transcript.DecodeResult(e.Step().Result, &spin)
+		}
+		if e.Type == transcript.StepCompleted && e.Path == "each" {
+			transcript.DecodeResult(e.Step().Result, &each)
+		}
+	}
+	if spin["iterations"] != float64(3) || spin["max_iterations_reached"] != true {
+		t.Fatalf("while result %v", spin)
+	}
+	if each["iterations"] != float64(2) || each["broke"] != true || each["items"] != float64(3) {
+		t.Fatalf("for_each result %v", each)
+	}
+}
+
+// An agent step runs the provider executable named by options.command (a
+// script replaying a recorded claude stream) and records the exchange under
+// the step's path and iteration.
+func TestAgentStepReplaysRecording(t *testing.T) {
+	fake, err := filepath.Abs("testdata/fake-claude")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t)
+	rep := h.run(context.Background(), fmt.Sprintf(`
+name: ag
+states:
+  initial: each
+  each:
+    type: for_each
+    items: '["main.go"]'
+    body: [review]
+    on_complete: after
+  review:
+    type: agent
+    provider: claude
+    prompt: 'Review {{.loop.Item}}'
+    system_prompt: Be brief.
+    options: {command: %q, model: claude-sonnet-4-5}
+  after: {type: step, command: 'echo "{{.states.review.Output}}" {{.states.review.TokensUsed}}'}
+`, fake), nil)
+	if rep.Status != "success" {
+		t.Fatalf("report %+v", rep)
+	}
+	got := events(t, rep.TranscriptPath)
+	// The order of the provider's own events inside the step is package
+	// agent's business; the engine's part is that they all sit between the
+	// step's started and completed, under its path and iteration.
+	if len(got) == 13 {
+		sort.Strings(got[4:8])
+	}
+	assertEvents(t, got,
+		"run.started @0 workflow:ag",
+		"step.started each@0 for_each:each",
+		"step.started each.review@0 agent:review",
+		"message.user each.review@0",
+		"message.assistant each.review@0",
+		"message.assistant each.review@0",
+		"tool.call each.review@0",
+		"tool.result each.review@0",
+		"step.completed each.review@0 agent:review",
+		"step.completed each@0 for_each:each",
+		"step.started after@0 command:after",
+		"step.completed after@0 command:after",
+		"run.completed @0 workflow:ag",
+	)
+	evs := readAll(t, rep.TranscriptPath)
+	mu := evs[3].Message()
+	if mu == nil || len(mu.Blocks) != 2 || mu.Blocks[0].Text != "Review main.go" || mu.Blocks[1].Text != "Be brief." {
+		t.Fatalf("message.user %+v", evs[3].Payload)
+	}
+	var ar transcript.AgentResult
+	if err := transcript.DecodeResult(evs[8].Step().Result, &ar); err != nil || ar.Output != "LGTM: main.go is an empty program." || ar.Usage.TotalTokens == 0 {
+		t.Fatalf("agent result %+v %v", ar, err)
+	}
+	if rep.Usage.TotalTokens != ar.Usage.TotalTokens || rep.CostUSD == nil {
+		t.Fatalf("run usage %+v cost %v, agent %+v", rep.Usage, rep.CostUSD, ar.Usage)
+	}
+	var cr transcript.CommandResult
+	transcript.DecodeResult(evs[11].Step().Result, &cr)
+	if cr.Output != fmt.Sprintf("LGTM: main.go is an empty program. %d\n", ar.Usage.TotalTokens) {
+		t.Fatalf("after output %q", cr.Output)
+	}
+}
+
+// openAIServer streams recorded-shape chat.completion.chunk responses: the
+// first asks for the Read tool, the second answers with text.
+func openAIServer(t *testing.T) *httptest.Server {
+	chunk := func(delta, finish string, usage string) string {
+		fin := "null"
+		if finish != "" {
+			fin = `"` + finish + `"`
+		}
+		return `data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1763780000,"model":"local-model","choices":[{"index":0,"delta":` + delta + `,"finish_reason":` + fin + `}],"usage":` + usage + "}\n\n"
+	}
+	turns := []string{
+		chunk(`{"role":"assistant","content":""}`, "", "null") +
+			chunk(`{"tool_calls":[{"index":0,"id":"call_read1","type":"function","function":{"name":"Read","arguments":""}}]}`, "", "null") +
+			chunk(`{"tool_calls":[{"index":0,"function":{"arguments":"{\"file_path\":\"note.txt\"}"}}]}`, "", "null") +
+			chunk(`{}`, "tool_calls", `{"prompt_tokens":40,"completion_tokens":9,"total_tokens":49}`) + "data: [DONE]\n\n",
+		chunk(`{"role":"assistant","content":"The note says: "}`, "", "null") +
+			chunk(`{"content":"hello from disk"}`, "", "null") +
+			chunk(`{}`, "stop", `{"prompt_tokens":70,"completion_tokens":6,"total_tokens":76}`) + "data: [DONE]\n\n",
+	}
+	n := 0
+	var mu = make(chan struct{}, 1)
+	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu <- struct{}{}
+		defer func() { <-mu }()
+		if n >= len(turns) {
+			http.Error(w, "no more turns", 500)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, turns[n])
+		n++
+	}))
+}
+
+// The openai_compatible provider runs over HTTP with reel's router serving
+// the Read tool inside the working directory.
+func TestOpenAICompatibleAgentWithRouter(t *testing.T) {
+	srv := openAIServer(t)
+	defer srv.Close()
+	h := newHarness(t)
+	h.e.Dir = h.dir
+	h.write("note.txt", "hello from disk\n")
+	h.e.Environ = append(os.Environ(), "TEST_OPENAI_KEY=sk-test")
+	rep := h.run(context.Background(), fmt.Sprintf(`
+name: oa
+states:
+  initial: ask
+  ask:
+    type: agent
+    provider: openai_compatible
+    prompt: What does note.txt say?
+    options: {base_url: %q, model: local-model, api_key_env: TEST_OPENAI_KEY}
+`, srv.URL+"/v1"), nil)
+	if rep.Status != "success" {
+		t.Fatalf("report %+v", rep)
+	}
+	var calls, results int
+	var ar transcript.AgentResult
+	for _, e := range readAll(t, rep.TranscriptPath) {
+		switch e.Type {
+		case transcript.ToolCall:
+			calls++
+			if e.Tool().Fidelity != transcript.FidelityRouter || e.Path != "ask" {
+				t.Fatalf("tool.call %+v", e)
+			}
+		case transcript.ToolResult:
+			results++
+		case transcript.StepCompleted:
+			transcript.DecodeResult(e.Step().Result, &ar)
+		}
+	}
+	if calls != 1 || results != 1 || !strings.Contains(ar.Output, "hello from disk") || rep.Usage.TotalTokens != 125 {
+		t.Fatalf("calls %d results %d result %+v usage %+v", calls, results, ar, rep.Usage)
+	}
+}
+
+func TestScriptFileDirAndCallTimeout(t *testing.T) {
+	h := newHarness(t)
+	h.e.Dir = h.dir
+	h.write("scripts/hello.sh", "echo \"script in $(basename \"$PWD\") for {{.inputs.who}}\"\n")
+	os.Mkdir(filepath.Join(h.dir, "work"), 0o755)
+	h.write("slowchild.yaml", "name: slowchild\nstates:\n  initial: s\n  s: {type: step, command: 'sleep 30'}\n")
+	start := time.Now()
+	rep := h.run(context.Background(), `
+name: sf
+inputs: [{name: who, default: you}]
+states:
+  initial: s
+  s:
+    type: step
+    script_file: scripts/hello.sh
+    dir: work
+    on_success: call
+  call:
+    type: call_workflow
+    workflow: slowchild
+    timeout: 300ms
+    on_failure: after
+  after: {type: step, command: 'echo "{{.states.s.Output}} / {{.states.call.Status}}"'}
+`, nil)
+	if time.Since(start) > 5*time.Second || rep.Status != "success" {
+		t.Fatalf("report %+v after %v", rep, time.Since(start))
+	}
+	evs := readAll(t, rep.TranscriptPath)
+	last := evs[len(evs)-2]
+	var cr transcript.CommandResult
+	transcript.DecodeResult(last.Step().Result, &cr)
+	if cr.Output != "script in work for you / failure\n" {
+		t.Fatalf("output %q", cr.Output)
+	}
+	var childErr string
+	for _, e := range evs {
+		if e.Type == transcript.CallWorkflowCompleted {
+			childErr = e.Step().Error
+		}
+	}
+	if childErr != "cancelled: call_workflow timed out after 300ms" {
+		t.Fatalf("child error %q", childErr)
+	}
+}
+
+// Branches run concurrently: the events of different branches interleave,
+// but each branch's own sequence is exact and the transcript verifies.
+func TestConcurrentBranchesKeepTheirOrder(t *testing.T) {
+	h := newHarness(t)
+	rep := h.run(context.Background(), `
+name: cc
+states:
+  initial: fan
+  fan:
+    type: parallel
+    parallel: [l1, l2, l3]
+  l1: {type: for_each, items: '[1,2,3]', body: [s1]}
+  s1: {type: step, command: 'echo {{.loop.Item}}'}
+  l2: {type: for_each, items: '[1,2,3]', body: [s2]}
+  s2: {type: step, command: 'echo {{.loop.Item}}'}
+  l3: {type: step, command: 'true', retry: {max_attempts: 2}}
+`, nil)
+	if rep.Status != "success" {
+		t.Fatalf("report %+v", rep)
+	}
+	got := events(t, rep.TranscriptPath)
+	for _, b := range []string{"l1", "l2"} {
+		var sub []string
+		for _, g := range got {
+			if strings.Contains(g, " fan."+b) {
+				sub = append(sub, g)
+			}
+		}
+		want := []string{"step.started fan." + b + "@0 for_each:" + b}
+		s := "s" + b[1:]
+		for i := 0; i < 3; i++ {
+			want = append(want,
+				fmt.Sprintf("step.started fan.%s.%s@%d command:%s", b, s, i, s),
+				fmt.Sprintf("step.completed fan.%s.%s@%d command:%s", b, s, i, s))
+		}
+		want = append(want, "step.completed fan."+b+"@0 for_each:"+b)
+		assertEvents(t, sub, want...)
+	}
+	if got[1] != "step.started fan@0 parallel:fan" || got[len(got)-2] != "step.completed fan@0 parallel:fan" {
+		t.Fatalf("parallel does not enclose its branches:\n%s", strings.Join(got, "\n"))
+	}
+}

@@ -1,0 +1,349 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"strings"
+	"time"
+
+	"github.com/reelhq/reel/internal/workflow"
+	"github.com/reelhq/reel/transcript"
+)
+
+// scope is where a state runs: the path prefix of its parent (parallel
+// block or loop), the innermost loop index, and the loop variables.
+type scope struct {
+	prefix    string
+	iteration int
+	loop      map[string]any
+}
+
+// outcome is how a state execution ended.
+type outcome struct {
+	ok        bool
+	exitCode  int
+	err       string
+	cancelled bool
+	// final forbids another retry attempt.
+	final bool
+	// end is set when the state ends the whole run (terminal state or an
+	// inline on_failure reached inside a nested construct).
+	end *ending
+}
+
+// ending is how a run ends.
+type ending struct {
+	status   string // success | failure | cancelled
+	exitCode int
+	message  string
+}
+
+func fail(format string, args ...any) outcome {
+	return outcome{exitCode: 1, err: fmt.Sprintf(format, args...)}
+}
+
+func cancelledOutcome(ctx context.Context) outcome {
+	return outcome{exitCode: 130, err: cancelReason(ctx), cancelled: true}
+}
+
+func cancelReason(ctx context.Context) string {
+	if c := context.Cause(ctx); c != nil && !errors.Is(c, context.Canceled) {
+		return "cancelled: " + c.Error()
+	}
+	return "cancelled"
+}
+
+func status(o outcome) string {
+	switch {
+	case o.cancelled:
+		return "cancelled"
+	case o.ok:
+		return "success"
+	}
+	return "failure"
+}
+
+// execute runs the state machine and writes the run's lifecycle.
+func (r *run) execute(ctx context.Context) *Report {
+	r.started = time.Now()
+	r.emit(transcript.ExchangeEvent{Type: transcript.RunStarted,
+		Payload: &transcript.StepPayload{Name: r.wf.Name, Kind: transcript.KindWorkflow}})
+	r.audit.write(auditEntry{Event: "workflow.started", RunID: r.id, ParentRunID: r.parentID, Workflow: r.wf.Name, Kind: transcript.KindWorkflow})
+	r.display(fmt.Sprintf("%s● %s", r.indent(), r.wf.Name))
+
+	end := r.machine(ctx)
+
+	d := time.Since(r.started)
+	rep := &Report{RunID: r.id, Status: end.status, ExitCode: end.exitCode, Duration: d}
+	if end.status != "success" {
+		rep.Error = end.message
+	}
+	if rep.Status == "success" {
+		outs, err := r.outputs()
+		if err != nil {
+			rep.Status, rep.ExitCode, rep.Error = "failure", 1, err.Error()
+		}
+		rep.Outputs = outs
+	}
+	r.mu.Lock()
+	rep.Usage, rep.CostUSD = r.usage, r.cost
+	r.mu.Unlock()
+	r.emit(transcript.ExchangeEvent{Type: transcript.RunCompleted,
+		Payload: &transcript.StepPayload{Name: r.wf.Name, Kind: transcript.KindWorkflow, Error: rep.Error,
+			Result: transcript.RunResult{Status: rep.Status, ExitCode: rep.ExitCode, DurationMS: d.Milliseconds(), Usage: rep.Usage, CostUSD: rep.CostUSD}}})
+	ec := rep.ExitCode
+	r.audit.write(auditEntry{Event: "workflow.completed", RunID: r.id, ParentRunID: r.parentID, Workflow: r.wf.Name, Kind: transcript.KindWorkflow, Status: rep.Status, DurationMS: d.Milliseconds(), ExitCode: &ec, Error: rep.Error})
+	line := fmt.Sprintf("%s● %s %s (%s)", r.indent(), r.wf.Name, rep.Status, fmtDuration(d))
+	if rep.Error != "" {
+		line += ": " + firstLine(rep.Error)
+	}
+	r.display(line)
+	if r.rec != nil {
+		rep.TranscriptPath = r.rec.Path()
+		if err := r.rec.Close(); err != nil && r.recErr == nil {
+			r.recErr = err
+		}
+	}
+	rep.RecordError = r.recErr
+	return rep
+}
+
+// machine follows the states from the initial one.
+func (r *run) machine(ctx context.Context) ending {
+	cur := r.wf.Initial
+	for visits := 0; ; visits++ {
+		if visits >= maxStateVisits {
+			return ending{"failure", 1, fmt.Sprintf("run stopped after %d state executions: the transitions loop without reaching an end", maxStateVisits)}
+		}
+		if ctx.Err() != nil {
+			return ending{"cancelled", 130, cancelReason(ctx)}
+		}
+		st := r.wf.States[cur]
+		out := r.exec(ctx, scope{}, st)
+		if out.end != nil {
+			return *out.end
+		}
+		if out.cancelled || ctx.Err() != nil {
+			return ending{"cancelled", 130, cancelReason(ctx)}
+		}
+		next, end, err := r.next(st, out, scope{})
+		if err != nil {
+			return ending{"failure", 1, err.Error()}
+		}
+		if end != nil {
+			return *end
+		}
+		cur = next
+	}
+}
+
+// next picks the state after st: transitions in order, then on_success /
+// on_failure. A nil end and empty next cannot both happen.
+func (r *run) next(st *workflow.State, out outcome, sc scope) (string, *ending, error) {
+	if len(st.Transitions) > 0 {
+		env := r.exprEnv(sc)
+		for _, t := range st.Transitions {
+			if t.When == nil {
+				return t.Goto, nil, nil
+			}
+			ok, err := t.When.True(env)
+			if err != nil {
+				return "", nil, fmt.Errorf("state %q transition: %w", st.Name, err)
+			}
+			if ok {
+				return t.Goto, nil, nil
+			}
+		}
+	}
+	if out.ok || st.ContinueOnError {
+		next := st.OnSuccess
+		if st.OnComplete != "" {
+			next = st.OnComplete
+		}
+		if next == "" {
+			return "", &ending{"success", 0, ""}, nil
+		}
+		return next, nil, nil
+	}
+	if f := st.OnFailure; f != nil {
+		if !f.Inline {
+			return f.State, nil, nil
+		}
+		msg, err := f.Message.Execute(r.data(sc))
+		if err != nil {
+			msg = err.Error()
+		}
+		if msg == "" {
+			msg = fmt.Sprintf("state %q failed: %s", st.Name, out.err)
+		}
+		r.display(r.indent() + "■ " + msg)
+		return "", &ending{"failure", f.Status, msg}, nil
+	}
+	msg := fmt.Sprintf("state %q failed", st.Name)
+	if out.err != "" {
+		msg += ": " + out.err
+	}
+	code := 1
+	if out.exitCode > 0 && out.exitCode < 256 && st.Type == workflow.TypeStep {
+		code = out.exitCode
+	}
+	return "", &ending{"failure", code, msg}, nil
+}
+
+// exec runs one state (every attempt) and records it.
+func (r *run) exec(ctx context.Context, sc scope, st *workflow.State) outcome {
+	if ctx.Err() != nil {
+		return cancelledOutcome(ctx)
+	}
+	switch st.Type {
+	case workflow.TypeStep:
+		return r.execCommand(ctx, sc, st)
+	case workflow.TypeTerminal:
+		return r.execTerminal(sc, st)
+	case workflow.TypeParallel:
+		return r.execParallel(ctx, sc, st)
+	case workflow.TypeForEach:
+		return r.execForEach(ctx, sc, st)
+	case workflow.TypeWhile:
+		return r.execWhile(ctx, sc, st)
+	case workflow.TypeCallWorkflow:
+		return r.execCall(ctx, sc, st)
+	case workflow.TypeOperation:
+		return r.execOperation(ctx, sc, st)
+	case workflow.TypeAgent:
+		return r.execAgent(ctx, sc, st)
+	}
+	return r.execCustom(ctx, sc, st)
+}
+
+func (r *run) execTerminal(sc scope, st *workflow.State) outcome {
+	sp := r.startSpan(sc, st.Name, transcript.KindTerminal, "", 0)
+	msg, err := st.Message.Execute(r.data(sc))
+	if err != nil {
+		sp.end("failure", nil, err.Error())
+		return outcome{exitCode: 1, err: err.Error(), end: &ending{"failure", 1, err.Error()}}
+	}
+	code := 0
+	if st.Status == "failure" {
+		code = 1
+	}
+	sp.end(st.Status, map[string]any{"status": st.Status, "message": msg}, "")
+	if msg != "" {
+		r.display(r.indent() + "■ " + msg)
+	}
+	e := &ending{st.Status, code, ""}
+	if st.Status == "failure" {
+		e.message = msg
+		if msg == "" {
+			e.message = fmt.Sprintf("terminal state %q", st.Name)
+		}
+	}
+	return outcome{ok: st.Status == "success", exitCode: code, end: e}
+}
+
+// setState stores a state's result for later templates and expressions.
+func (r *run) setState(name string, v map[string]any) {
+	r.mu.Lock()
+	r.states[name] = v
+	r.mu.Unlock()
+}
+
+// stateValue builds the template/expression view of a result.
+func stateValue(o outcome, output, stderr string) map[string]any {
+	v := emptyState()
+	v["Output"] = strings.TrimRight(output, "\r\n")
+	v["Stderr"] = stderr
+	v["ExitCode"] = o.exitCode
+	v["Status"] = status(o)
+	v["Error"] = o.err
+	if js := parseJSON(output); js != nil {
+		// .Response is the spec's other name for parsed output; an
+		// operation replaces it with its outputs (status_code, body, ...)
+		v["JSON"] = js
+		v["Response"] = js
+	}
+	return v
+}
+
+// parseJSON returns output parsed as JSON when it is a JSON object or
+// array, else nil.
+func parseJSON(s string) any {
+	s = strings.TrimSpace(s)
+	if s == "" || (s[0] != '{' && s[0] != '[') {
+		return nil
+	}
+	var v any
+	if json.Unmarshal([]byte(s), &v) != nil {
+		return nil
+	}
+	return v
+}
+
+// data is the template data of a state in scope sc.
+func (r *run) data(sc scope) map[string]any {
+	r.mu.Lock()
+	states := maps.Clone(r.states)
+	r.mu.Unlock()
+	loop := sc.loop
+	if loop == nil {
+		loop = map[string]any{}
+	}
+	return map[string]any{
+		"inputs":   r.inputs,
+		"states":   states,
+		"env":      r.env,
+		"loop":     loop,
+		"workflow": map[string]any{"name": r.wf.Name, "run_id": r.id},
+	}
+}
+
+// exprEnv is the environment of when/while/break_when expressions.
+func (r *run) exprEnv(sc scope) map[string]any { return r.data(sc) }
+
+// outputs evaluates the workflow's declared outputs.
+func (r *run) outputs() (map[string]any, error) {
+	if len(r.wf.Outputs) == 0 {
+		return nil, nil
+	}
+	env := r.data(scope{})
+	out := make(map[string]any, len(r.wf.Outputs))
+	for _, o := range r.wf.Outputs {
+		v, err := o.From.Eval(env)
+		if err != nil {
+			return nil, fmt.Errorf("output %q: %w", o.Name, err)
+		}
+		out[o.Name] = v
+	}
+	return out, nil
+}
+
+func (r *run) addUsage(u transcript.Usage, cost *float64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.usage.Add(u)
+	if cost != nil {
+		c := *cost
+		if r.cost != nil {
+			c += *r.cost
+		}
+		r.cost = &c
+	}
+}
+
+// sleepCtx waits d or until ctx is done.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}

@@ -1,0 +1,272 @@
+package engine
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/reelhq/reel/internal/workflow"
+	"github.com/reelhq/reel/transcript"
+)
+
+// run is one execution of one workflow (a child run has its own).
+type run struct {
+	e        *Engine
+	wf       *workflow.Workflow
+	id       string
+	parentID string
+	inputs   map[string]any
+	env      map[string]any
+	depth    int
+	stack    []string // absolute workflow files from the root run down
+	audit    *auditLog
+	rec      *transcript.Recorder
+
+	mu      sync.Mutex
+	states  map[string]map[string]any
+	usage   transcript.Usage
+	cost    *float64
+	recErr  error
+	started time.Time
+}
+
+// emit records e in the transcript. A write error is kept and reported in
+// the run's report; the run itself goes on, since the audit trail and the
+// display still describe it.
+func (r *run) emit(ev transcript.ExchangeEvent) {
+	if r.rec == nil {
+		return
+	}
+	if _, err := r.rec.Record(ev); err != nil {
+		r.mu.Lock()
+		if r.recErr == nil {
+			r.recErr = err
+		}
+		r.mu.Unlock()
+	}
+}
+
+// span is one step execution (one attempt) between its started and
+// completed events.
+type span struct {
+	r       *run
+	path    string
+	iter    int
+	name    string
+	kind    string
+	attempt int
+	start   time.Time
+}
+
+func joinPath(prefix, name string) string {
+	if prefix == "" {
+		return name
+	}
+	return prefix + "." + name
+}
+
+func (r *run) startSpan(sc scope, name, kind, command string, attempt int) *span {
+	sp := &span{r: r, path: joinPath(sc.prefix, name), iter: sc.iteration, name: name, kind: kind, attempt: attempt, start: time.Now()}
+	r.emit(transcript.ExchangeEvent{
+		Type: transcript.StepStarted, Path: sp.path, Iteration: sp.iter,
+		Payload: &transcript.StepPayload{Name: name, Kind: kind, Command: command, Attempt: attempt},
+	})
+	r.audit.write(auditEntry{Event: "step.started", RunID: r.id, Workflow: r.wf.Name, Path: sp.path, Iteration: sp.iter, Attempt: attempt, Kind: kind})
+	r.display(sp.startLine())
+	return sp
+}
+
+func (sp *span) startLine() string {
+	var b strings.Builder
+	b.WriteString(sp.r.indent())
+	b.WriteString("▶ ")
+	b.WriteString(sp.label())
+	return b.String()
+}
+
+func (sp *span) label() string {
+	l := sp.path
+	if sp.r.loopDepthOf(sp.path) > 0 {
+		l += fmt.Sprintf(" [%d]", sp.iter)
+	}
+	if sp.attempt > 1 {
+		l += fmt.Sprintf(" (attempt %d)", sp.attempt)
+	}
+	return l
+}
+
+// end closes the span. status is success, failure or cancelled.
+func (sp *span) end(status string, result any, errMsg string) {
+	r := sp.r
+	d := time.Since(sp.start)
+	r.emit(transcript.ExchangeEvent{
+		Type: transcript.StepCompleted, Path: sp.path, Iteration: sp.iter,
+		Payload: &transcript.StepPayload{Name: sp.name, Kind: sp.kind, Attempt: sp.attempt, Error: errMsg, Result: result},
+	})
+	r.audit.write(auditEntry{Event: "step.completed", RunID: r.id, Workflow: r.wf.Name, Path: sp.path, Iteration: sp.iter, Attempt: sp.attempt, Kind: sp.kind, Status: status, DurationMS: d.Milliseconds(), Error: errMsg})
+	mark := "✔"
+	switch status {
+	case "failure":
+		mark = "✘"
+	case "cancelled":
+		mark = "⊘"
+	}
+	line := fmt.Sprintf("%s%s %s (%s)", r.indent(), mark, sp.label(), fmtDuration(d))
+	if errMsg != "" {
+		line += ": " + firstLine(errMsg)
+	}
+	r.display(line)
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i] + " …"
+	}
+	return s
+}
+
+// loopDepthOf tells whether a path sits inside a loop (its iteration is
+// worth showing).
+func (r *run) loopDepthOf(path string) int {
+	n := 0
+	parts := strings.Split(path, ".")
+	for _, p := range parts[:len(parts)-1] {
+		if s := r.wf.States[p]; s != nil && (s.Type == workflow.TypeForEach || s.Type == workflow.TypeWhile) {
+			n++
+		}
+	}
+	return n
+}
+
+func (r *run) indent() string { return strings.Repeat("  ", r.depth) }
+
+func fmtDuration(d time.Duration) string {
+	switch {
+	case d < time.Second:
+		return fmt.Sprintf("%dms", d.Milliseconds())
+	case d < time.Minute:
+		return fmt.Sprintf("%.1fs", d.Seconds())
+	}
+	return d.Round(time.Second).String()
+}
+
+// display writes one line of the human-readable display.
+func (r *run) display(line string) {
+	w := r.e.Display
+	if w == nil {
+		return
+	}
+	r.e.displayMu.Lock()
+	defer r.e.displayMu.Unlock()
+	fmt.Fprintln(w, line)
+}
+
+// outputWriter streams a step's output to the display line by line, each
+// line prefixed with the step's path, so parallel steps stay readable.
+type outputWriter struct {
+	r      *run
+	prefix string
+	buf    []byte
+}
+
+func (r *run) newOutputWriter(path string) *outputWriter {
+	return &outputWriter{r: r, prefix: r.indent() + "  " + path + " │ "}
+}
+
+func (w *outputWriter) Write(p []byte) (int, error) {
+	if w.r.e.Display == nil {
+		return len(p), nil
+	}
+	w.buf = append(w.buf, p...)
+	for {
+		i := bytes.IndexByte(w.buf, '\n')
+		if i < 0 {
+			break
+		}
+		w.r.display(w.prefix + strings.TrimRight(string(w.buf[:i]), "\r"))
+		w.buf = w.buf[i+1:]
+	}
+	// A line without its newline is shown once it is long, so a process
+	// printing a progress bar without newlines cannot grow the buffer.
+	if len(w.buf) > 4096 {
+		w.flush()
+	}
+	return len(p), nil
+}
+
+func (w *outputWriter) flush() {
+	if len(w.buf) > 0 && w.r.e.Display != nil {
+		w.r.display(w.prefix + string(w.buf))
+	}
+	w.buf = w.buf[:0]
+}
+
+// auditLog appends the audit trail: one JSON line per run and step start
+// and end. It is written whatever the transcript setting.
+type auditLog struct {
+	mu  sync.Mutex
+	f   *os.File
+	err error
+}
+
+type auditEntry struct {
+	Time        string `json:"time"`
+	Event       string `json:"event"`
+	RunID       string `json:"run_id"`
+	ParentRunID string `json:"parent_run_id,omitempty"`
+	Workflow    string `json:"workflow"`
+	Path        string `json:"path,omitempty"`
+	Iteration   int    `json:"iteration"`
+	Attempt     int    `json:"attempt,omitempty"`
+	Kind        string `json:"kind"`
+	Status      string `json:"status,omitempty"`
+	DurationMS  int64  `json:"duration_ms"`
+	ExitCode    *int   `json:"exit_code,omitempty"`
+	Error       string `json:"error,omitempty"`
+}
+
+func openAudit(storage string) (*auditLog, error) {
+	if storage == "" {
+		storage = ".reel/storage"
+	}
+	if err := os.MkdirAll(storage, 0o700); err != nil {
+		return nil, fmt.Errorf("create storage %s: %w", storage, err)
+	}
+	p := filepath.Join(storage, "audit.jsonl")
+	f, err := os.OpenFile(p, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open audit trail %s: %w", p, err)
+	}
+	return &auditLog{f: f}, nil
+}
+
+func (a *auditLog) write(e auditEntry) {
+	if a == nil {
+		return
+	}
+	e.Time = time.Now().UTC().Format(time.RFC3339Nano)
+	b, err := json.Marshal(e)
+	if err != nil {
+		return
+	}
+	b = append(b, '\n')
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.err != nil {
+		return
+	}
+	if _, err := a.f.Write(b); err != nil {
+		a.err = err
+	}
+}
+
+func (a *auditLog) close() {
+	if a != nil && a.f != nil {
+		a.f.Close()
+	}
+}

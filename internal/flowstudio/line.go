@@ -1,0 +1,618 @@
+package flowstudio
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf16"
+	"unicode/utf8"
+
+	"github.com/reelhq/reel/internal/rawjson"
+	"github.com/reelhq/reel/transcript"
+)
+
+// EntryKind classifies what one transcript line reports.
+type EntryKind int
+
+// Entry kinds.
+const (
+	// EntryMessage is a system, user or assistant message.
+	EntryMessage EntryKind = iota + 1
+	// EntryToolUse starts a tool invocation.
+	EntryToolUse
+	// EntryToolResult ends one.
+	EntryToolResult
+	// EntryTool is the documented form: invocation and result on one line.
+	EntryTool
+	// EntryUsage reports token usage (an SDK or CLI result line).
+	EntryUsage
+	// EntryError reports a failure.
+	EntryError
+	// EntryOther is a line of a known stream that carries nothing reel
+	// records (CLI init, rate-limit notices).
+	EntryOther
+)
+
+// Entry is one thing a transcript line says. A CLI stream line can hold
+// several (an assistant message with a tool_use block yields the message
+// and the tool start).
+type Entry struct {
+	Kind EntryKind
+	// Time is the line's timestamp; zero when it has none.
+	Time time.Time
+	Role string
+	Text string
+	// Blocks are the message's reel blocks when the line carries more than
+	// plain text (a CLI assistant message, or reel's own reel_blocks).
+	Blocks []transcript.ContentBlock
+	// Exact says Blocks came from reel_blocks and are the message exactly.
+	Exact bool
+	// Tool fields. ToolID is "" when the line names none.
+	ToolName string
+	ToolID   string
+	Input    json.RawMessage
+	Output   json.RawMessage
+	Error    string
+	// CallTime is when a documented tool line's call began (reel's
+	// call_timestamp), else zero.
+	CallTime time.Time
+	Usage    *transcript.Usage
+	Model    string
+}
+
+// line is the union of the three line shapes found in real runs.
+type line struct {
+	Timestamp string `json:"timestamp"`
+	Type      string `json:"type"`
+	Subtype   string `json:"subtype"`
+	Role      string `json:"role"`
+	// Content is a string in the documented and SDK forms.
+	Content    json.RawMessage `json:"content"`
+	ToolName   string          `json:"tool_name"`
+	ToolInput  json.RawMessage `json:"tool_input"`
+	ToolOutput json.RawMessage `json:"tool_output"`
+	// SDK fields.
+	Tool    string          `json:"tool"`
+	Input   json.RawMessage `json:"input"`
+	Success *bool           `json:"success"`
+	Output  json.RawMessage `json:"output"`
+	Error   json.RawMessage `json:"error"`
+	Usage   json.RawMessage `json:"usage"`
+	// Gemini stream-json fields.
+	ToolID     string          `json:"tool_id"`
+	Parameters json.RawMessage `json:"parameters"`
+	Status     string          `json:"status"`
+	Stats      json.RawMessage `json:"stats"`
+	// Claude stream-json fields.
+	Message json.RawMessage `json:"message"`
+	Model   string          `json:"model"`
+	IsError bool            `json:"is_error"`
+	Result  json.RawMessage `json:"result"`
+	Errors  []string        `json:"errors"`
+	// reel's additions to the documented form.
+	CallID        string          `json:"call_id"`
+	CallTimestamp string          `json:"call_timestamp"`
+	ReelBlocks    json.RawMessage `json:"reel_blocks"`
+	ReelOutput    json.RawMessage `json:"reel_output"`
+	InputWrapped  bool            `json:"reel_input_wrapped"`
+}
+
+// decodeLine fills a line from its top-level members without reflection:
+// transcript lines are many and their members few. Values are copied out of
+// data, which the caller may reuse. A key repeated in the object keeps its
+// last value, as with encoding/json.
+func decodeLine(data []byte) (line, error) {
+	var l line
+	if !json.Valid(data) {
+		var v any
+		err := json.Unmarshal(data, &v)
+		if err == nil {
+			err = errors.New("invalid JSON")
+		}
+		return l, err
+	}
+	if len(data) == 0 || data[0] != '{' {
+		return l, errors.New("not a JSON object")
+	}
+	var err error
+	text := func(dst *string, key string, v []byte) {
+		if string(v) == "null" {
+			*dst = ""
+			return
+		}
+		s, ok := str(v)
+		if !ok && err == nil {
+			err = fmt.Errorf("%s is not a string", key)
+		}
+		*dst = s
+	}
+	raw := func(v []byte) json.RawMessage { return append(json.RawMessage(nil), v...) }
+	walkErr := rawjson.Each(data, func(k, v []byte) bool {
+		switch string(k) {
+		case "timestamp":
+			text(&l.Timestamp, "timestamp", v)
+		case "type":
+			text(&l.Type, "type", v)
+		case "subtype":
+			text(&l.Subtype, "subtype", v)
+		case "role":
+			text(&l.Role, "role", v)
+		case "content":
+			l.Content = raw(v)
+		case "tool_name":
+			text(&l.ToolName, "tool_name", v)
+		case "tool_input":
+			l.ToolInput = raw(v)
+		case "tool_output":
+			l.ToolOutput = raw(v)
+		case "tool":
+			text(&l.Tool, "tool", v)
+		case "input":
+			l.Input = raw(v)
+		case "success":
+			switch string(v) {
+			case "true", "false":
+				b := string(v) == "true"
+				l.Success = &b
+			case "null":
+				l.Success = nil
+			default:
+				err = errors.New("success is not a boolean")
+			}
+		case "output":
+			l.Output = raw(v)
+		case "error":
+			l.Error = raw(v)
+		case "usage":
+			l.Usage = raw(v)
+		case "tool_id":
+			text(&l.ToolID, "tool_id", v)
+		case "parameters":
+			l.Parameters = raw(v)
+		case "status":
+			text(&l.Status, "status", v)
+		case "stats":
+			l.Stats = raw(v)
+		case "message":
+			l.Message = raw(v)
+		case "model":
+			text(&l.Model, "model", v)
+		case "is_error":
+			switch string(v) {
+			case "true", "false", "null":
+				l.IsError = string(v) == "true"
+			default:
+				err = errors.New("is_error is not a boolean")
+			}
+		case "result":
+			l.Result = raw(v)
+		case "errors":
+			if e := json.Unmarshal(v, &l.Errors); e != nil {
+				err = fmt.Errorf("errors: %w", e)
+			}
+		case "call_id":
+			text(&l.CallID, "call_id", v)
+		case "call_timestamp":
+			text(&l.CallTimestamp, "call_timestamp", v)
+		case "reel_blocks":
+			l.ReelBlocks = raw(v)
+		case "reel_output":
+			l.ReelOutput = raw(v)
+		case "reel_input_wrapped":
+			l.InputWrapped = string(v) == "true"
+		}
+		return err == nil
+	})
+	if walkErr != nil {
+		return l, walkErr
+	}
+	return l, err
+}
+
+// ParseLine decodes one transcript line in any of the three shapes: the
+// documented {timestamp, role, content, tool_name, tool_input,
+// tool_output}; the SDK's {type: message|tool_use|tool_result|result|
+// error}; and an agent CLI's raw stream-json line with a timestamp added.
+// Unknown types of a typed line come back as EntryOther, so a reader can
+// count them.
+func ParseLine(data []byte) ([]Entry, error) {
+	data = bytes.TrimSpace(data)
+	l, err := decodeLine(data)
+	if err != nil {
+		return nil, fmt.Errorf("transcript line: %w", err)
+	}
+	var ts time.Time
+	if l.Timestamp != "" {
+		t, err := ParseTime(l.Timestamp)
+		if err != nil {
+			return nil, fmt.Errorf("transcript line: %w", err)
+		}
+		ts = t
+	}
+	base := Entry{Time: ts}
+	if l.Type == "" {
+		return documented(&l, base)
+	}
+	switch l.Type {
+	case "message":
+		if l.Role == "" {
+			return nil, fmt.Errorf("transcript line: message without role")
+		}
+		base.Kind, base.Role, base.Text = EntryMessage, l.Role, contentText(l.Content)
+		return []Entry{base}, nil
+	case "tool_use":
+		base.Kind = EntryToolUse
+		base.ToolName = first(l.Tool, l.ToolName)
+		base.ToolID = l.ToolID
+		base.Input = firstRaw(l.Input, l.Parameters, l.ToolInput)
+		return []Entry{base}, nil
+	case "tool_result":
+		base.Kind = EntryToolResult
+		base.ToolName = first(l.Tool, l.ToolName)
+		base.ToolID = l.ToolID
+		base.Output = firstRaw(l.Output, l.ToolOutput, l.Content)
+		failed := (l.Success != nil && !*l.Success) || (l.Status != "" && l.Status != "success")
+		if failed {
+			base.Error = errorText(l.Error)
+			if base.Error == "" {
+				base.Error = "tool failed"
+				if l.Status != "" {
+					base.Error = "tool " + l.Status
+				}
+			}
+		}
+		return []Entry{base}, nil
+	case "result":
+		return resultLine(&l, base)
+	case "error":
+		base.Kind = EntryError
+		base.Text = errorText(l.Error)
+		if base.Text == "" {
+			if s, ok := str(l.Message); ok {
+				base.Text = s
+			} else {
+				base.Text = "error"
+			}
+		}
+		return []Entry{base}, nil
+	case "assistant", "user":
+		return cliMessage(&l, base)
+	case "system", "init":
+		base.Kind, base.Model = EntryOther, l.Model
+		return []Entry{base}, nil
+	}
+	base.Kind = EntryOther
+	return []Entry{base}, nil
+}
+
+func documented(l *line, base Entry) ([]Entry, error) {
+	switch l.Role {
+	case "system", "user", "assistant":
+		base.Kind, base.Role, base.Text = EntryMessage, l.Role, contentText(l.Content)
+		if len(l.ReelBlocks) > 0 && string(l.ReelBlocks) != "null" {
+			if err := json.Unmarshal(l.ReelBlocks, &base.Blocks); err != nil {
+				return nil, fmt.Errorf("transcript line: reel_blocks: %w", err)
+			}
+			for _, b := range base.Blocks {
+				if !b.Type.Known() || !b.Fidelity.Known() {
+					return nil, fmt.Errorf("transcript line: reel_blocks: block %q with fidelity %q", b.Type, b.Fidelity)
+				}
+			}
+			base.Exact = true
+		}
+		return []Entry{base}, nil
+	case "tool":
+		base.Kind = EntryTool
+		base.ToolName, base.ToolID = l.ToolName, l.CallID
+		base.Input = l.ToolInput
+		if l.InputWrapped {
+			var w struct {
+				Input json.RawMessage `json:"input"`
+			}
+			if json.Unmarshal(l.ToolInput, &w) == nil {
+				base.Input = w.Input
+			}
+		}
+		base.Output = firstRaw(l.ReelOutput, l.ToolOutput, l.Content)
+		base.Error = errorText(l.Error)
+		if l.CallTimestamp != "" {
+			if t, err := ParseTime(l.CallTimestamp); err == nil {
+				base.CallTime = t
+			}
+		}
+		return []Entry{base}, nil
+	case "":
+		return nil, fmt.Errorf("transcript line: neither role nor type")
+	}
+	return nil, fmt.Errorf("transcript line: unknown role %q", l.Role)
+}
+
+func resultLine(l *line, base Entry) ([]Entry, error) {
+	base.Kind = EntryUsage
+	var u struct {
+		Prompt       *int64 `json:"prompt"`
+		Completion   *int64 `json:"completion"`
+		Total        *int64 `json:"total"`
+		Input        int64  `json:"input_tokens"`
+		Output       int64  `json:"output_tokens"`
+		CacheRead    int64  `json:"cache_read_input_tokens"`
+		CacheWrite   int64  `json:"cache_creation_input_tokens"`
+		GeminiCached int64  `json:"cached"`
+	}
+	raw := firstRaw(l.Usage, l.Stats)
+	if len(raw) > 0 && string(raw) != "null" {
+		if err := json.Unmarshal(raw, &u); err != nil {
+			return nil, fmt.Errorf("transcript line: usage: %w", err)
+		}
+		us := transcript.Usage{InputTokens: u.Input, OutputTokens: u.Output, CacheReadTokens: u.CacheRead, CacheWriteTokens: u.CacheWrite}
+		if u.Prompt != nil || u.Completion != nil {
+			us.InputTokens, us.OutputTokens = deref(u.Prompt), deref(u.Completion)
+		}
+		us.TotalTokens = us.InputTokens + us.OutputTokens
+		if u.Total != nil {
+			us.TotalTokens = *u.Total
+		}
+		base.Usage = &us
+	}
+	out := []Entry{base}
+	if l.IsError || (l.Subtype != "" && strings.HasPrefix(l.Subtype, "error")) || l.Status == "error" {
+		msg := strings.Join(l.Errors, "; ")
+		if msg == "" {
+			msg = first(l.Subtype, "agent reported an error")
+		}
+		out = append(out, Entry{Kind: EntryError, Time: base.Time, Text: msg})
+	}
+	return out, nil
+}
+
+// cliMessage reads a Claude stream-json assistant or user line.
+func cliMessage(l *line, base Entry) ([]Entry, error) {
+	var m struct {
+		Role    string          `json:"role"`
+		Model   string          `json:"model"`
+		Content json.RawMessage `json:"content"`
+	}
+	if len(l.Message) == 0 || json.Unmarshal(l.Message, &m) != nil {
+		return nil, fmt.Errorf("transcript line: %s line without a message object", l.Type)
+	}
+	if s, ok := str(m.Content); ok {
+		base.Kind, base.Role, base.Text = EntryMessage, l.Type, s
+		return []Entry{base}, nil
+	}
+	var blocks []struct {
+		Type      string          `json:"type"`
+		Text      string          `json:"text"`
+		Thinking  string          `json:"thinking"`
+		ID        string          `json:"id"`
+		Name      string          `json:"name"`
+		Input     json.RawMessage `json:"input"`
+		ToolUseID string          `json:"tool_use_id"`
+		Content   json.RawMessage `json:"content"`
+		IsError   bool            `json:"is_error"`
+	}
+	if err := json.Unmarshal(m.Content, &blocks); err != nil {
+		return nil, fmt.Errorf("transcript line: message content: %w", err)
+	}
+	var out []Entry
+	msg := base
+	msg.Kind, msg.Role, msg.Model = EntryMessage, l.Type, m.Model
+	fid := transcript.FidelityAgentEmitted
+	for _, b := range blocks {
+		switch b.Type {
+		case "text":
+			msg.Blocks = append(msg.Blocks, transcript.ContentBlock{Type: transcript.BlockText, Fidelity: fid, Text: b.Text})
+			msg.Text += b.Text
+		case "thinking":
+			msg.Blocks = append(msg.Blocks, transcript.ContentBlock{Type: transcript.BlockThinking, Fidelity: fid, Thinking: b.Thinking})
+		case "tool_use":
+			var in any
+			if len(b.Input) > 0 {
+				in = b.Input
+			}
+			msg.Blocks = append(msg.Blocks, transcript.ContentBlock{Type: transcript.BlockToolUse, Fidelity: fid, ToolName: b.Name, ToolID: b.ID, ToolInput: in})
+			out = append(out, Entry{Kind: EntryToolUse, Time: base.Time, ToolName: b.Name, ToolID: b.ID, Input: b.Input})
+		case "tool_result":
+			r := Entry{Kind: EntryToolResult, Time: base.Time, ToolID: b.ToolUseID, Output: b.Content}
+			if b.IsError {
+				r.Error = contentText(b.Content)
+				if r.Error == "" {
+					r.Error = "tool error"
+				}
+			}
+			out = append(out, r)
+		}
+	}
+	if len(msg.Blocks) > 0 {
+		out = append([]Entry{msg}, out...)
+	}
+	if len(out) == 0 {
+		msg.Kind = EntryOther
+		out = append(out, msg)
+	}
+	return out, nil
+}
+
+func deref(p *int64) int64 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+func first(s ...string) string {
+	for _, v := range s {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+func firstRaw(r ...json.RawMessage) json.RawMessage {
+	for _, v := range r {
+		if len(v) > 0 {
+			return v
+		}
+	}
+	return nil
+}
+
+// str decodes a JSON string value the way encoding/json does (invalid
+// UTF-8 and lone surrogates become U+FFFD) without reflection; ok is false
+// for anything else.
+func str(raw json.RawMessage) (string, bool) {
+	raw = bytes.Trim(raw, " \t\r\n")
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return "", false
+	}
+	in := raw[1 : len(raw)-1]
+	if bytes.IndexByte(in, '\\') < 0 {
+		for _, b := range in {
+			if b < 0x20 || b == '"' {
+				return "", false
+			}
+		}
+		if utf8.Valid(in) {
+			return string(in), true
+		}
+	}
+	out := make([]byte, 0, len(in))
+	for i := 0; i < len(in); {
+		b := in[i]
+		switch {
+		case b < 0x20 || b == '"':
+			return "", false
+		case b == '\\':
+			if i+1 >= len(in) {
+				return "", false
+			}
+			switch e := in[i+1]; e {
+			case '"', '\\', '/':
+				out = append(out, e)
+			case 'b':
+				out = append(out, '\b')
+			case 'f':
+				out = append(out, '\f')
+			case 'n':
+				out = append(out, '\n')
+			case 'r':
+				out = append(out, '\r')
+			case 't':
+				out = append(out, '\t')
+			case 'u':
+				r, ok := hex4(in, i+2)
+				if !ok {
+					return "", false
+				}
+				i += 6
+				if utf16.IsSurrogate(r) {
+					if r2, ok := hex4(in, i+2); ok && in[i] == '\\' && in[i+1] == 'u' {
+						if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
+							out = utf8.AppendRune(out, dec)
+							i += 6
+							continue
+						}
+					}
+					r = utf8.RuneError
+				}
+				out = utf8.AppendRune(out, r)
+				continue
+			default:
+				return "", false
+			}
+			i += 2
+		case b < utf8.RuneSelf:
+			out = append(out, b)
+			i++
+		default:
+			r, size := utf8.DecodeRune(in[i:])
+			if r == utf8.RuneError && size == 1 {
+				out = utf8.AppendRune(out, utf8.RuneError)
+			} else {
+				out = append(out, in[i:i+size]...)
+			}
+			i += size
+		}
+	}
+	return string(out), true
+}
+
+func hex4(d []byte, i int) (rune, bool) {
+	if i+4 > len(d) {
+		return 0, false
+	}
+	var r rune
+	for _, b := range d[i : i+4] {
+		switch {
+		case '0' <= b && b <= '9':
+			b -= '0'
+		case 'a' <= b && b <= 'f':
+			b = b - 'a' + 10
+		case 'A' <= b && b <= 'F':
+			b = b - 'A' + 10
+		default:
+			return 0, false
+		}
+		r = r*16 + rune(b)
+	}
+	return r, true
+}
+
+// contentText flattens content: a string, or a list of {type:text,text}
+// parts; anything else is kept as its JSON text.
+func contentText(raw json.RawMessage) string {
+	if s, ok := str(raw); ok {
+		return s
+	}
+	if len(raw) == 0 || string(raw) == "null" {
+		return ""
+	}
+	var parts []struct {
+		Text string `json:"text"`
+	}
+	if json.Unmarshal(raw, &parts) == nil {
+		var b strings.Builder
+		for _, p := range parts {
+			b.WriteString(p.Text)
+		}
+		return b.String()
+	}
+	return string(raw)
+}
+
+func errorText(raw json.RawMessage) string {
+	if s, ok := str(raw); ok {
+		return s
+	}
+	if len(raw) == 0 || string(raw) == "null" {
+		return ""
+	}
+	var o struct {
+		Message string `json:"message"`
+	}
+	if json.Unmarshal(raw, &o) == nil && o.Message != "" {
+		return o.Message
+	}
+	return string(raw)
+}
+
+// ParseTime reads Flow Studio's timestamps: RFC 3339, and also the
+// "+00:00Z" form (an offset followed by Z) its Python writer produces, and
+// naive times, which it writes in UTC.
+func ParseTime(s string) (time.Time, error) {
+	orig := s
+	if len(s) > 6 && strings.HasSuffix(s, "Z") {
+		if off := s[len(s)-7 : len(s)-1]; (off[0] == '+' || off[0] == '-') && off[3] == ':' {
+			s = s[:len(s)-1]
+		}
+	}
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05.999999999", "2006-01-02 15:04:05.999999999Z07:00", "2006-01-02 15:04:05.999999999"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t.UTC(), nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("timestamp %q is not ISO 8601", orig)
+}

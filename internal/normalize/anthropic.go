@@ -1,0 +1,165 @@
+package normalize
+
+import (
+	"sort"
+	"strings"
+
+	"github.com/reelhq/reel/transcript"
+)
+
+// anthropic reads Messages API streaming events: message_start,
+// content_block_start/delta/stop (text, thinking, signature,
+// input_json_delta), message_delta usage, message_stop, ping and error.
+type anthropic struct {
+	st     *state
+	blocks map[int64]*anBlock
+	usage  transcript.Usage
+	open   bool
+}
+
+type anBlock struct {
+	typ, id, name string
+	input         []byte
+	sb            strings.Builder
+}
+
+func newAnthropic(p *Parser) {
+	a := &anthropic{st: p.st, blocks: map[int64]*anBlock{}}
+	p.st.res.Agent.Provider = "anthropic"
+	p.sse = true
+	p.line = a.line
+	p.finish = a.end
+}
+
+func (a *anthropic) line(v []byte) error {
+	var typ string
+	var index int64
+	var message, block, delta, usage, errv []byte
+	err := eachField(v, func(k, val []byte) {
+		switch string(k) {
+		case "type":
+			typ = str(val)
+		case "index":
+			index = num(val)
+		case "message":
+			message = val
+		case "content_block":
+			block = val
+		case "delta":
+			delta = val
+		case "usage":
+			usage = val
+		case "error":
+			errv = val
+		}
+	})
+	if err != nil {
+		return err
+	}
+	s := a.st
+	switch typ {
+	case "message_start":
+		a.end()
+		a.open = true
+		s.setModel(str(field(message, "model")))
+		a.usage = claudeUsage(field(message, "usage"))
+	case "content_block_start":
+		b := &anBlock{typ: str(field(block, "type")), id: str(field(block, "id")), name: str(field(block, "name"))}
+		b.input = field(block, "input")
+		b.sb.WriteString(str(field(block, "text")))
+		b.sb.WriteString(str(field(block, "thinking")))
+		a.blocks[index] = b
+	case "content_block_delta":
+		b := a.blocks[index]
+		if b == nil {
+			b = &anBlock{}
+			a.blocks[index] = b
+		}
+		_ = eachField(delta, func(k, val []byte) {
+			switch string(k) {
+			case "text", "thinking", "partial_json":
+				b.sb.WriteString(str(val))
+			case "type":
+				if b.typ == "" {
+					switch str(val) {
+					case "text_delta":
+						b.typ = "text"
+					case "thinking_delta", "signature_delta":
+						b.typ = "thinking"
+					case "input_json_delta":
+						b.typ = "tool_use"
+					}
+				}
+			}
+		})
+	case "content_block_stop":
+		if b := a.blocks[index]; b != nil {
+			delete(a.blocks, index)
+			a.block(b)
+		}
+	case "message_delta":
+		// The final usage: a field present here replaces message_start's.
+		_ = eachField(usage, func(k, val []byte) {
+			switch string(k) {
+			case "input_tokens":
+				a.usage.InputTokens = num(val)
+			case "output_tokens":
+				a.usage.OutputTokens = num(val)
+			case "cache_read_input_tokens":
+				a.usage.CacheReadTokens = num(val)
+			case "cache_creation_input_tokens":
+				a.usage.CacheWriteTokens = num(val)
+			}
+		})
+	case "message_stop":
+		a.end()
+	case "ping", "[DONE]":
+	case "error":
+		a.end()
+		s.fail(errMessage(errv))
+	default:
+		s.skip(SkipUnknownEvent)
+	}
+	return nil
+}
+
+func (a *anthropic) block(b *anBlock) {
+	s := a.st
+	switch b.typ {
+	case "text":
+		s.text(b.sb.String(), s.msgTS)
+	case "thinking", "redacted_thinking":
+		s.thinking(b.sb.String(), s.msgTS)
+	case "tool_use", "server_tool_use", "mcp_tool_use":
+		var in any
+		if b.sb.Len() > 0 {
+			in = jsonText(b.sb.String())
+		} else {
+			in = raw(b.input)
+		}
+		s.toolUse(b.id, b.name, in, s.msgTS)
+	default:
+		s.skip(SkipUnknownBlock)
+	}
+}
+
+// end completes the message: blocks never stopped (a cut stream) are kept.
+func (a *anthropic) end() {
+	if !a.open {
+		return
+	}
+	idx := make([]int64, 0, len(a.blocks))
+	for i := range a.blocks {
+		idx = append(idx, i)
+	}
+	sort.Slice(idx, func(x, y int) bool { return idx[x] < idx[y] })
+	for _, i := range idx {
+		a.block(a.blocks[i])
+	}
+	a.blocks = map[int64]*anBlock{}
+	a.st.flush()
+	a.st.addUsage(a.usage)
+	a.st.res.Agent.Turns++
+	a.usage = transcript.Usage{}
+	a.open = false
+}

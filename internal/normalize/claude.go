@@ -1,0 +1,387 @@
+package normalize
+
+import (
+	"strings"
+	"time"
+
+	"github.com/reelhq/reel/transcript"
+)
+
+// claude reads Claude Code's stream-json output and its on-disk session
+// logs. Both are lines of {type, message}; an assistant message may arrive
+// as several lines, one per content block, sharing message.id, and is merged
+// back into one message.assistant.
+type claude struct {
+	st      *state
+	session bool // session log: per-line usage, sidechains, isMeta
+
+	msgID string
+	// msgUsage keeps the last usage seen per message id (session logs repeat
+	// it on every block line); used when no result line reports totals.
+	msgUsage  map[string]transcript.Usage
+	usageIDs  []string
+	results   int
+	costBySID map[string]float64
+	sidOrder  []string
+	turns     int
+	prompts   int
+}
+
+func newClaude(p *Parser, session bool) {
+	c := &claude{st: p.st, session: session, msgUsage: map[string]transcript.Usage{}, costBySID: map[string]float64{}}
+	p.line = c.line
+	p.finish = c.finish
+	p.st.res.Agent.Provider = "claude"
+}
+
+type claudeLine struct {
+	typ, subtype, sid, model, result    string
+	message, usage, errors              []byte
+	ts                                  time.Time
+	sidechain, meta, isError, synthetic bool
+	durationMS, turns                   int64
+	cost                                []byte
+}
+
+func (c *claude) line(v []byte) error {
+	var l claudeLine
+	err := eachField(v, func(k, val []byte) {
+		switch string(k) {
+		case "type":
+			l.typ = str(val)
+		case "subtype":
+			l.subtype = str(val)
+		case "session_id", "sessionId":
+			l.sid = str(val)
+		case "model":
+			l.model = str(val)
+		case "message":
+			l.message = val
+		case "timestamp":
+			l.ts = timestamp(val)
+		case "isSidechain":
+			l.sidechain = boolean(val)
+		case "isMeta":
+			l.meta = boolean(val)
+		case "isSynthetic", "isCompactSummary":
+			l.synthetic = l.synthetic || boolean(val)
+		case "is_error":
+			l.isError = boolean(val)
+		case "result":
+			l.result = str(val)
+		case "usage":
+			l.usage = val
+		case "errors":
+			l.errors = val
+		case "duration_ms":
+			l.durationMS = num(val)
+		case "num_turns":
+			l.turns = num(val)
+		case "total_cost_usd":
+			l.cost = val
+		}
+	})
+	if err != nil {
+		return err
+	}
+	s := c.st
+	if l.sid != "" {
+		s.res.Agent.SessionID = l.sid
+	}
+	switch l.typ {
+	case "assistant":
+		if l.sidechain {
+			s.skip("sidechain line")
+			return nil
+		}
+		c.assistant(l)
+	case "user":
+		if l.sidechain {
+			s.skip("sidechain line")
+			return nil
+		}
+		c.user(l)
+	case "result":
+		c.result(l)
+	case "system":
+		if l.subtype == "init" {
+			s.setModel(l.model)
+		}
+	case "summary", "file-history-snapshot", "rate_limit_event":
+		// Session titles, file backups and rate-limit notices carry no
+		// conversation content.
+	case "stream_event":
+		// Partial deltas; the complete assistant line follows them.
+		s.skip("stream_event partial")
+	default:
+		s.skip(SkipUnknownEvent)
+	}
+	return nil
+}
+
+func (c *claude) assistant(l claudeLine) {
+	s := c.st
+	var id, model string
+	var content, usage []byte
+	_ = eachField(l.message, func(k, val []byte) {
+		switch string(k) {
+		case "id":
+			id = str(val)
+		case "model":
+			model = str(val)
+		case "content":
+			content = val
+		case "usage":
+			usage = val
+		}
+	})
+	if id == "" || id != c.msgID {
+		s.flush()
+		c.msgID = id
+	}
+	s.setModel(model)
+	if usage != nil && id != "" {
+		if _, seen := c.msgUsage[id]; !seen {
+			c.usageIDs = append(c.usageIDs, id)
+		}
+		c.msgUsage[id] = claudeUsage(usage)
+	}
+	if len(content) > 0 && content[0] == '"' {
+		s.text(str(content), l.ts)
+		return
+	}
+	_ = eachElem(content, func(b []byte) {
+		var typ, text, thinking, bid, name, toolUseID string
+		var input, bcontent []byte
+		isErr := false
+		_ = eachField(b, func(k, val []byte) {
+			switch string(k) {
+			case "type":
+				typ = str(val)
+			case "text":
+				text = str(val)
+			case "thinking":
+				thinking = str(val)
+			case "id":
+				bid = str(val)
+			case "name":
+				name = str(val)
+			case "input":
+				input = val
+			case "tool_use_id":
+				toolUseID = str(val)
+			case "content":
+				bcontent = val
+			case "is_error":
+				isErr = boolean(val)
+			}
+		})
+		switch {
+		case typ == "text":
+			s.text(text, l.ts)
+		case typ == "thinking":
+			// Claude may stream thinking as a signature with empty text;
+			// the block is kept so readers see that the model thought.
+			s.thinking(thinking, l.ts)
+		case typ == "redacted_thinking":
+			s.thinking("", l.ts)
+		case typ == "tool_use" || typ == "server_tool_use" || typ == "mcp_tool_use":
+			s.toolUse(bid, name, raw(input), l.ts)
+		case strings.HasSuffix(typ, "_tool_result") && toolUseID != "":
+			out := raw(bcontent)
+			s.add(transcript.ContentBlock{Type: transcript.BlockToolResult, ToolID: toolUseID, ToolContent: out}, l.ts)
+			errMsg := ""
+			if isErr {
+				errMsg = toolErrorText(bcontent)
+			}
+			s.result(toolUseID, "", out, errMsg, l.ts)
+		default:
+			s.skip(SkipUnknownBlock)
+		}
+	})
+}
+
+func (c *claude) user(l claudeLine) {
+	s := c.st
+	var content []byte
+	_ = eachField(l.message, func(k, val []byte) {
+		if string(k) == "content" {
+			content = val
+		}
+	})
+	s.flush()
+	c.msgID = ""
+	if len(content) > 0 && content[0] == '"' {
+		if l.meta {
+			s.skip("meta line")
+			return
+		}
+		text := str(content)
+		prompt := isClaudePrompt(text) && !l.synthetic
+		if prompt {
+			c.prompts++
+		}
+		s.user([]string{text}, l.ts, prompt)
+		return
+	}
+	var texts []string
+	_ = eachElem(content, func(b []byte) {
+		var typ, text, toolUseID string
+		var bcontent []byte
+		isErr := false
+		_ = eachField(b, func(k, val []byte) {
+			switch string(k) {
+			case "type":
+				typ = str(val)
+			case "text":
+				text = str(val)
+			case "tool_use_id":
+				toolUseID = str(val)
+			case "content":
+				bcontent = val
+			case "is_error":
+				isErr = boolean(val)
+			}
+		})
+		switch typ {
+		case "text":
+			texts = append(texts, text)
+		case "tool_result":
+			errMsg := ""
+			if isErr {
+				errMsg = toolErrorText(bcontent)
+			}
+			s.result(toolUseID, "", raw(bcontent), errMsg, l.ts)
+		case "image", "document":
+			s.skip("image block")
+		default:
+			s.skip(SkipUnknownBlock)
+		}
+	})
+	if len(texts) > 0 {
+		if l.meta {
+			s.skip("meta line")
+			return
+		}
+		prompt := isClaudePrompt(texts[0]) && !l.synthetic
+		if prompt {
+			c.prompts++
+		}
+		s.user(texts, l.ts, prompt)
+	}
+}
+
+// isClaudePrompt tells a prompt the user typed from the user-role lines
+// Claude Code writes itself: slash-command markup, local command output and
+// interruption notices.
+func isClaudePrompt(text string) bool {
+	for _, p := range []string{"<command-name>", "<command-message>", "<local-command-stdout>", "<local-command-stderr>", "[Request interrupted by user"} {
+		if strings.HasPrefix(text, p) {
+			return false
+		}
+	}
+	return text != ""
+}
+
+// toolErrorText is the text of an error tool_result's content.
+func toolErrorText(content []byte) string {
+	if len(content) > 0 && content[0] == '"' {
+		if t := str(content); t != "" {
+			return t
+		}
+		return "tool error"
+	}
+	var sb strings.Builder
+	_ = eachElem(content, func(b []byte) {
+		if t := str(field(b, "text")); t != "" {
+			if sb.Len() > 0 {
+				sb.WriteByte('\n')
+			}
+			sb.WriteString(t)
+		}
+	})
+	if sb.Len() == 0 {
+		return "tool error"
+	}
+	return sb.String()
+}
+
+func claudeUsage(v []byte) transcript.Usage {
+	var u transcript.Usage
+	_ = eachField(v, func(k, val []byte) {
+		switch string(k) {
+		case "input_tokens":
+			u.InputTokens = num(val)
+		case "output_tokens":
+			u.OutputTokens = num(val)
+		case "cache_read_input_tokens":
+			u.CacheReadTokens = num(val)
+		case "cache_creation_input_tokens":
+			u.CacheWriteTokens = num(val)
+		case "output_tokens_details":
+			u.ReasoningTokens = num(field(val, "thinking_tokens"))
+		}
+	})
+	return u
+}
+
+func (c *claude) result(l claudeLine) {
+	s := c.st
+	s.flush()
+	c.msgID = ""
+	c.results++
+	if l.usage != nil {
+		s.addUsage(claudeUsage(l.usage))
+	}
+	if f, ok := float(l.cost); ok {
+		// total_cost_usd is the session's running total when a session is
+		// resumed, so keep the latest per session and sum across sessions.
+		if _, seen := c.costBySID[l.sid]; !seen {
+			c.sidOrder = append(c.sidOrder, l.sid)
+		}
+		c.costBySID[l.sid] = f
+	}
+	s.res.Agent.DurationMS += l.durationMS
+	c.turns += int(l.turns)
+	if l.result != "" {
+		s.finalText = l.result
+	}
+	if l.isError || strings.HasPrefix(l.subtype, "error") {
+		var msgs []string
+		_ = eachElem(l.errors, func(e []byte) {
+			if m := str(e); m != "" {
+				msgs = append(msgs, m)
+			}
+		})
+		msg := strings.Join(msgs, "; ")
+		if msg == "" {
+			msg = l.result
+		}
+		if msg == "" {
+			msg = l.subtype
+		}
+		s.fail(msg)
+	}
+}
+
+func (c *claude) finish() {
+	s := c.st
+	if c.results == 0 {
+		// No result line (a session log, or a stream cut short): the
+		// per-message usage is all the provider reported.
+		for _, id := range c.usageIDs {
+			s.addUsage(c.msgUsage[id])
+		}
+	}
+	if len(c.sidOrder) > 0 {
+		var total float64
+		for _, sid := range c.sidOrder {
+			total += c.costBySID[sid]
+		}
+		s.res.Agent.CostUSD = &total
+	}
+	s.res.Agent.Turns = c.turns
+	if c.results == 0 {
+		s.res.Agent.Turns = c.prompts
+	}
+}

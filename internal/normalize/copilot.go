@@ -1,0 +1,212 @@
+package normalize
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/reelhq/reel/transcript"
+)
+
+// copilot reads `copilot -p … --output-format json`: session events
+// {type, data, id, timestamp}, a final `result` line without a data wrapper,
+// and whatever non-JSON noise the CLI prints between them.
+type copilot struct {
+	st *state
+	// deltas joins assistant.message_delta fragments per messageId; a
+	// complete assistant.message supersedes them.
+	deltas     map[string]string
+	deltaOrder []string
+	complete   map[string]bool
+	// byName matches tool completions to starts when the CLI gives no
+	// toolCallId.
+	byName map[string][]string
+}
+
+func newCopilot(p *Parser) {
+	c := &copilot{st: p.st, deltas: map[string]string{}, complete: map[string]bool{}, byName: map[string][]string{}}
+	p.st.res.Agent.Provider = "copilot"
+	p.line = c.line
+	p.finish = c.finish
+}
+
+func (c *copilot) line(v []byte) error {
+	var typ, sid string
+	var data, usage, exitCode []byte
+	var ts time.Time
+	err := eachField(v, func(k, val []byte) {
+		switch string(k) {
+		case "type":
+			typ = str(val)
+		case "data":
+			data = val
+		case "timestamp":
+			ts = timestamp(val)
+		case "sessionId":
+			sid = str(val)
+		case "usage":
+			usage = val
+		case "exitCode":
+			exitCode = val
+		}
+	})
+	if err != nil {
+		return err
+	}
+	s := c.st
+	var d struct {
+		messageID, content, delta, toolCallID, toolName, sid, model, message string
+		toolRequests, args, result, errv, success                            []byte
+		u                                                                    transcript.Usage
+		duration                                                             int64
+	}
+	_ = eachField(data, func(k, val []byte) {
+		switch string(k) {
+		case "messageId":
+			d.messageID = str(val)
+		case "content":
+			d.content = str(val)
+		case "deltaContent":
+			d.delta = str(val)
+		case "toolCallId":
+			d.toolCallID = str(val)
+		case "toolName":
+			d.toolName = str(val)
+		case "sessionId":
+			d.sid = str(val)
+		case "model", "selectedModel":
+			d.model = str(val)
+		case "message":
+			d.message = str(val)
+		case "toolRequests":
+			d.toolRequests = val
+		case "arguments":
+			d.args = val
+		case "result":
+			d.result = val
+		case "error":
+			d.errv = val
+		case "success":
+			d.success = val
+		case "inputTokens":
+			d.u.InputTokens = num(val)
+		case "outputTokens":
+			d.u.OutputTokens = num(val)
+		case "cacheReadTokens":
+			d.u.CacheReadTokens = num(val)
+		case "cacheWriteTokens":
+			d.u.CacheWriteTokens = num(val)
+		case "duration":
+			d.duration = num(val)
+		}
+	})
+	if d.sid != "" {
+		s.res.Agent.SessionID = d.sid
+	}
+	if sid != "" {
+		s.res.Agent.SessionID = sid
+	}
+	switch typ {
+	case "user.message":
+		s.user([]string{d.content}, ts, true)
+	case "assistant.turn_start":
+		s.res.Agent.Turns++
+	case "assistant.turn_end":
+		s.flush()
+	case "assistant.reasoning":
+		s.thinking(d.content, ts)
+	case "assistant.message":
+		c.complete[d.messageID] = true
+		delete(c.deltas, d.messageID)
+		s.text(d.content, ts)
+		_ = eachElem(d.toolRequests, func(r []byte) {
+			id, name := str(field(r, "toolCallId")), str(field(r, "name"))
+			args := field(r, "arguments")
+			var in any
+			if len(args) > 0 && args[0] == '"' {
+				in = jsonText(str(args))
+			} else {
+				in = raw(args)
+			}
+			s.toolUse(id, name, in, ts)
+		})
+		s.flush()
+	case "assistant.message_delta":
+		if c.complete[d.messageID] {
+			s.skip("message delta superseded")
+			return nil
+		}
+		if _, ok := c.deltas[d.messageID]; !ok {
+			c.deltaOrder = append(c.deltaOrder, d.messageID)
+		}
+		c.deltas[d.messageID] += d.delta
+	case "assistant.reasoning_delta", "tool.execution_partial_result", "tool.execution_progress":
+		// Partial output; the complete event follows.
+	case "tool.execution_start":
+		id := d.toolCallID
+		if id == "" {
+			s.anon++
+			id = fmt.Sprintf("copilot-tool-%d", s.anon)
+			c.byName[d.toolName] = append(c.byName[d.toolName], id)
+		}
+		s.flush()
+		s.call(id, d.toolName, raw(d.args), ts)
+	case "tool.execution_complete":
+		id := d.toolCallID
+		if id == "" {
+			if q := c.byName[d.toolName]; len(q) > 0 {
+				id, c.byName[d.toolName] = q[0], q[1:]
+			} else {
+				s.anon++
+				id = fmt.Sprintf("copilot-tool-%d", s.anon)
+			}
+		}
+		errMsg := ""
+		if string(d.success) == "false" {
+			errMsg = errMessage(d.errv)
+			if errMsg == "" {
+				errMsg = "tool failed"
+			}
+		}
+		s.flush()
+		s.result(id, d.toolName, raw(d.result), errMsg, ts)
+	case "assistant.usage":
+		// Copilot's "cost" counts premium requests, not dollars, so it is
+		// not reported as CostUSD.
+		s.addUsage(d.u)
+		s.setModel(d.model)
+		s.res.Agent.DurationMS += d.duration
+	case "session.error":
+		s.fail(d.message)
+	case "result":
+		s.flush()
+		if code := num(exitCode); code != 0 {
+			s.fail(fmt.Sprintf("copilot exited with code %d", code))
+		}
+		_ = usage
+	default:
+		if len(typ) > 8 && typ[:8] == "session." {
+			s.setModel(d.model)
+			return nil
+		}
+		s.skip(SkipUnknownEvent)
+	}
+	return nil
+}
+
+func (c *copilot) finish() {
+	s := c.st
+	for _, id := range c.deltaOrder {
+		text, ok := c.deltas[id]
+		if !ok {
+			continue
+		}
+		// Deltas without a message id belong to whichever message had no
+		// id either; if one arrived complete, the deltas repeat it.
+		if id == "" && c.complete[""] {
+			s.skip("message delta superseded")
+			continue
+		}
+		s.text(text, time.Time{})
+		s.flush()
+	}
+}

@@ -1,0 +1,418 @@
+package normalize
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/reelhq/reel/transcript"
+)
+
+// The invariants below are checked against facts read out of each
+// recording independently, with encoding/json into map[string]any, so a
+// mistake in the parsers' own scanner cannot hide itself.
+
+// jsonValues decodes every JSON value of a recording: JSONL lines, SSE data
+// payloads, or one (pretty-printed) document.
+func jsonValues(t *testing.T, data []byte) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	trimmed := bytes.TrimSpace(data)
+	if len(trimmed) > 0 && (trimmed[0] == '[' || bytes.HasPrefix(trimmed, []byte("{\n"))) {
+		var v any
+		if err := json.Unmarshal(trimmed, &v); err == nil {
+			switch x := v.(type) {
+			case map[string]any:
+				if msgs, ok := x["messages"].([]any); ok {
+					for _, m := range msgs {
+						if mm, ok := m.(map[string]any); ok {
+							out = append(out, mm)
+						}
+					}
+					return out
+				}
+				return []map[string]any{x}
+			case []any:
+				for _, m := range x {
+					if mm, ok := m.(map[string]any); ok {
+						out = append(out, mm)
+					}
+				}
+				return out
+			}
+		}
+	}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(nil, MaxLineSize)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		line = strings.TrimPrefix(line, "data: ")
+		if line == "" || line[0] != '{' {
+			continue
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err == nil {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func obj(v any, keys ...string) map[string]any {
+	m, _ := v.(map[string]any)
+	for _, k := range keys {
+		m, _ = m[k].(map[string]any)
+	}
+	return m
+}
+
+func arr(v any) []any { a, _ := v.([]any); return a }
+
+func s(v any) string { x, _ := v.(string); return x }
+
+func n(v any) int64 { x, _ := v.(float64); return int64(x) }
+
+// providerToolIDs lists the tool invocation ids a recording names.
+func providerToolIDs(f Format, vals []map[string]any) map[string]bool {
+	ids := map[string]bool{}
+	add := func(id string) {
+		if id != "" {
+			ids[id] = true
+		}
+	}
+	for _, v := range vals {
+		switch f {
+		case ClaudeStreamJSON, ClaudeSessionLog:
+			if v["isSidechain"] == true {
+				continue
+			}
+			for _, b := range arr(obj(v, "message")["content"]) {
+				bm := obj(b)
+				switch s(bm["type"]) {
+				case "tool_use", "server_tool_use", "mcp_tool_use":
+					add(s(bm["id"]))
+				case "tool_result":
+					add(s(bm["tool_use_id"]))
+				}
+			}
+		case CodexExecJSON:
+			it := obj(v, "item")
+			typ := s(it["type"])
+			if typ == "" {
+				typ = s(it["item_type"]) // the 0.4x spelling
+			}
+			switch typ {
+			case "command_execution", "file_change", "mcp_tool_call", "web_search", "todo_list", "collab_tool_call":
+				add(s(it["id"]))
+			}
+			add(s(obj(v, "msg")["call_id"]))
+		case CodexRollout:
+			if s(v["type"]) == "response_item" {
+				add(s(obj(v, "payload")["call_id"]))
+			}
+		case GeminiStreamJSON:
+			add(s(v["tool_id"]))
+		case GeminiSession:
+			for _, tc := range arr(v["toolCalls"]) {
+				add(s(obj(tc)["id"]))
+			}
+		case CopilotJSON:
+			add(s(obj(v, "data")["toolCallId"]))
+		case OpenAIChatStream:
+			for _, c := range arr(v["choices"]) {
+				for _, key := range []string{"delta", "message"} {
+					for _, tc := range arr(obj(c, key)["tool_calls"]) {
+						add(s(obj(tc)["id"]))
+					}
+				}
+			}
+		case AnthropicSSE:
+			if b := obj(v, "content_block"); s(b["type"]) == "tool_use" {
+				add(s(b["id"]))
+			}
+		}
+	}
+	return ids
+}
+
+// providerUsage is the token totals a recording reports, or ok=false.
+func providerUsage(f Format, vals []map[string]any) (u transcript.Usage, ok bool) {
+	claude := func(m map[string]any) transcript.Usage {
+		return transcript.Usage{InputTokens: n(m["input_tokens"]), OutputTokens: n(m["output_tokens"]),
+			CacheReadTokens: n(m["cache_read_input_tokens"]), CacheWriteTokens: n(m["cache_creation_input_tokens"]),
+			ReasoningTokens: n(obj(m, "output_tokens_details")["thinking_tokens"])}
+	}
+	switch f {
+	case ClaudeStreamJSON:
+		for _, v := range vals {
+			if s(v["type"]) == "result" {
+				u.Add(claude(obj(v, "usage")))
+				ok = true
+			}
+		}
+	case ClaudeSessionLog:
+		last := map[string]transcript.Usage{}
+		for _, v := range vals {
+			m := obj(v, "message")
+			if s(v["type"]) == "assistant" && v["isSidechain"] != true && m["usage"] != nil {
+				last[s(m["id"])] = claude(obj(m, "usage"))
+			}
+		}
+		for _, x := range last {
+			u.Add(x)
+			ok = true
+		}
+	case CodexExecJSON:
+		for _, v := range vals {
+			if s(v["type"]) == "turn.completed" {
+				m := obj(v, "usage")
+				u.Add(transcript.Usage{InputTokens: n(m["input_tokens"]), OutputTokens: n(m["output_tokens"]),
+					CacheReadTokens: n(m["cached_input_tokens"]), CacheWriteTokens: n(m["cache_write_input_tokens"]),
+					ReasoningTokens: n(m["reasoning_output_tokens"])})
+				ok = true
+			}
+		}
+	case CodexRollout:
+		for _, v := range vals {
+			if m := obj(v, "payload", "info", "total_token_usage"); m != nil {
+				u = transcript.Usage{InputTokens: n(m["input_tokens"]), OutputTokens: n(m["output_tokens"]),
+					CacheReadTokens: n(m["cached_input_tokens"]), ReasoningTokens: n(m["reasoning_output_tokens"]),
+					TotalTokens: n(m["total_tokens"])}
+				ok = true
+			}
+		}
+		return u, ok
+	case GeminiStreamJSON:
+		for _, v := range vals {
+			if m := obj(v, "stats"); m != nil {
+				u.Add(transcript.Usage{InputTokens: n(m["input_tokens"]), OutputTokens: n(m["output_tokens"]), TotalTokens: n(m["total_tokens"]),
+					CacheReadTokens: n(m["cached"])})
+				ok = true
+			}
+		}
+	case GeminiSession:
+		for _, v := range vals {
+			if m := obj(v, "tokens"); m != nil {
+				u.Add(transcript.Usage{InputTokens: n(m["input"]), OutputTokens: n(m["output"]), CacheReadTokens: n(m["cached"]),
+					ReasoningTokens: n(m["thoughts"]), TotalTokens: n(m["total"])})
+				ok = true
+			}
+		}
+		return u, ok
+	case CopilotJSON:
+		for _, v := range vals {
+			if s(v["type"]) == "assistant.usage" {
+				m := obj(v, "data")
+				u.Add(transcript.Usage{InputTokens: n(m["inputTokens"]), OutputTokens: n(m["outputTokens"]), CacheReadTokens: n(m["cacheReadTokens"])})
+				ok = true
+			}
+		}
+	case OpenAIChatStream:
+		for _, v := range vals {
+			if m := obj(v, "usage"); m != nil {
+				u.Add(transcript.Usage{InputTokens: n(m["prompt_tokens"]), OutputTokens: n(m["completion_tokens"]), TotalTokens: n(m["total_tokens"]),
+					CacheReadTokens: n(obj(m, "prompt_tokens_details")["cached_tokens"]), ReasoningTokens: n(obj(m, "completion_tokens_details")["reasoning_tokens"])})
+				ok = true
+			}
+		}
+		return u, ok
+	case AnthropicSSE:
+		var cur transcript.Usage
+		for _, v := range vals {
+			switch s(v["type"]) {
+			case "message_start":
+				cur = claude(obj(v, "message", "usage"))
+			case "message_delta":
+				m := obj(v, "usage")
+				cur.InputTokens, cur.OutputTokens = n(m["input_tokens"]), n(m["output_tokens"])
+			case "message_stop":
+				u.Add(cur)
+				ok = true
+			}
+		}
+	}
+	if u.TotalTokens == 0 {
+		u.TotalTokens = u.InputTokens + u.OutputTokens
+	}
+	return u, ok
+}
+
+// providerFinalTexts are the texts a recording itself reports as the
+// agent's final answer.
+func providerFinalTexts(f Format, vals []map[string]any) []string {
+	var out []string
+	switch f {
+	case ClaudeStreamJSON:
+		for _, v := range vals {
+			if s(v["type"]) == "result" && s(v["result"]) != "" {
+				out = append(out, s(v["result"]))
+			}
+		}
+	case CodexExecJSON:
+		for _, v := range vals {
+			if m := obj(v, "msg"); s(m["type"]) == "task_complete" && s(m["last_agent_message"]) != "" {
+				out = append(out, s(m["last_agent_message"]))
+			}
+		}
+	case CodexRollout:
+		var last string
+		for _, v := range vals {
+			if p := obj(v, "payload"); s(v["type"]) == "event_msg" && s(p["type"]) == "agent_message" {
+				last = s(p["message"])
+			}
+		}
+		if last != "" {
+			out = append(out, last)
+		}
+	case OpenAIChatStream:
+		var sb strings.Builder
+		for _, v := range vals {
+			for _, c := range arr(v["choices"]) {
+				sb.WriteString(s(obj(c, "delta")["content"]))
+				sb.WriteString(s(obj(c, "message")["content"]))
+			}
+		}
+		if sb.Len() > 0 {
+			out = append(out, sb.String())
+		}
+	case AnthropicSSE:
+		var sb strings.Builder
+		for _, v := range vals {
+			if d := obj(v, "delta"); s(d["type"]) == "text_delta" {
+				sb.WriteString(s(d["text"]))
+			}
+		}
+		if sb.Len() > 0 {
+			out = append(out, sb.String())
+		}
+	}
+	return out
+}
+
+func messageText(ev transcript.ExchangeEvent) string {
+	var sb strings.Builder
+	for _, b := range ev.Message().Blocks {
+		if b.Type == transcript.BlockText {
+			sb.WriteString(b.Text)
+		}
+	}
+	return sb.String()
+}
+
+func TestInvariants(t *testing.T) {
+	forEachRecording(t, func(t *testing.T, f Format, path string) {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		vals := jsonValues(t, data)
+		got := parse(t, f, data, nil)
+
+		// Every tool id: one tool.call, then one tool.result.
+		calls, results := map[string]int{}, map[string]int{}
+		for _, ev := range got.events {
+			switch ev.Type {
+			case transcript.ToolCall:
+				if results[ev.Tool().CallID] > 0 {
+					t.Errorf("tool.result of %s before its tool.call", ev.Tool().CallID)
+				}
+				calls[ev.Tool().CallID]++
+			case transcript.ToolResult:
+				results[ev.Tool().CallID]++
+			}
+		}
+		for id, c := range calls {
+			if c != 1 || results[id] != 1 {
+				t.Errorf("tool %s: %d tool.call, %d tool.result; want 1 and 1", id, c, results[id])
+			}
+		}
+		for id := range results {
+			if calls[id] == 0 {
+				t.Errorf("tool.result %s without tool.call", id)
+			}
+		}
+		want := providerToolIDs(f, vals)
+		for id := range want {
+			if calls[id] != 1 {
+				t.Errorf("provider tool id %s: %d tool.call events, want 1", id, calls[id])
+			}
+		}
+		for id := range calls {
+			if !want[id] && !strings.HasPrefix(id, "reel-tool-") && !strings.HasPrefix(id, "copilot-tool-") {
+				t.Errorf("tool.call %s is not an id the recording names", id)
+			}
+		}
+
+		// Usage totals equal what the provider reported.
+		if u, ok := providerUsage(f, vals); ok && u != got.res.Agent.Usage {
+			t.Errorf("usage %+v, provider reported %+v", got.res.Agent.Usage, u)
+		}
+
+		// Final texts: each equals the text of the assistant message
+		// that carried it.
+		finals := providerFinalTexts(f, vals)
+		var texts []string
+		for _, ev := range got.events {
+			if ev.Type == transcript.MessageAssistant {
+				if x := messageText(ev); x != "" {
+					texts = append(texts, x)
+				}
+			}
+		}
+		for _, fin := range finals {
+			found := false
+			for _, x := range texts {
+				found = found || x == fin
+			}
+			if !found {
+				t.Errorf("provider final text %.80q is no assistant message's text", fin)
+			}
+		}
+		if len(finals) > 0 && got.res.Agent.Output != finals[len(finals)-1] {
+			t.Errorf("Output %.80q, provider's final text %.80q", got.res.Agent.Output, finals[len(finals)-1])
+		}
+	})
+}
+
+// TestClaudeResultFollowsItsMessage checks, line by line, that each Claude
+// result's text is the text of the assistant message emitted just before
+// it.
+func TestClaudeResultFollowsItsMessage(t *testing.T) {
+	for _, path := range fixtureFiles(t, ClaudeStreamJSON) {
+		data, _ := os.ReadFile(path)
+		var lastText string
+		p, _ := NewParser(ClaudeStreamJSON, func(ev transcript.ExchangeEvent) error {
+			if ev.Type == transcript.MessageAssistant {
+				if x := messageText(ev); x != "" {
+					lastText = x
+				}
+			}
+			return nil
+		})
+		for _, line := range bytes.SplitAfter(data, []byte("\n")) {
+			var m map[string]any
+			_ = json.Unmarshal(line, &m)
+			if _, err := p.Write(line); err != nil {
+				t.Fatal(err)
+			}
+			if s(m["type"]) == "result" && s(m["result"]) != "" && s(m["result"]) != lastText {
+				t.Errorf("%s: result %q follows assistant text %q", filepath.Base(path), s(m["result"]), lastText)
+			}
+		}
+		if _, err := p.Close("end"); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// ownRecordings lists this package's own recordings of format f.
+func ownRecordings(t testing.TB, f Format) []string {
+	m, _ := filepath.Glob(filepath.Join("testdata", "recordings", string(f), "*"))
+	sort.Strings(m)
+	return m
+}

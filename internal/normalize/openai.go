@@ -1,0 +1,209 @@
+package normalize
+
+import (
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/reelhq/reel/transcript"
+)
+
+// openAI reads Chat Completions output: chat.completion.chunk objects (SSE
+// `data:` framing or one JSON per line, tool-call fragments assembled by
+// index, reasoning_content/reasoning deltas, the usage chunk, [DONE]) and a
+// non-streaming chat.completion.
+type openAI struct {
+	st      *state
+	id      string
+	open    bool
+	created time.Time
+	think   strings.Builder
+	text    strings.Builder
+	tools   map[int64]*oaTool
+}
+
+type oaTool struct {
+	id, name string
+	args     strings.Builder
+}
+
+func newOpenAI(p *Parser) {
+	o := &openAI{st: p.st, tools: map[int64]*oaTool{}}
+	p.st.res.Agent.Provider = "openai"
+	p.sse = true
+	p.line = o.line
+	p.finish = o.end
+}
+
+func (o *openAI) line(v []byte) error {
+	var typ, id, object, model string
+	var choices, usage, errv []byte
+	var created time.Time
+	err := eachField(v, func(k, val []byte) {
+		switch string(k) {
+		case "type":
+			typ = str(val)
+		case "id":
+			id = str(val)
+		case "object":
+			object = str(val)
+		case "model":
+			model = str(val)
+		case "choices":
+			choices = val
+		case "usage":
+			usage = val
+		case "error":
+			errv = val
+		case "created":
+			created = timestamp(val)
+		}
+	})
+	if err != nil {
+		return err
+	}
+	s := o.st
+	if typ == "[DONE]" {
+		o.end()
+		return nil
+	}
+	if errv != nil && !isNull(errv) {
+		o.end()
+		s.fail(errMessage(errv))
+		return nil
+	}
+	if id != "" && o.open && id != o.id {
+		o.end()
+	}
+	if object != "" && object != "chat.completion.chunk" && object != "chat.completion" {
+		s.skip(SkipUnknownEvent)
+		return nil
+	}
+	s.setModel(model)
+	if !o.open && choices != nil && string(choices) != "[]" {
+		o.open, o.id, o.created = true, id, created
+	}
+	finished := false
+	_ = eachElem(choices, func(c []byte) {
+		var index int64
+		var delta, message, finish []byte
+		_ = eachField(c, func(k, val []byte) {
+			switch string(k) {
+			case "index":
+				index = num(val)
+			case "delta":
+				delta = val
+			case "message":
+				message = val
+			case "finish_reason":
+				finish = val
+			}
+		})
+		if index != 0 {
+			s.skip("choice other than the first")
+			return
+		}
+		if message != nil {
+			o.delta(message)
+			finished = true
+		}
+		if delta != nil {
+			o.delta(delta)
+		}
+		if !isNull(finish) {
+			finished = true
+		}
+	})
+	if finished {
+		o.end()
+	}
+	if !isNull(usage) {
+		var u transcript.Usage
+		_ = eachField(usage, func(k, val []byte) {
+			switch string(k) {
+			case "prompt_tokens":
+				u.InputTokens = num(val)
+			case "completion_tokens":
+				u.OutputTokens = num(val)
+			case "total_tokens":
+				u.TotalTokens = num(val)
+			case "prompt_tokens_details":
+				u.CacheReadTokens = num(field(val, "cached_tokens"))
+			case "completion_tokens_details":
+				u.ReasoningTokens = num(field(val, "reasoning_tokens"))
+			}
+		})
+		s.addUsage(u)
+		s.res.Agent.Turns++
+	}
+	return nil
+}
+
+func (o *openAI) delta(d []byte) {
+	_ = eachField(d, func(k, val []byte) {
+		switch string(k) {
+		case "content":
+			o.text.WriteString(str(val))
+		case "reasoning_content", "reasoning":
+			o.think.WriteString(str(val))
+		case "refusal":
+			o.text.WriteString(str(val))
+		case "tool_calls":
+			_ = eachElem(val, func(tc []byte) {
+				var index int64
+				var id, name, args string
+				_ = eachField(tc, func(k, v []byte) {
+					switch string(k) {
+					case "index":
+						index = num(v)
+					case "id":
+						id = str(v)
+					case "function":
+						name = str(field(v, "name"))
+						args = str(field(v, "arguments"))
+					}
+				})
+				t := o.tools[index]
+				if t == nil {
+					t = &oaTool{}
+					o.tools[index] = t
+				}
+				if id != "" {
+					t.id = id
+				}
+				if name != "" {
+					t.name = name
+				}
+				t.args.WriteString(args)
+			})
+		}
+	})
+}
+
+// end completes the response being assembled: its message.assistant and
+// the tool.call of every tool it requested.
+func (o *openAI) end() {
+	if !o.open && o.think.Len() == 0 && o.text.Len() == 0 && len(o.tools) == 0 {
+		return
+	}
+	s := o.st
+	ts := o.created
+	if o.think.Len() > 0 {
+		s.thinking(o.think.String(), ts)
+	}
+	s.text(o.text.String(), ts)
+	idx := make([]int64, 0, len(o.tools))
+	for i := range o.tools {
+		idx = append(idx, i)
+	}
+	sort.Slice(idx, func(a, b int) bool { return idx[a] < idx[b] })
+	for _, i := range idx {
+		t := o.tools[i]
+		s.toolUse(t.id, t.name, jsonText(t.args.String()), ts)
+	}
+	s.flush()
+	o.open, o.id = false, ""
+	o.think.Reset()
+	o.text.Reset()
+	o.tools = map[int64]*oaTool{}
+}

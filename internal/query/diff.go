@@ -1,0 +1,260 @@
+package query
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/reelhq/reel/internal/runtree"
+	"github.com/reelhq/reel/transcript"
+)
+
+// Side is one run's account of a step execution.
+type Side struct {
+	Status     string           `json:"status"`
+	DurationMS int64            `json:"duration_ms"`
+	Usage      transcript.Usage `json:"usage"`
+	CostUSD    float64          `json:"cost_usd,omitempty"`
+	Tools      []string         `json:"tools,omitempty"`
+	HasOutput  bool             `json:"has_output"`
+	output     string
+}
+
+// StepDiff compares one step execution across two runs. A or B is nil when
+// the execution happened in one run only.
+type StepDiff struct {
+	// Key identifies the execution: its path, the loop iterations around
+	// it, its attempt and its place among repeated executions.
+	Key   string `json:"key"`
+	Label string `json:"label"`
+	Kind  string `json:"kind"`
+	A     *Side  `json:"a"`
+	B     *Side  `json:"b"`
+	// Changed lists what differs: status, tokens, tools, output, or
+	// "only in a"/"only in b". Durations always differ and are not listed.
+	Changed []string `json:"changed,omitempty"`
+}
+
+// Diff is the comparison of two runs.
+type Diff struct {
+	A        RunSide    `json:"a"`
+	B        RunSide    `json:"b"`
+	Steps    []StepDiff `json:"steps"`
+	Warnings []string   `json:"warnings,omitempty"`
+}
+
+// RunSide summarizes one of the compared runs.
+type RunSide struct {
+	RunID    string `json:"run_id"`
+	Workflow string `json:"workflow"`
+	Side
+}
+
+type entry struct {
+	key, label string
+	node       *runtree.Node
+}
+
+// Compare aligns the step executions of two trees and reports what differs.
+func Compare(a, b *runtree.Tree) *Diff {
+	d := &Diff{A: runSide(a.Root), B: runSide(b.Root)}
+	for _, w := range a.Warnings {
+		d.Warnings = append(d.Warnings, "a: "+w)
+	}
+	for _, w := range b.Warnings {
+		d.Warnings = append(d.Warnings, "b: "+w)
+	}
+	ea, eb := flatten(a.Root), flatten(b.Root)
+	inA := make(map[string]int, len(ea))
+	for i, e := range ea {
+		inA[e.key] = i
+	}
+	inB := make(map[string]*runtree.Node, len(eb))
+	for _, e := range eb {
+		inB[e.key] = e.node
+	}
+	steps := make([]StepDiff, 0, len(ea))
+	pos := make(map[string]int, len(ea)) // key → index in steps
+	for _, e := range ea {
+		pos[e.key] = len(steps)
+		steps = append(steps, compareStep(e, e.node, inB[e.key]))
+	}
+	// Executions only B has go right after the one B ran before them.
+	at := -1
+	for _, e := range eb {
+		if _, ok := inA[e.key]; ok {
+			at = pos[e.key]
+			continue
+		}
+		at++
+		s := compareStep(e, nil, e.node)
+		steps = append(steps, StepDiff{})
+		copy(steps[at+1:], steps[at:])
+		steps[at] = s
+		for k, v := range pos {
+			if v >= at {
+				pos[k] = v + 1
+			}
+		}
+		pos[e.key] = at
+	}
+	d.Steps = steps
+	return d
+}
+
+func runSide(n *runtree.Node) RunSide {
+	return RunSide{RunID: n.RunID, Workflow: n.Name, Side: *side(n)}
+}
+
+func side(n *runtree.Node) *Side {
+	if n == nil {
+		return nil
+	}
+	return &Side{
+		Status: n.Status, DurationMS: time.Duration(n.Duration).Milliseconds(), Usage: n.Usage, CostUSD: n.CostUSD,
+		Tools: n.ToolSeq, HasOutput: n.Output != "", output: n.Output,
+	}
+}
+
+func compareStep(e entry, a, b *runtree.Node) StepDiff {
+	s := StepDiff{Key: e.key, Label: e.label, Kind: e.node.Kind, A: side(a), B: side(b)}
+	switch {
+	case a == nil:
+		s.Changed = []string{"only in b"}
+	case b == nil:
+		s.Changed = []string{"only in a"}
+	default:
+		if a.Status != b.Status {
+			s.Changed = append(s.Changed, "status")
+		}
+		if a.Usage.InputTokens != b.Usage.InputTokens || a.Usage.OutputTokens != b.Usage.OutputTokens {
+			s.Changed = append(s.Changed, "tokens")
+		}
+		if strings.Join(a.ToolSeq, "\x00") != strings.Join(b.ToolSeq, "\x00") {
+			s.Changed = append(s.Changed, "tools")
+		}
+		if a.Output != b.Output {
+			s.Changed = append(s.Changed, "output")
+		}
+	}
+	return s
+}
+
+// flatten lists the step executions in tree order with stable keys and
+// readable labels: the path, the loop iterations around it ("[1][0]") and
+// the attempt; steps of a sub-workflow are labelled under the calling step.
+func flatten(root *runtree.Node) []entry {
+	var out []entry
+	var walk func(n *runtree.Node, key, self, iters, prefix string)
+	walk = func(n *runtree.Node, key, self, iters, prefix string) {
+		seen := map[string]int{}
+		for _, c := range n.Children {
+			if c.Kind == runtree.KindIteration {
+				seg := fmt.Sprintf("[%d]", c.Iteration)
+				walk(c, key+seg, self, iters+seg, prefix)
+				continue
+			}
+			var seg, lab, childPrefix string
+			if c.Kind == transcript.KindWorkflow && c.RunID != "" {
+				seg = "@" + c.Name
+				lab = self + " › workflow " + c.Name
+				childPrefix = self + " › "
+			} else {
+				attempt := max(c.Attempt, 1)
+				seg = fmt.Sprintf("/%s#%d", c.Path, attempt)
+				lab = prefix + c.Path + iters
+				if attempt > 1 {
+					lab += fmt.Sprintf(" (attempt %d)", attempt)
+				}
+				childPrefix = prefix
+			}
+			seen[seg]++
+			if k := seen[seg]; k > 1 {
+				seg += fmt.Sprintf("~%d", k)
+				lab += fmt.Sprintf(" (#%d)", k)
+			}
+			out = append(out, entry{key: key + seg, label: lab, node: c})
+			if c.Kind == transcript.KindWorkflow {
+				walk(c, key+seg, lab, "", childPrefix)
+			} else {
+				walk(c, key+seg, lab, iters, childPrefix)
+			}
+		}
+	}
+	walk(root, "", "", "", "")
+	return out
+}
+
+// RenderDiff writes the comparison as a table: '=' marks executions that
+// match, '~' ones that differ, '-' and '+' ones only in A or only in B.
+func RenderDiff(w io.Writer, d *Diff) error {
+	var sb strings.Builder
+	for _, r := range []struct {
+		tag string
+		s   RunSide
+	}{{"a", d.A}, {"b", d.B}} {
+		fmt.Fprintf(&sb, "%s  %s  %s  %s  %s  %s\n", r.tag, r.s.RunID, r.s.Workflow, r.s.Status,
+			runtree.FormatDuration(time.Duration(r.s.DurationMS)*time.Millisecond), runtree.FormatUsage(r.s.Usage))
+	}
+	same := 0
+	tw := tabwriter.NewWriter(&sb, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "\n \tSTEP\tKIND\tSTATUS\tDURATION\tTOKENS\tTOOLS\tOUTPUT")
+	for _, s := range d.Steps {
+		mark := "="
+		switch {
+		case s.A == nil:
+			mark = "+"
+		case s.B == nil:
+			mark = "-"
+		case len(s.Changed) > 0:
+			mark = "~"
+		default:
+			same++
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", mark, s.Label, s.Kind,
+			pair(s, func(x *Side) string { return x.Status }),
+			pair(s, func(x *Side) string { return runtree.FormatDuration(time.Duration(x.DurationMS) * time.Millisecond) }),
+			pair(s, func(x *Side) string { return itoa(x.Usage.InputTokens + x.Usage.OutputTokens) }),
+			pair(s, func(x *Side) string { return toolList(x.Tools) }),
+			outputCol(s))
+	}
+	tw.Flush()
+	fmt.Fprintf(&sb, "%d executions, %d identical, %d differ\n", len(d.Steps), same, len(d.Steps)-same)
+	_, err := io.WriteString(w, sb.String())
+	return err
+}
+
+func pair(s StepDiff, f func(*Side) string) string {
+	switch {
+	case s.A == nil:
+		return f(s.B)
+	case s.B == nil:
+		return f(s.A)
+	}
+	a, b := f(s.A), f(s.B)
+	if a == b {
+		return a
+	}
+	return a + " → " + b
+}
+
+func toolList(t []string) string {
+	if len(t) == 0 {
+		return "-"
+	}
+	return strings.Join(t, ",")
+}
+
+func outputCol(s StepDiff) string {
+	switch {
+	case s.A == nil || s.B == nil:
+		return "-"
+	case s.A.output != s.B.output:
+		return "changed"
+	case !s.A.HasOutput:
+		return "-"
+	}
+	return "same"
+}

@@ -1,0 +1,441 @@
+package query
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/reelhq/reel/internal/rawevent"
+	"github.com/reelhq/reel/internal/rawjson"
+	"github.com/reelhq/reel/transcript"
+)
+
+// Totals add up what a group of step executions consumed.
+type Totals struct {
+	Runs       int              `json:"runs,omitempty"`
+	Steps      int              `json:"steps"`
+	Failed     int              `json:"failed"`
+	AgentSteps int              `json:"agent_steps"`
+	ToolCalls  int              `json:"tool_calls"`
+	Usage      transcript.Usage `json:"usage"`
+	CostUSD    float64          `json:"cost_usd"`
+	// DurationMS sums the executions' wall time (runs: the runs' time).
+	DurationMS int64 `json:"duration_ms"`
+}
+
+func (t *Totals) add(o *Totals) {
+	t.Runs += o.Runs
+	t.Steps += o.Steps
+	t.Failed += o.Failed
+	t.AgentSteps += o.AgentSteps
+	t.ToolCalls += o.ToolCalls
+	t.Usage.Add(o.Usage)
+	t.CostUSD += o.CostUSD
+	t.DurationMS += o.DurationMS
+}
+
+// RunStats are one transcript's own figures (a sub-workflow's steps count in
+// its own transcript, so nothing is counted twice).
+type RunStats struct {
+	RunID       string `json:"run_id"`
+	ParentRunID string `json:"parent_run_id,omitempty"`
+	Path        string `json:"path"`
+	Workflow    string `json:"workflow"`
+	// Status is the run.completed status, or interrupted without one.
+	Status  string    `json:"status"`
+	Started time.Time `json:"started,omitzero"`
+	Totals
+}
+
+// Named is a group's name and totals.
+type Named struct {
+	Name string `json:"name"`
+	Totals
+}
+
+// Report is the answer of Stats.
+type Report struct {
+	Total     Totals      `json:"total"`
+	Runs      []*RunStats `json:"runs"`
+	Steps     []Named     `json:"steps"`
+	Providers []Named     `json:"providers"`
+	Models    []Named     `json:"models"`
+	Tools     []Named     `json:"tools"`
+	Warnings  []string    `json:"warnings,omitempty"`
+}
+
+// fileStats is one transcript's scan.
+type fileStats struct {
+	run       RunStats
+	steps     map[string]*Totals
+	providers map[string]*Totals
+	models    map[string]*Totals
+	tools     map[string]*Totals
+	paths     map[string]string
+	warnings  []string
+	err       error
+}
+
+func group(m map[string]*Totals, k string) *Totals {
+	t := m[k]
+	if t == nil {
+		t = &Totals{}
+		m[k] = t
+	}
+	return t
+}
+
+// Stats scans the transcripts at paths, in parallel, and adds up tokens,
+// cost, durations and tool calls per run, step path, provider, model and
+// tool. A transcript that cannot be read is a warning.
+func Stats(ctx context.Context, paths []string, limits transcript.Limits) (*Report, error) {
+	results := make([]*fileStats, len(paths))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	workers := min(runtime.GOMAXPROCS(0), len(paths))
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				results[i] = scanStats(paths[i], limits)
+			}
+		}()
+	}
+feed:
+	for i := range paths {
+		select {
+		case next <- i:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(next)
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+
+	rep := &Report{Runs: make([]*RunStats, 0, len(paths))}
+	steps := map[string]*Totals{}
+	providers := map[string]*Totals{}
+	models := map[string]*Totals{}
+	tools := map[string]*Totals{}
+	merge := func(dst, src map[string]*Totals) {
+		for k, v := range src {
+			group(dst, k).add(v)
+		}
+	}
+	for _, fs := range results {
+		rep.Warnings = append(rep.Warnings, fs.warnings...)
+		if fs.err != nil {
+			rep.Warnings = append(rep.Warnings, fs.err.Error())
+			continue
+		}
+		r := fs.run
+		rep.Runs = append(rep.Runs, &r)
+		rep.Total.add(&r.Totals)
+		merge(steps, fs.steps)
+		merge(providers, fs.providers)
+		merge(models, fs.models)
+		merge(tools, fs.tools)
+	}
+	rep.Steps = sorted(steps, false)
+	rep.Providers = sorted(providers, true)
+	rep.Models = sorted(models, true)
+	rep.Tools = sorted(tools, true)
+	return rep, nil
+}
+
+// sorted lists groups by name, or by most tool calls / tokens first.
+func sorted(m map[string]*Totals, byWeight bool) []Named {
+	out := make([]Named, 0, len(m))
+	for k, v := range m {
+		out = append(out, Named{Name: k, Totals: *v})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if byWeight {
+			wi := out[i].Usage.InputTokens + out[i].Usage.OutputTokens + int64(out[i].ToolCalls)
+			wj := out[j].Usage.InputTokens + out[j].Usage.OutputTokens + int64(out[j].ToolCalls)
+			if wi != wj {
+				return wi > wj
+			}
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out
+}
+
+var (
+	tToolCall      = []byte(transcript.ToolCall)
+	tStepStarted   = []byte(transcript.StepStarted)
+	tStepCompleted = []byte(transcript.StepCompleted)
+	tRunStarted    = []byte(transcript.RunStarted)
+	tRunCompleted  = []byte(transcript.RunCompleted)
+	tToolResult    = []byte(transcript.ToolResult)
+	tCallWF        = []byte(transcript.CallWorkflowStarted)
+)
+
+type openKey struct {
+	path string
+	iter int
+}
+
+func scanStats(path string, limits transcript.Limits) *fileStats {
+	fs := &fileStats{
+		steps:     map[string]*Totals{},
+		providers: map[string]*Totals{},
+		models:    map[string]*Totals{},
+		tools:     map[string]*Totals{},
+	}
+	fs.run.Path = path
+	fs.run.Runs = 1
+	f, err := os.Open(path)
+	if err != nil {
+		fs.err = fmt.Errorf("open transcript %s: %w", path, err)
+		return fs
+	}
+	defer f.Close()
+	rd := transcript.NewReader(f)
+	rd.SetLimits(limits)
+	open := map[openKey][]time.Time{}
+	var first, last time.Time
+	completed := false
+	warn := func(format string, args ...any) {
+		if len(fs.warnings) < 20 {
+			fs.warnings = append(fs.warnings, fmt.Sprintf(format, args...))
+		}
+	}
+	var ev rawevent.Envelope
+	for {
+		line, err := rd.NextLine()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			warn("%s: %v", path, err)
+			var le *transcript.LineError
+			if !errors.As(err, &le) || errors.Is(err, transcript.ErrFileTooLarge) {
+				break
+			}
+			continue
+		}
+		// Most lines are messages and tool results, which stats does not
+		// need: their type, near the start of the line, is all that is read.
+		tv, ok, err := rawevent.Type(line)
+		if err != nil || !ok {
+			warn("%s: line %d: not a transcript event", path, rd.Line())
+			continue
+		}
+		isTool := bytes.Equal(tv, tToolCall)
+		if !isTool && !bytes.Equal(tv, tStepStarted) && !bytes.Equal(tv, tStepCompleted) &&
+			!bytes.Equal(tv, tRunStarted) && !bytes.Equal(tv, tRunCompleted) {
+			continue
+		}
+		if err := ev.Parse(line); err != nil {
+			warn("%s: line %d: %v", path, rd.Line(), err)
+			continue
+		}
+		if fs.run.RunID == "" {
+			fs.run.RunID, fs.run.ParentRunID = ev.RunID, ev.ParentRunID
+		}
+		if isTool {
+			p := fs.intern(ev.Path)
+			fs.run.ToolCalls++
+			group(fs.steps, p).ToolCalls++
+			name := "(unnamed)"
+			if v, ok, _ := rawjson.Field(ev.Payload, "name"); ok {
+				if s, ok := rawjson.String(v); ok && s != "" {
+					name = s
+				}
+			}
+			group(fs.tools, name).ToolCalls++
+			continue
+		}
+		ts := ev.Time()
+		if first.IsZero() || ts.Before(first) {
+			first = ts
+		}
+		if ts.After(last) {
+			last = ts
+		}
+		var sp stepFields
+		if !bytes.Equal(tv, tStepStarted) {
+			sp.parse(ev.Payload, bytes.Equal(tv, tRunStarted) || bytes.Equal(tv, tRunCompleted))
+		}
+		switch {
+		case bytes.Equal(tv, tRunStarted):
+			fs.run.Workflow = sp.name
+			fs.run.Started = ts
+		case bytes.Equal(tv, tRunCompleted):
+			completed = true
+			if fs.run.Workflow == "" {
+				fs.run.Workflow = sp.name
+			}
+			fs.run.Status = "success"
+			if sp.err != "" {
+				fs.run.Status = "failure"
+			}
+			var rr transcript.RunResult
+			if sp.result != nil && json.Unmarshal(sp.result, &rr) == nil {
+				if rr.Status != "" {
+					fs.run.Status = rr.Status
+				}
+				fs.run.DurationMS = rr.DurationMS
+			}
+		case bytes.Equal(tv, tStepStarted):
+			k := openKey{fs.intern(ev.Path), ev.Iteration}
+			open[k] = append(open[k], ts)
+		default:
+			fs.stepCompleted(fs.intern(ev.Path), ev.Iteration, ts, &sp, open)
+		}
+	}
+	if fs.run.RunID == "" {
+		fs.run.RunID = runIDOf(path)
+	}
+	if !completed {
+		fs.run.Status = "interrupted"
+	}
+	if fs.run.DurationMS == 0 && last.After(first) {
+		fs.run.DurationMS = last.Sub(first).Milliseconds()
+	}
+	return fs
+}
+
+func (fs *fileStats) stepCompleted(path string, iteration int, ts time.Time, sp *stepFields, open map[openKey][]time.Time) {
+	t := group(fs.steps, path)
+	t.Steps++
+	fs.run.Steps++
+	var d int64
+	k := openKey{path, iteration}
+	if starts := open[k]; len(starts) > 0 {
+		d = ts.Sub(starts[len(starts)-1]).Milliseconds()
+		open[k] = starts[:len(starts)-1]
+	}
+	t.DurationMS += d
+	if sp.err != "" {
+		t.Failed++
+		fs.run.Failed++
+	}
+	if sp.kind != transcript.KindAgent {
+		return
+	}
+	t.AgentSteps++
+	fs.run.AgentSteps++
+	if sp.result == nil {
+		return
+	}
+	var ar transcript.AgentResult
+	if err := rawevent.DecodeAgentResult(sp.result, &ar); err != nil {
+		fs.warnings = append(fs.warnings, fmt.Sprintf("%s: step %s: agent result: %v", fs.run.Path, path, err))
+		return
+	}
+	var cost float64
+	if ar.CostUSD != nil {
+		cost = *ar.CostUSD
+	}
+	one := Totals{Steps: 1, AgentSteps: 1, Usage: ar.Usage, CostUSD: cost, DurationMS: d}
+	if sp.err != "" {
+		one.Failed = 1
+	}
+	t.Usage.Add(ar.Usage)
+	t.CostUSD += cost
+	fs.run.Usage.Add(ar.Usage)
+	fs.run.CostUSD += cost
+	provider, model := ar.Provider, ar.Model
+	if provider == "" {
+		provider = "(unknown)"
+	}
+	if model == "" {
+		model = "(unknown)"
+	}
+	group(fs.providers, provider).add(&one)
+	group(fs.models, model).add(&one)
+}
+
+// intern returns path as a string, allocating each distinct path once per
+// transcript.
+func (fs *fileStats) intern(b []byte) string {
+	if s, ok := fs.paths[string(b)]; ok {
+		return s
+	}
+	s := string(b)
+	if fs.paths == nil {
+		fs.paths = map[string]string{}
+	}
+	fs.paths[s] = s
+	return s
+}
+
+// stepFields are the parts of a step payload stats reads. Strings are
+// decoded only when needed: the name of runs, the kind "agent", an error.
+type stepFields struct {
+	name, kind, err string
+	result          []byte
+}
+
+func (s *stepFields) parse(payload []byte, wantName bool) {
+	rawjson.Each(payload, func(k, v []byte) bool {
+		switch string(k) {
+		case "name":
+			if wantName {
+				s.name, _ = rawjson.String(v)
+			}
+		case "kind":
+			if string(v) == `"`+transcript.KindAgent+`"` {
+				s.kind = transcript.KindAgent
+			}
+		case "error":
+			if string(v) != `""` && string(v) != "null" {
+				s.err, _ = rawjson.String(v)
+			}
+		case "result":
+			if string(v) != "null" {
+				s.result = v
+			}
+		}
+		return true
+	})
+}
+
+func stringField(line []byte, key string) (string, bool) {
+	v, ok, _ := rawjson.Field(line, key)
+	if !ok {
+		return "", false
+	}
+	return rawjson.String(v)
+}
+
+func runIDOf(path string) string {
+	base := path
+	for i := len(base) - 1; i >= 0; i-- {
+		if os.IsPathSeparator(base[i]) {
+			base = base[i+1:]
+			break
+		}
+	}
+	if len(base) > 6 && base[len(base)-6:] == ".jsonl" {
+		return base[:len(base)-6]
+	}
+	return base
+}
+
+// FormatMS renders milliseconds as a duration.
+func FormatMS(ms int64) string {
+	d := time.Duration(ms) * time.Millisecond
+	if d >= time.Minute {
+		return d.Round(time.Second).String()
+	}
+	return d.String()
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }

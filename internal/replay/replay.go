@@ -1,0 +1,555 @@
+// Package replay renders a run's transcript as a readable conversation:
+// prompts, system prompts, assistant text, thinking, tool calls with their
+// inputs and results, and command steps, in order, as terminal text or
+// Markdown, optionally paced by the original timestamps.
+package replay
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/reelhq/reel/internal/rawjson"
+	"github.com/reelhq/reel/internal/runstore"
+	"github.com/reelhq/reel/transcript"
+)
+
+// Format is the output format.
+type Format string
+
+// Formats.
+const (
+	Text     Format = "text"
+	Markdown Format = "markdown"
+)
+
+// Options tune Replay.
+type Options struct {
+	Format Format
+	// Step keeps only the events of this step path and the steps below it;
+	// a pattern with '*' or '?' matches dot-separated segments.
+	Step string
+	// Thinking shows thinking blocks; otherwise they are folded.
+	Thinking bool
+	// Color uses ANSI colours (text format only).
+	Color bool
+	// Speed > 0 paces the output by the original timestamps, Speed times
+	// faster; 0 writes everything at once. Gaps are capped at MaxGap
+	// (before the speed-up) so a run that waited an hour does not.
+	Speed  float64
+	MaxGap time.Duration
+	// MaxLines cuts tool outputs and command outputs to this many lines
+	// (0: no limit).
+	MaxLines int
+	Limits   transcript.Limits
+}
+
+// Replay renders the run at file, with the sub-workflows it called inline,
+// to w. Damage in the transcript is rendered as a warning line in place and
+// returned in the warnings; the error is for an unreadable root file, the
+// output failing or ctx ending.
+func Replay(ctx context.Context, w io.Writer, file string, opts Options) (warnings []string, err error) {
+	if opts.Format == "" {
+		opts.Format = Text
+	}
+	if opts.Format != Text && opts.Format != Markdown {
+		return nil, fmt.Errorf("unknown format %q (want text or markdown)", opts.Format)
+	}
+	if opts.MaxGap <= 0 {
+		opts.MaxGap = 10 * time.Second
+	}
+	if opts.Step != "" {
+		if _, err := path.Match(strings.ReplaceAll(opts.Step, ".", "/"), ""); err != nil {
+			return nil, fmt.Errorf("--step %q: %w", opts.Step, err)
+		}
+	}
+	bw := bufio.NewWriter(w)
+	r := &renderer{w: bw, opts: opts, md: opts.Format == Markdown, seen: map[string]bool{}}
+	if opts.Color && !r.md {
+		r.pal = ansi
+	}
+	err = r.file(ctx, file, 0)
+	if ferr := bw.Flush(); err == nil && ferr != nil {
+		err = fmt.Errorf("write output: %w", ferr)
+	}
+	return r.warnings, err
+}
+
+type palette struct{ bold, dim, user, asst, tool, ok, bad, reset string }
+
+var ansi = palette{
+	bold: "\x1b[1m", dim: "\x1b[2m", user: "\x1b[36m", asst: "\x1b[32m",
+	tool: "\x1b[33m", ok: "\x1b[32m", bad: "\x1b[31m", reset: "\x1b[0m",
+}
+
+type renderer struct {
+	w        *bufio.Writer
+	opts     Options
+	md       bool
+	pal      palette
+	seen     map[string]bool
+	warnings []string
+	last     time.Time
+}
+
+// warn records damage; the caller reports it on stderr, where it does not
+// mix with the conversation.
+func (r *renderer) warn(msg string) { r.warnings = append(r.warnings, msg) }
+
+// load decodes a whole transcript, keeping what can be read.
+func (r *renderer) load(file string) ([]transcript.ExchangeEvent, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, fmt.Errorf("open transcript %s: %w", file, err)
+	}
+	defer f.Close()
+	rd := transcript.NewReader(f)
+	rd.SetLimits(r.opts.Limits)
+	var evs []transcript.ExchangeEvent
+	for {
+		ev, err := rd.Next()
+		if err == io.EOF {
+			return evs, nil
+		}
+		if err != nil {
+			if errors.Is(err, transcript.ErrUnknownEventType) || errors.Is(err, transcript.ErrUnknownBlockType) {
+				evs = append(evs, ev)
+				continue
+			}
+			r.warn(fmt.Sprintf("%s: %v", file, err))
+			var le *transcript.LineError
+			if !errors.As(err, &le) || errors.Is(err, transcript.ErrFileTooLarge) {
+				return evs, nil
+			}
+			continue
+		}
+		evs = append(evs, ev)
+	}
+}
+
+func (r *renderer) file(ctx context.Context, file string, depth int) error {
+	if r.seen[file] {
+		r.warn(fmt.Sprintf("%s: sub-workflow cycle, not replayed again", file))
+		return nil
+	}
+	r.seen[file] = true
+	evs, err := r.load(file)
+	if err != nil {
+		if depth == 0 {
+			return err
+		}
+		r.warn(err.Error())
+		return nil
+	}
+	// Tool invocations are shown from their tool.call/tool.result events;
+	// the same invocation's blocks inside messages are not repeated.
+	calls := map[string]bool{}
+	results := map[string]bool{}
+	for i := range evs {
+		if tp := evs[i].Tool(); tp != nil {
+			if evs[i].Type == transcript.ToolCall {
+				calls[tp.CallID] = true
+			} else {
+				results[tp.CallID] = true
+			}
+		}
+	}
+	completed := false
+	for i := range evs {
+		ev := &evs[i]
+		if !r.keep(ev) {
+			continue
+		}
+		if err := r.pace(ctx, ev.Timestamp); err != nil {
+			return err
+		}
+		if ev.Type == transcript.RunCompleted {
+			completed = true
+		}
+		r.event(ev, depth, calls, results)
+		if ev.Type == transcript.CallWorkflowStarted && ev.ChildRunID != "" {
+			cp, err := runstore.ChildPath(file, ev.ChildRunID)
+			if err != nil {
+				r.warn(err.Error())
+			} else if err := r.file(ctx, cp, depth+1); err != nil {
+				return err
+			}
+		}
+		if err := r.w.Flush(); err != nil {
+			return fmt.Errorf("write output: %w", err)
+		}
+	}
+	if !completed && r.opts.Step == "" {
+		r.line(r.pal.bad, "run interrupted: the transcript ends without run.completed")
+	}
+	return nil
+}
+
+// keep applies the --step filter. A child run's events are kept when the
+// calling step was.
+func (r *renderer) keep(ev *transcript.ExchangeEvent) bool {
+	s := r.opts.Step
+	if s == "" {
+		return true
+	}
+	if ev.ParentRunID != "" && (ev.Type == transcript.RunStarted || ev.Type == transcript.RunCompleted) {
+		return true
+	}
+	if ev.Path == s || strings.HasPrefix(ev.Path, s+".") {
+		return true
+	}
+	ok, _ := path.Match(strings.ReplaceAll(s, ".", "/"), strings.ReplaceAll(ev.Path, ".", "/"))
+	return ok
+}
+
+func (r *renderer) pace(ctx context.Context, ts time.Time) error {
+	if r.opts.Speed <= 0 || ts.IsZero() {
+		return nil
+	}
+	if !r.last.IsZero() && ts.After(r.last) {
+		gap := min(ts.Sub(r.last), r.opts.MaxGap)
+		if err := r.w.Flush(); err != nil {
+			return fmt.Errorf("write output: %w", err)
+		}
+		t := time.NewTimer(time.Duration(float64(gap) / r.opts.Speed))
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		}
+	}
+	r.last = ts
+	return nil
+}
+
+func (r *renderer) line(color, s string) {
+	if r.md {
+		fmt.Fprintf(r.w, "%s\n\n", s)
+		return
+	}
+	fmt.Fprintf(r.w, "%s%s%s\n", color, s, r.pal.reset)
+}
+
+func (r *renderer) event(ev *transcript.ExchangeEvent, depth int, calls, results map[string]bool) {
+	sp := ev.Step()
+	switch ev.Type {
+	case transcript.RunStarted:
+		name := "(unnamed)"
+		if sp != nil {
+			name = sp.Name
+		}
+		if r.md {
+			fmt.Fprintf(r.w, "%s Run %s\n\n`%s` · started %s\n\n", strings.Repeat("#", min(depth+1, 6)), name, ev.RunID, transcript.FormatTime(ev.Timestamp))
+			return
+		}
+		fmt.Fprintf(r.w, "%s━━ run %s  %s  %s%s\n", r.pal.bold, name, ev.RunID, transcript.FormatTime(ev.Timestamp), r.pal.reset)
+	case transcript.RunCompleted:
+		status, color := "success", r.pal.ok
+		var extra string
+		if sp != nil {
+			var rr transcript.RunResult
+			if sp.Result != nil && transcript.DecodeResult(sp.Result, &rr) == nil {
+				if rr.Status != "" {
+					status = rr.Status
+				}
+				extra = fmt.Sprintf("  %s", (time.Duration(rr.DurationMS) * time.Millisecond).String())
+				if u := rr.Usage; u.InputTokens+u.OutputTokens > 0 {
+					extra += fmt.Sprintf("  %d in / %d out tokens", u.InputTokens, u.OutputTokens)
+				}
+				if rr.CostUSD != nil {
+					extra += fmt.Sprintf("  $%.4f", *rr.CostUSD)
+				}
+			}
+			if sp.Error != "" {
+				if status == "success" {
+					status = "failure"
+				}
+				extra += "  error: " + sp.Error
+			}
+		}
+		if status != "success" {
+			color = r.pal.bad
+		}
+		if r.md {
+			fmt.Fprintf(r.w, "**Run %s**%s\n\n", status, extra)
+			return
+		}
+		fmt.Fprintf(r.w, "%s━━ run %s%s%s\n", color, status, extra, r.pal.reset)
+	case transcript.StepStarted:
+		if sp == nil {
+			return
+		}
+		head := fmt.Sprintf("%s (%s", stepLabel(ev), sp.Kind)
+		if sp.Attempt > 1 {
+			head += fmt.Sprintf(", attempt %d", sp.Attempt)
+		}
+		head += ")"
+		if r.md {
+			fmt.Fprintf(r.w, "%s %s\n\n", strings.Repeat("#", min(depth+2, 6)), head)
+			if sp.Command != "" {
+				fmt.Fprintf(r.w, "```sh\n$ %s\n```\n\n", sp.Command)
+			}
+			return
+		}
+		fmt.Fprintf(r.w, "%s▶ %s%s\n", r.pal.bold, head, r.pal.reset)
+		if sp.Command != "" {
+			fmt.Fprintf(r.w, "  %s$ %s%s\n", r.pal.tool, sp.Command, r.pal.reset)
+		}
+	case transcript.StepCompleted:
+		if sp == nil {
+			return
+		}
+		r.stepCompleted(ev, sp)
+	case transcript.CallWorkflowStarted:
+		r.line(r.pal.dim, fmt.Sprintf("  ↳ %s calls sub-workflow run %s", ev.Path, ev.ChildRunID))
+	case transcript.CallWorkflowCompleted:
+		r.line(r.pal.dim, fmt.Sprintf("  ↲ sub-workflow run %s returned", ev.ChildRunID))
+	case transcript.MessageUser, transcript.MessageAssistant:
+		if mp := ev.Message(); mp != nil {
+			r.message(ev, mp, calls, results)
+		}
+	case transcript.ToolCall, transcript.ToolResult:
+		if tp := ev.Tool(); tp != nil {
+			r.tool(ev, tp)
+		}
+	default:
+		r.line(r.pal.dim, fmt.Sprintf("  (event of unknown type %q)", ev.Type))
+	}
+}
+
+func stepLabel(ev *transcript.ExchangeEvent) string {
+	if ev.Iteration != 0 {
+		return fmt.Sprintf("%s [%d]", ev.Path, ev.Iteration)
+	}
+	return ev.Path
+}
+
+func (r *renderer) stepCompleted(ev *transcript.ExchangeEvent, sp *transcript.StepPayload) {
+	status, color := "✓", r.pal.ok
+	if sp.Error != "" {
+		status, color = "✗", r.pal.bad
+	}
+	var extra []string
+	switch sp.Kind {
+	case transcript.KindCommand:
+		var cr transcript.CommandResult
+		if sp.Result != nil && transcript.DecodeResult(sp.Result, &cr) == nil {
+			extra = append(extra, fmt.Sprintf("exit %d", cr.ExitCode))
+			if cr.Output != "" {
+				r.block("output", cr.Output, r.pal.reset)
+			}
+			if cr.Stderr != "" {
+				r.block("stderr", cr.Stderr, r.pal.bad)
+			}
+			if cr.Truncated {
+				extra = append(extra, "output truncated")
+			}
+		}
+	case transcript.KindAgent:
+		var ar transcript.AgentResult
+		if sp.Result != nil && transcript.DecodeResult(sp.Result, &ar) == nil {
+			u := ar.Usage
+			extra = append(extra, fmt.Sprintf("%d in / %d out tokens", u.InputTokens, u.OutputTokens))
+			if ar.CostUSD != nil {
+				extra = append(extra, fmt.Sprintf("$%.4f", *ar.CostUSD))
+			}
+			if ar.Model != "" {
+				extra = append(extra, ar.Model)
+			}
+		}
+	}
+	if sp.Error != "" {
+		extra = append(extra, "error: "+sp.Error)
+	}
+	msg := fmt.Sprintf("%s %s", status, stepLabel(ev))
+	if len(extra) > 0 {
+		msg += "  " + strings.Join(extra, "  ")
+	}
+	if r.md {
+		fmt.Fprintf(r.w, "*%s*\n\n", mdEscape(msg))
+		return
+	}
+	r.line(color, msg)
+}
+
+func (r *renderer) message(ev *transcript.ExchangeEvent, mp *transcript.MessagePayload, calls, results map[string]bool) {
+	for i, b := range mp.Blocks {
+		switch b.Type {
+		case transcript.BlockText:
+			who, color := "assistant", r.pal.asst
+			if ev.Type == transcript.MessageUser {
+				who, color = "prompt", r.pal.user
+				// blocks[1] of a user message with router fidelity is the
+				// composed system prompt (DECISIONS §5).
+				if i == 1 && b.Fidelity == transcript.FidelityRouter {
+					who = "system prompt"
+				} else if b.Fidelity != transcript.FidelityRouter {
+					who = "user"
+				}
+			}
+			r.block(who, b.Text, color)
+		case transcript.BlockThinking:
+			if r.opts.Thinking {
+				r.block("thinking", b.Thinking, r.pal.dim)
+			} else if r.md {
+				fmt.Fprintf(r.w, "<details><summary>Thinking</summary>\n\n%s\n\n</details>\n\n", b.Thinking)
+			} else {
+				n, unit := strings.Count(strings.TrimRight(b.Thinking, "\n"), "\n")+1, "lines"
+				if n == 1 {
+					unit = "line"
+				}
+				r.line(r.pal.dim, fmt.Sprintf("  thinking … (%d %s folded; --thinking shows it)", n, unit))
+			}
+		case transcript.BlockToolUse:
+			if calls[b.ToolID] {
+				continue
+			}
+			r.block(fmt.Sprintf("tool call %s (%s, %s)", b.ToolName, b.ToolID, b.Fidelity), jsonText(b.ToolInput), r.pal.tool)
+		case transcript.BlockToolResult:
+			if results[b.ToolID] {
+				continue
+			}
+			r.block(fmt.Sprintf("tool result %s", b.ToolID), jsonText(b.ToolContent), r.pal.tool)
+		case transcript.BlockCommand:
+			r.block("command", "$ "+b.Command, r.pal.tool)
+		case transcript.BlockStream:
+			r.block("stream", b.Chunk, r.pal.dim)
+		default:
+			r.line(r.pal.dim, fmt.Sprintf("  (block of unknown type %q)", b.Type))
+		}
+	}
+}
+
+func (r *renderer) tool(ev *transcript.ExchangeEvent, tp *transcript.ToolPayload) {
+	if ev.Type == transcript.ToolCall {
+		r.block(fmt.Sprintf("tool call %s (%s, %s)", tp.Name, tp.CallID, tp.Fidelity), jsonText(tp.Input), r.pal.tool)
+		return
+	}
+	switch {
+	case strings.HasPrefix(tp.Error, "no result"):
+		r.block(fmt.Sprintf("tool %s DANGLING (%s)", tp.Name, tp.CallID), tp.Error, r.pal.bad)
+	case tp.Error != "":
+		r.block(fmt.Sprintf("tool result %s (%s) error: %s", tp.Name, tp.CallID, tp.Error), jsonText(tp.Output), r.pal.bad)
+	default:
+		r.block(fmt.Sprintf("tool result %s (%s)", tp.Name, tp.CallID), jsonText(tp.Output), r.pal.tool)
+	}
+}
+
+// block writes a labelled piece of text: indented in text mode, a bold
+// label and a quote or code block in Markdown.
+func (r *renderer) block(label, body, color string) {
+	body = strings.TrimRight(body, "\n")
+	body = r.cut(body)
+	if !r.md {
+		body = sanitize(body)
+	}
+	if r.md {
+		fmt.Fprintf(r.w, "**%s**\n\n", mdEscape(label))
+		if body == "" {
+			return
+		}
+		if label == "prompt" || label == "system prompt" || label == "assistant" || label == "user" || label == "thinking" {
+			fmt.Fprintf(r.w, "%s\n\n", body)
+			return
+		}
+		fence := "```"
+		for strings.Contains(body, fence) {
+			fence += "`"
+		}
+		fmt.Fprintf(r.w, "%s\n%s\n%s\n\n", fence, body, fence)
+		return
+	}
+	if body == "" {
+		fmt.Fprintf(r.w, "  %s%s%s\n", color, label, r.pal.reset)
+		return
+	}
+	if !strings.Contains(body, "\n") && len(body) < 100 {
+		fmt.Fprintf(r.w, "  %s%s ›%s %s\n", color, label, r.pal.reset, body)
+		return
+	}
+	fmt.Fprintf(r.w, "  %s%s ›%s\n", color, label, r.pal.reset)
+	for _, l := range strings.Split(body, "\n") {
+		fmt.Fprintf(r.w, "    %s\n", l)
+	}
+}
+
+func (r *renderer) cut(s string) string {
+	if r.opts.MaxLines <= 0 {
+		return s
+	}
+	n := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\n' {
+			n++
+			if n == r.opts.MaxLines {
+				rest := strings.Count(s[i+1:], "\n") + 1
+				return s[:i] + fmt.Sprintf("\n… %d more lines", rest)
+			}
+		}
+	}
+	return s
+}
+
+// jsonText shows a free-form value: a string as itself, anything else as
+// indented JSON.
+func jsonText(v any) string {
+	var raw []byte
+	switch x := v.(type) {
+	case nil:
+		return ""
+	case json.RawMessage:
+		raw = x
+	default:
+		b, err := json.Marshal(v)
+		if err != nil {
+			return fmt.Sprint(v)
+		}
+		raw = b
+	}
+	if s, ok := rawjson.String(raw); ok {
+		return s
+	}
+	if string(raw) == "null" {
+		return ""
+	}
+	var out bytes.Buffer
+	if err := json.Indent(&out, raw, "", "  "); err == nil {
+		return out.String()
+	}
+	return string(raw)
+}
+
+func mdEscape(s string) string {
+	return strings.NewReplacer("*", `\*`, "_", `\_`, "`", "\\`").Replace(s)
+}
+
+// sanitize replaces control characters other than newline and tab, so text
+// from a transcript cannot drive the terminal (escape sequences, carriage
+// returns overwriting lines).
+func sanitize(s string) string {
+	clean := true
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 && c != '\n' && c != '\t' || c == 0x7f {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 && r != '\n' && r != '\t' || r == 0x7f || r >= 0x80 && r < 0xa0 {
+			return '\uFFFD'
+		}
+		return r
+	}, s)
+}

@@ -1,0 +1,160 @@
+package replay
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/reelhq/reel/internal/transcripttest"
+	"github.com/reelhq/reel/transcript"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	p := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(p, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatalf("read golden (run with -update to create): %v", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from golden (run with -update to accept):\n--- got\n%s\n--- want\n%s", name, got, want)
+	}
+}
+
+func TestReplayGolden(t *testing.T) {
+	dir := t.TempDir()
+	root := transcripttest.WriteSample(t, dir, transcripttest.Variant{})
+	cases := []struct {
+		name string
+		opts Options
+	}{
+		{"text.txt", Options{}},
+		{"thinking-color.txt", Options{Thinking: true, Color: true}},
+		{"markdown.md", Options{Format: Markdown}},
+		{"step-each_file.txt", Options{Step: "each_file"}},
+		{"step-glob.txt", Options{Step: "*.review", MaxLines: 1}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var out bytes.Buffer
+			warnings, err := Replay(context.Background(), &out, root, c.opts)
+			if err != nil || len(warnings) > 0 {
+				t.Fatalf("err %v warnings %q", err, warnings)
+			}
+			golden(t, c.name, out.Bytes())
+		})
+	}
+}
+
+func TestReplayContent(t *testing.T) {
+	dir := t.TempDir()
+	root := transcripttest.WriteSample(t, dir, transcripttest.Variant{})
+	var out bytes.Buffer
+	if _, err := Replay(context.Background(), &out, root, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	s := out.String()
+	for _, want := range []string{
+		"prompt › Find the bugs in main.go.",
+		"system prompt › You are a careful Go reviewer.",
+		"assistant › Found 2 issues",
+		"tool call Read (toolu_01, agent_emitted)",
+		"$ make deps",
+		"exit 2",
+		"DANGLING",
+		"run fixer",
+		"thinking … (1 line folded",
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("replay lacks %q", want)
+		}
+	}
+	if strings.Contains(s, "I should use") {
+		t.Error("thinking shown without --thinking")
+	}
+	if strings.Contains(s, "\x1b[") {
+		t.Error("colour without Color")
+	}
+	// Tool calls are shown once, from tool.call, not again from tool_use blocks.
+	if n := strings.Count(s, "tool call Read (toolu_01"); n != 1 {
+		t.Errorf("toolu_01 shown %d times", n)
+	}
+}
+
+func TestReplayPaced(t *testing.T) {
+	dir := t.TempDir()
+	root := transcripttest.WriteSample(t, dir, transcripttest.Variant{})
+	start := time.Now()
+	var out bytes.Buffer
+	// The sample spans 9.1 s; at 100× that is about 91 ms.
+	if _, err := Replay(context.Background(), &out, root, Options{Speed: 100}); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d < 80*time.Millisecond || d > 3*time.Second {
+		t.Errorf("paced replay took %v, want about 91ms", d)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	if _, err := Replay(ctx, &bytes.Buffer{}, root, Options{Speed: 1}); err != context.DeadlineExceeded {
+		t.Errorf("cancelled replay: %v", err)
+	}
+}
+
+func TestReplayDamaged(t *testing.T) {
+	dir := t.TempDir()
+	root := transcripttest.WriteSample(t, dir, transcripttest.Variant{Interrupted: true})
+	data, _ := os.ReadFile(root)
+	esc := `{"seq":99,"run_id":"` + transcripttest.RootID + `","type":"message.assistant","path":"x","iteration":0,"timestamp":"2026-06-08T08:14:42.000000Z","payload":{"role":"assistant","blocks":[{"type":"text","fidelity":"agent_emitted","text":"\u001b[2Jgone\rX"},{"type":"hologram","fidelity":"agent_emitted"}]}}` + "\n"
+	os.WriteFile(root, append(append(data, "\x00garbage\n"+esc...), `{"seq":10`...), 0o600)
+	var out bytes.Buffer
+	warnings, err := Replay(context.Background(), &out, root, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(warnings) != 2 {
+		t.Errorf("warnings %q, want the garbage and the torn line", warnings)
+	}
+	s := out.String()
+	if strings.Contains(s, "\x1b") || strings.Contains(s, "\r") {
+		t.Error("control characters from the transcript reach the terminal")
+	}
+	for _, want := range []string{"run interrupted", "block of unknown type \"hologram\"", "Fix the loop"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("lacks %q", want)
+		}
+	}
+	if _, err := Replay(context.Background(), &out, filepath.Join(dir, "none.jsonl"), Options{}); err == nil {
+		t.Error("missing file: no error")
+	}
+	if _, err := Replay(context.Background(), &out, root, Options{Format: "html"}); err == nil {
+		t.Error("bad format: no error")
+	}
+}
+
+func TestReplayUnknownEvent(t *testing.T) {
+	dir := t.TempDir()
+	r := transcripttest.NewRun(t, dir, transcripttest.RootID, "", transcripttest.Epoch)
+	r.Event(transcript.ExchangeEvent{Type: transcript.RunStarted, Payload: &transcript.StepPayload{Name: "w", Kind: "workflow"}})
+	r.Close()
+	f, _ := os.OpenFile(r.Recorder().Path(), os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString(`{"seq":2,"run_id":"` + transcripttest.RootID + `","type":"step.teleported","path":"a","iteration":0,"timestamp":"2026-06-08T08:14:42.000000Z","payload":{"x":1}}` + "\n")
+	f.Close()
+	var out bytes.Buffer
+	warnings, err := Replay(context.Background(), &out, r.Recorder().Path(), Options{})
+	if err != nil || len(warnings) != 0 || !strings.Contains(out.String(), `unknown type "step.teleported"`) {
+		t.Errorf("err %v warnings %q out %s", err, warnings, out.String())
+	}
+}

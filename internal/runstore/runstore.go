@@ -1,0 +1,204 @@
+// Package runstore locates run transcripts in reel's storage: by run id, by
+// a unique prefix of one, the latest run, or a plain file path.
+package runstore
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/reelhq/reel/internal/rawjson"
+	"github.com/reelhq/reel/transcript"
+)
+
+// EnvStorage names the environment variable that overrides the storage
+// directory when no --storage flag is given.
+const EnvStorage = "REEL_STORAGE"
+
+// DefaultStorage is the storage directory, relative to the working
+// directory, used when neither the flag nor the environment sets one.
+const DefaultStorage = ".reel/storage"
+
+// StorageDir picks the storage directory: the flag value, else $REEL_STORAGE,
+// else DefaultStorage.
+func StorageDir(flag string) string {
+	if flag != "" {
+		return flag
+	}
+	if env := os.Getenv(EnvStorage); env != "" {
+		return env
+	}
+	return DefaultStorage
+}
+
+// Store finds transcripts under one storage directory.
+type Store struct {
+	// Dir is the transcripts directory, <storage>/transcripts.
+	Dir string
+}
+
+// New returns the store of the storage directory storage.
+func New(storage string) *Store { return &Store{Dir: transcript.Dir(storage)} }
+
+// ErrNotFound is returned when no transcript matches a reference.
+var ErrNotFound = errors.New("no such run")
+
+// Resolve turns a reference into a transcript path. A reference is an
+// existing file path, a run id, or a unique prefix of a run id stored in
+// the store.
+func (s *Store) Resolve(ref string) (string, error) {
+	if ref == "" {
+		return "", fmt.Errorf("empty run reference")
+	}
+	if looksLikePath(ref) {
+		if _, err := os.Stat(ref); err != nil {
+			return "", fmt.Errorf("transcript %s: %w", ref, err)
+		}
+		return ref, nil
+	}
+	if transcript.ValidRunID(ref) == nil {
+		p := filepath.Join(s.Dir, ref+".jsonl")
+		if _, err := os.Stat(p); err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return "", fmt.Errorf("run %s: %w in %s", ref, ErrNotFound, s.Dir)
+			}
+			return "", fmt.Errorf("run %s: %w", ref, err)
+		}
+		return p, nil
+	}
+	for _, c := range ref {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || c == '-') {
+			if _, err := os.Stat(ref); err == nil {
+				return ref, nil
+			}
+			return "", fmt.Errorf("%q is neither a transcript file nor a run id (prefix)", ref)
+		}
+	}
+	ids, err := s.IDs()
+	if err != nil {
+		return "", err
+	}
+	var matches []string
+	for _, id := range ids {
+		if strings.HasPrefix(id, ref) {
+			matches = append(matches, id)
+		}
+	}
+	switch len(matches) {
+	case 0:
+		if _, err := os.Stat(ref); err == nil {
+			return ref, nil
+		}
+		return "", fmt.Errorf("run prefix %s: %w in %s", ref, ErrNotFound, s.Dir)
+	case 1:
+		return filepath.Join(s.Dir, matches[0]+".jsonl"), nil
+	}
+	shown := matches
+	if len(shown) > 5 {
+		shown = shown[:5]
+	}
+	return "", fmt.Errorf("run prefix %s is ambiguous: %d runs match (%s…)", ref, len(matches), strings.Join(shown, ", "))
+}
+
+func looksLikePath(ref string) bool {
+	return strings.ContainsRune(ref, filepath.Separator) || strings.ContainsRune(ref, '/') ||
+		strings.HasSuffix(ref, ".jsonl") || strings.HasPrefix(ref, ".")
+}
+
+// IDs lists the run ids with a transcript in the store, sorted.
+func (s *Store) IDs() ([]string, error) {
+	entries, err := os.ReadDir(s.Dir)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("no transcripts: %s does not exist (set --storage or %s)", s.Dir, EnvStorage)
+		}
+		return nil, fmt.Errorf("list transcripts in %s: %w", s.Dir, err)
+	}
+	ids := make([]string, 0, len(entries))
+	for _, e := range entries {
+		id, ok := strings.CutSuffix(e.Name(), ".jsonl")
+		if !ok || e.IsDir() || transcript.ValidRunID(id) != nil {
+			continue
+		}
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	return ids, nil
+}
+
+// All returns the path of every transcript in the store, sorted by run id.
+func (s *Store) All() ([]string, error) {
+	ids, err := s.IDs()
+	if err != nil {
+		return nil, err
+	}
+	paths := make([]string, len(ids))
+	for i, id := range ids {
+		paths[i] = filepath.Join(s.Dir, id+".jsonl")
+	}
+	return paths, nil
+}
+
+// Latest returns the most recently written transcript of a top-level run:
+// child runs started by call_workflow (whose events carry parent_run_id)
+// are passed over, since they are reached through their parent.
+func (s *Store) Latest() (string, error) {
+	ids, err := s.IDs()
+	if err != nil {
+		return "", err
+	}
+	type cand struct {
+		path string
+		mod  int64
+	}
+	cands := make([]cand, 0, len(ids))
+	for _, id := range ids {
+		p := filepath.Join(s.Dir, id+".jsonl")
+		st, err := os.Stat(p)
+		if err != nil {
+			continue
+		}
+		cands = append(cands, cand{p, st.ModTime().UnixNano()})
+	}
+	sort.SliceStable(cands, func(i, j int) bool { return cands[i].mod > cands[j].mod })
+	for _, c := range cands {
+		if !isChild(c.path) {
+			return c.path, nil
+		}
+	}
+	return "", fmt.Errorf("no runs in %s: %w", s.Dir, ErrNotFound)
+}
+
+// isChild reports whether the transcript's first event names a parent run.
+func isChild(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	line, err := bufio.NewReaderSize(f, 64<<10).ReadSlice('\n')
+	if err != nil && len(line) == 0 {
+		return false
+	}
+	v, ok, _ := rawjson.Field(line, "parent_run_id")
+	if !ok {
+		return false
+	}
+	id, _ := rawjson.String(v)
+	return id != ""
+}
+
+// ChildPath returns the transcript of child run id, which reel stores in
+// the same directory as its parent's transcript. The id is validated so a
+// hostile transcript cannot point outside that directory.
+func ChildPath(parentPath, childRunID string) (string, error) {
+	if err := transcript.ValidRunID(childRunID); err != nil {
+		return "", fmt.Errorf("child run: %w", err)
+	}
+	return filepath.Join(filepath.Dir(parentPath), childRunID+".jsonl"), nil
+}

@@ -1,0 +1,178 @@
+package runtree
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/reelhq/reel/internal/engine"
+	"github.com/reelhq/reel/internal/testfixtures"
+	"github.com/reelhq/reel/internal/workflow"
+)
+
+// TestMatchesEngineAudit runs a workflow with the real engine (loops inside
+// parallel branches, retries inside a loop, nested loops, a sub-workflow
+// and an agent step replaying a recorded Claude stream) and checks that
+// the tree rebuilt from the transcripts holds exactly the step executions
+// the engine wrote into its audit trail, with the same status.
+func TestMatchesEngineAudit(t *testing.T) {
+	dir := t.TempDir()
+	storage := filepath.Join(dir, "storage")
+	stream := filepath.Join(testfixtures.Dir(t, "claude-stream-json"), "claude_stream_json_session.jsonl")
+	fake := filepath.Join(dir, "fake-claude")
+	if err := os.WriteFile(fake, []byte("#!/bin/sh\nexec cat '"+stream+"'\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	marks := filepath.Join(dir, "marks")
+	os.Mkdir(marks, 0o755)
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	write("child.yaml", `
+name: child
+states:
+  initial: up
+  up: {type: step, command: "echo child"}
+`)
+	wfPath := write("wf.yaml", fmt.Sprintf(`
+name: exact
+states:
+  initial: fan
+  fan:
+    type: parallel
+    parallel: [left, right]
+    on_success: each
+  left:
+    type: for_each
+    items: '["a","b"]'
+    body: [inner]
+  inner:
+    type: for_each
+    items: [1, 2]
+    body: [leaf]
+  leaf: {type: step, command: "echo {{.loop.Item}}"}
+  right:
+    type: while
+    while: loop.Index < 3
+    body: [tick]
+  tick: {type: step, command: "echo {{.loop.Index}}"}
+  each:
+    type: for_each
+    items: '["x","y"]'
+    body: [flaky]
+    on_complete: agent
+  flaky:
+    type: step
+    command: 'test -e %[1]s/{{.loop.Item}} || { touch %[1]s/{{.loop.Item}}; exit 9; }'
+    retry: {max_attempts: 3, initial_delay: "1ms", retryable_exit_codes: [9]}
+  agent:
+    type: agent
+    provider: claude
+    prompt: Review main.go
+    system_prompt: Be brief.
+    options: {command: %[2]q}
+    on_success: sub
+    on_failure: sub
+  sub:
+    type: call_workflow
+    workflow: child.yaml
+    on_success: done
+  done: {type: terminal}
+`, marks, fake))
+	e := &engine.Engine{Storage: storage, ProjectDir: dir}
+	wf, err := workflow.Load(wfPath, e.LoadOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := e.Run(context.Background(), wf, engine.RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree, err := Build(rep.TranscriptPath, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tree.Warnings) > 0 {
+		t.Errorf("warnings: %q", tree.Warnings)
+	}
+
+	// The engine's record: one step.completed audit entry per execution.
+	f, err := os.Open(filepath.Join(storage, "audit.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var want []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var a struct {
+			Event     string `json:"event"`
+			RunID     string `json:"run_id"`
+			Path      string `json:"path"`
+			Status    string `json:"status"`
+			Kind      string `json:"kind"`
+			Iteration int    `json:"iteration"`
+			Attempt   int    `json:"attempt"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &a); err != nil {
+			t.Fatal(err)
+		}
+		if a.Event == "step.completed" {
+			want = append(want, fmt.Sprintf("%s %s[%d] #%d %s %s", a.RunID[:8], a.Path, a.Iteration, max(a.Attempt, 1), a.Kind, a.Status))
+		}
+	}
+	var got []string
+	var walk func(n *Node, run string)
+	walk = func(n *Node, run string) {
+		for _, c := range n.Children {
+			switch {
+			case c.Kind == KindIteration:
+				walk(c, run)
+			case c.RunID != "":
+				walk(c, c.RunID)
+			default:
+				got = append(got, fmt.Sprintf("%s %s[%d] #%d %s %s", run[:8], c.Path, c.Iteration, max(c.Attempt, 1), c.Kind, c.Status))
+				walk(c, run)
+			}
+		}
+	}
+	walk(tree.Root, tree.Root.RunID)
+	sort.Strings(want)
+	sort.Strings(got)
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("tree differs from the engine's audit trail\n--- tree\n%s\n--- audit\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if testing.Verbose() {
+		var sb strings.Builder
+		Render(&sb, tree)
+		t.Log("\n" + sb.String())
+	}
+	if len(want) < 18 {
+		t.Fatalf("only %d executions audited", len(want))
+	}
+	agent := find(tree.Root, "agent")
+	if agent == nil || agent.Usage.InputTokens == 0 || agent.Tools == 0 || agent.Model == "" {
+		t.Errorf("agent step without usage or tools: %+v", agent)
+	}
+	if find(tree.Root, "up") == nil {
+		t.Error("the sub-workflow's step is not in the tree")
+	}
+	// The retried step's iterations end in success: the failed first
+	// attempts do not fail the iteration.
+	for _, it := range find(tree.Root, "each").Children {
+		if it.Status != StatusSuccess {
+			t.Errorf("each iteration %d: %s", it.Iteration, it.Status)
+		}
+	}
+}

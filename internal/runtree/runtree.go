@@ -1,0 +1,559 @@
+// Package runtree rebuilds the execution tree of a run from its transcript
+// and the transcripts of the sub-workflows it called.
+//
+// Every step execution is its own node: each loop iteration, each retry
+// attempt, each parallel branch. Nodes are matched by the order of
+// step.started and step.completed events at a path and iteration, which is
+// what keeps executions of nested loops apart (DECISIONS §3).
+package runtree
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/reelhq/reel/internal/rawevent"
+	"github.com/reelhq/reel/internal/rawjson"
+	"github.com/reelhq/reel/internal/runstore"
+	"github.com/reelhq/reel/transcript"
+)
+
+// Statuses a node can have.
+const (
+	StatusSuccess     = "success"
+	StatusFailure     = "failure"
+	StatusInterrupted = "interrupted"
+)
+
+// KindIteration is the kind of the nodes that group one loop iteration's
+// steps under a for_each or while node.
+const KindIteration = "iteration"
+
+// Node is one execution: a run, a step execution, or a loop iteration.
+type Node struct {
+	Kind      string `json:"kind"`
+	Name      string `json:"name"`
+	Path      string `json:"path"`
+	Iteration int    `json:"iteration"`
+	Attempt   int    `json:"attempt,omitempty"`
+	RunID     string `json:"run_id,omitempty"`
+	// Status is success, failure or interrupted (started, never completed).
+	Status   string    `json:"status"`
+	Error    string    `json:"error,omitempty"`
+	Start    time.Time `json:"start,omitzero"`
+	End      time.Time `json:"end,omitzero"`
+	Duration Millis    `json:"duration_ms"`
+	// Usage and CostUSD are the node's own for agent steps and the sum of
+	// the subtree for the others.
+	Usage    transcript.Usage `json:"usage"`
+	CostUSD  float64          `json:"cost_usd,omitempty"`
+	Provider string           `json:"provider,omitempty"`
+	Model    string           `json:"model,omitempty"`
+	ExitCode *int             `json:"exit_code,omitempty"`
+	Messages int              `json:"messages,omitempty"`
+	Tools    int              `json:"tools,omitempty"`
+	Dangling int              `json:"dangling_tools,omitempty"`
+	// ChildRunID is the run a call_workflow step started; its tree is the
+	// node's child of kind workflow.
+	ChildRunID string  `json:"child_run_id,omitempty"`
+	Children   []*Node `json:"children,omitempty"`
+
+	// ToolSeq names the tools the step called, in order, and Output is
+	// its final output (agent reply or command output); both are for
+	// comparing runs and stay out of the tree's JSON.
+	ToolSeq []string `json:"-"`
+	Output  string   `json:"-"`
+
+	open  bool
+	seq   int           // order of start, to pick the latest of several open nodes
+	iters map[int]*Node // a loop's iteration groups by index
+}
+
+// Millis marshals a duration as whole milliseconds.
+type Millis time.Duration
+
+// MarshalJSON writes the duration in milliseconds.
+func (m Millis) MarshalJSON() ([]byte, error) {
+	return []byte(fmt.Sprint(time.Duration(m).Milliseconds())), nil
+}
+
+// Tree is a reconstructed run.
+type Tree struct {
+	Root *Node `json:"run"`
+	// Warnings name what could not be read: malformed lines, torn tails,
+	// missing child transcripts. The tree holds everything that could.
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// Options tune Build.
+type Options struct {
+	// Limits are the reader limits (defaults when zero).
+	Limits transcript.Limits
+	// MaxDepth bounds sub-workflow nesting (default 64), so a transcript
+	// whose children loop back cannot recurse forever.
+	MaxDepth int
+}
+
+// Build reads the transcript at path and, recursively, the transcripts of
+// the child runs it started, and returns the execution tree. A transcript
+// that cannot be opened is an error; damage inside one becomes warnings.
+func Build(path string, opts Options) (*Tree, error) {
+	if opts.MaxDepth <= 0 {
+		opts.MaxDepth = 64
+	}
+	t := &Tree{}
+	root, err := t.buildFile(path, opts, map[string]bool{}, 0)
+	if err != nil {
+		return nil, err
+	}
+	t.Root = root
+	return t, nil
+}
+
+func (t *Tree) warn(format string, args ...any) {
+	t.Warnings = append(t.Warnings, fmt.Sprintf(format, args...))
+}
+
+// builder holds the state of one file's reconstruction.
+type builder struct {
+	root  *Node
+	open  []*Node // open executions in start order
+	count int
+	last  time.Time
+	env   rawevent.Envelope
+	paths map[string]string
+}
+
+func (t *Tree) buildFile(path string, opts Options, visiting map[string]bool, depth int) (*Node, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("open transcript %s: %w", path, err)
+	}
+	defer f.Close()
+	visiting[path] = true
+	defer delete(visiting, path)
+
+	b := &builder{root: &Node{Kind: transcript.KindWorkflow, open: true}, paths: map[string]string{}}
+	rd := transcript.NewReader(f)
+	rd.SetLimits(opts.Limits)
+	completed := false
+	for {
+		line, err := rd.NextLine()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			var le *transcript.LineError
+			if !errors.As(err, &le) {
+				t.warn("%s: %v", path, err)
+				break
+			}
+			t.warn("%s: %v", path, err)
+			if errors.Is(err, transcript.ErrFileTooLarge) {
+				break
+			}
+			if !errors.Is(err, transcript.ErrTornLine) || !json.Valid(line) {
+				// A torn tail is not part of the durable record; it is
+				// used only in the rare case it is a whole event.
+				continue
+			}
+		}
+		if b.line(t, path, rd.Line(), line) {
+			completed = true
+		}
+	}
+	root := b.root
+	if !completed {
+		root.Status = StatusInterrupted
+	}
+	for _, n := range b.open {
+		n.Status = StatusInterrupted
+		n.End = b.last
+	}
+	if root.Status == StatusInterrupted {
+		root.End = b.last
+	}
+	// Children first so their totals are known when the parents add up.
+	var attach func(n *Node)
+	attach = func(n *Node) {
+		for _, c := range n.Children {
+			attach(c)
+		}
+		if n.ChildRunID == "" {
+			return
+		}
+		cp, err := runstore.ChildPath(path, n.ChildRunID)
+		switch {
+		case err != nil:
+			t.warn("%s: step %s: %v", path, n.Path, err)
+		case visiting[cp]:
+			t.warn("%s: step %s: child run %s is already being read (cycle)", path, n.Path, n.ChildRunID)
+		case depth+1 >= opts.MaxDepth:
+			t.warn("%s: step %s: sub-workflows nested deeper than %d", path, n.Path, opts.MaxDepth)
+		default:
+			child, err := t.buildFile(cp, opts, visiting, depth+1)
+			if err != nil {
+				t.warn("step %s: child run %s: %v", n.Path, n.ChildRunID, err)
+				return
+			}
+			n.Children = append(n.Children, child)
+		}
+	}
+	attach(root)
+	finish(root)
+	return root, nil
+}
+
+// line folds one raw line into the tree and reports whether it was the
+// run.completed event.
+func (b *builder) line(t *Tree, path string, lineNo int, line []byte) bool {
+	tv, ok, err := rawevent.Type(line)
+	if err != nil || !ok {
+		t.warn("%s: line %d: not a transcript event", path, lineNo)
+		return false
+	}
+	typ := transcript.EventType(tv)
+	switch typ {
+	case transcript.MessageUser, transcript.MessageAssistant, transcript.ToolCall, transcript.ToolResult:
+		// Exchange events only count towards their step: read the few
+		// envelope fields they need instead of decoding the payload.
+		env := &b.env
+		if err := env.Parse(line); err != nil {
+			t.warn("%s: line %d: %v", path, lineNo, err)
+			return false
+		}
+		b.seen(env.Time())
+		n := b.owner(b.intern(env.Path), env.Iteration)
+		switch typ {
+		case transcript.ToolCall:
+			n.Tools++
+			name := ""
+			if v, ok, _ := rawjson.Field(env.Payload, "name"); ok {
+				name, _ = rawjson.String(v)
+			}
+			n.ToolSeq = append(n.ToolSeq, name)
+		case transcript.ToolResult:
+			if v, ok, _ := rawjson.Field(env.Payload, "error"); ok {
+				if s, _ := rawjson.String(v); strings.HasPrefix(s, "no result") {
+					n.Dangling++
+				}
+			}
+		default:
+			n.Messages++
+		}
+		return false
+	}
+	ev, err := transcript.DecodeEvent(line)
+	if err != nil && !errors.Is(err, transcript.ErrUnknownEventType) && !errors.Is(err, transcript.ErrUnknownBlockType) {
+		t.warn("%s: line %d: %v", path, lineNo, err)
+		return false
+	}
+	b.seen(ev.Timestamp)
+	sp := ev.Step()
+	switch ev.Type {
+	case transcript.RunStarted:
+		b.root.RunID = ev.RunID
+		b.root.Start = ev.Timestamp
+		if sp != nil {
+			b.root.Name = sp.Name
+		}
+	case transcript.RunCompleted:
+		r := b.root
+		if r.RunID == "" {
+			r.RunID = ev.RunID
+		}
+		r.End = ev.Timestamp
+		r.open = false
+		r.Status = StatusSuccess
+		if sp != nil {
+			if r.Name == "" {
+				r.Name = sp.Name
+			}
+			r.Error = sp.Error
+			if sp.Error != "" {
+				r.Status = StatusFailure
+			}
+			var rr transcript.RunResult
+			if sp.Result != nil && transcript.DecodeResult(sp.Result, &rr) == nil {
+				if rr.Status != "" {
+					r.Status = rr.Status
+				}
+				r.Usage = rr.Usage
+				if rr.CostUSD != nil {
+					r.CostUSD = *rr.CostUSD
+				}
+				code := rr.ExitCode
+				r.ExitCode = &code
+			}
+		}
+		return true
+	case transcript.StepStarted:
+		if sp == nil {
+			t.warn("%s: line %d: step.started without a step payload", path, lineNo)
+			return false
+		}
+		parent := b.parentFor(ev.Path, ev.Iteration)
+		b.count++
+		n := &Node{
+			Kind: sp.Kind, Name: sp.Name, Path: ev.Path, Iteration: ev.Iteration,
+			Attempt: sp.Attempt, Start: ev.Timestamp, open: true, seq: b.count,
+		}
+		addChild(parent, n)
+		b.open = append(b.open, n)
+	case transcript.StepCompleted:
+		if sp == nil {
+			t.warn("%s: line %d: step.completed without a step payload", path, lineNo)
+			return false
+		}
+		n := b.take(ev.Path, ev.Iteration)
+		if n == nil {
+			t.warn("%s: line %d: step.completed for %s with no open step.started", path, lineNo, ev.Path)
+			n = &Node{Kind: sp.Kind, Name: sp.Name, Path: ev.Path, Iteration: ev.Iteration, Attempt: sp.Attempt, Start: ev.Timestamp}
+			addChild(b.parentFor(ev.Path, ev.Iteration), n)
+		}
+		n.End = ev.Timestamp
+		n.open = false
+		n.Error = sp.Error
+		n.Status = StatusSuccess
+		if sp.Error != "" {
+			n.Status = StatusFailure
+		}
+		if n.Kind == "" {
+			n.Kind = sp.Kind
+		}
+		if sp.Result != nil {
+			switch n.Kind {
+			case transcript.KindAgent:
+				var ar transcript.AgentResult
+				if decodeAgentResult(sp.Result, &ar) == nil {
+					n.Usage = ar.Usage
+					if ar.CostUSD != nil {
+						n.CostUSD = *ar.CostUSD
+					}
+					n.Provider, n.Model = ar.Provider, ar.Model
+					n.Output = ar.Output
+				}
+			case transcript.KindCommand:
+				var cr transcript.CommandResult
+				if transcript.DecodeResult(sp.Result, &cr) == nil {
+					code := cr.ExitCode
+					n.ExitCode = &code
+					n.Output = cr.Output
+				}
+			}
+		}
+	case transcript.CallWorkflowStarted:
+		if ev.ChildRunID == "" {
+			t.warn("%s: line %d: step.call_workflow.started without child_run_id", path, lineNo)
+			return false
+		}
+		n := b.find(ev.Path, ev.Iteration)
+		if n == nil {
+			t.warn("%s: line %d: step.call_workflow.started for %s outside its step", path, lineNo, ev.Path)
+			n = b.root
+			b.count++
+			c := &Node{Kind: transcript.KindCallWorkflow, Name: ev.Path, Path: ev.Path, Iteration: ev.Iteration, Start: ev.Timestamp, End: ev.Timestamp, Status: StatusSuccess, seq: b.count}
+			addChild(n, c)
+			n = c
+		}
+		n.ChildRunID = ev.ChildRunID
+	}
+	return false
+}
+
+func (b *builder) seen(ts time.Time) {
+	if ts.After(b.last) {
+		b.last = ts
+	}
+}
+
+// decodeAgentResult takes the fast path for results read from a file.
+func decodeAgentResult(result any, ar *transcript.AgentResult) error {
+	if raw, ok := result.(json.RawMessage); ok {
+		return rawevent.DecodeAgentResult(raw, ar)
+	}
+	return transcript.DecodeResult(result, ar)
+}
+
+// isAncestor reports whether a is a proper ancestor path of p.
+func isAncestor(a, p string) bool {
+	return a == "" || len(p) > len(a) && p[len(a)] == '.' && strings.HasPrefix(p, a)
+}
+
+// parentFor is the open execution a step at path p belongs to: the open
+// node with the longest ancestor path, the latest started among equals.
+func (b *builder) parentFor(p string, iteration int) *Node {
+	var best *Node
+	for _, n := range b.open {
+		if !isAncestor(n.Path, p) {
+			continue
+		}
+		if best == nil || len(n.Path) > len(best.Path) || len(n.Path) == len(best.Path) && n.seq > best.seq {
+			best = n
+		}
+	}
+	if best == nil {
+		return b.root
+	}
+	if best.Kind == transcript.KindForEach || best.Kind == transcript.KindWhile {
+		return iterationNode(best, iteration)
+	}
+	return best
+}
+
+// iterationNode returns the group of loop's iteration i, creating it. A
+// loop running its iterations in parallel interleaves them, so the group is
+// looked up, not just taken from the end.
+func iterationNode(loop *Node, i int) *Node {
+	if n := loop.iters[i]; n != nil {
+		return n
+	}
+	n := &Node{Kind: KindIteration, Name: "iteration " + strconv.Itoa(i), Path: loop.Path, Iteration: i}
+	if loop.iters == nil {
+		loop.iters = map[int]*Node{}
+	}
+	loop.iters[i] = n
+	loop.Children = append(loop.Children, n)
+	return n
+}
+
+func addChild(parent, n *Node) { parent.Children = append(parent.Children, n) }
+
+// find returns the latest open execution at path p, preferring one of the
+// same iteration.
+func (b *builder) find(p string, iteration int) *Node {
+	var other *Node
+	for k := len(b.open) - 1; k >= 0; k-- {
+		n := b.open[k]
+		if n.Path != p {
+			continue
+		}
+		if n.Iteration == iteration {
+			return n
+		}
+		if other == nil {
+			other = n
+		}
+	}
+	return other
+}
+
+// take removes and returns the execution a step.completed closes.
+func (b *builder) take(p string, iteration int) *Node {
+	n := b.find(p, iteration)
+	if n == nil {
+		return nil
+	}
+	for k, o := range b.open {
+		if o == n {
+			b.open = append(b.open[:k], b.open[k+1:]...)
+			break
+		}
+	}
+	return n
+}
+
+// owner is the execution that exchange events at p belong to: the step at
+// that path, else its closest open ancestor, else the run.
+func (b *builder) owner(p string, iteration int) *Node {
+	if n := b.find(p, iteration); n != nil {
+		return n
+	}
+	var best *Node
+	for _, n := range b.open {
+		if isAncestor(n.Path, p) && (best == nil || len(n.Path) >= len(best.Path)) {
+			best = n
+		}
+	}
+	if best == nil {
+		return b.root
+	}
+	return best
+}
+
+// intern returns p as a string, allocating each distinct path once.
+func (b *builder) intern(p []byte) string {
+	if s, ok := b.paths[string(p)]; ok {
+		return s
+	}
+	s := string(p)
+	b.paths[s] = s
+	return s
+}
+
+// finish fills the derived fields bottom-up: iteration groups take their
+// times and status from their steps, composite nodes add up their
+// subtree's tokens and cost, and every node gets its duration.
+func finish(n *Node) {
+	var sum transcript.Usage
+	var cost float64
+	for _, c := range n.Children {
+		finish(c)
+		sum.Add(c.Usage)
+		cost += c.CostUSD
+	}
+	if n.Status == StatusInterrupted {
+		// An open execution lasted at least as long as what ran inside it.
+		for _, c := range n.Children {
+			if c.End.After(n.End) {
+				n.End = c.End
+			}
+		}
+	}
+	if n.Kind == KindIteration {
+		for _, c := range n.Children {
+			if n.Start.IsZero() || !c.Start.IsZero() && c.Start.Before(n.Start) {
+				n.Start = c.Start
+			}
+			if c.End.After(n.End) {
+				n.End = c.End
+			}
+		}
+		// An iteration fails when a step's last attempt failed; a failed
+		// attempt that a retry made good does not count.
+		final := map[string]string{}
+		for _, c := range n.Children {
+			final[c.Path] = c.Status
+		}
+		n.Status = StatusSuccess
+		for _, st := range final {
+			if st == StatusInterrupted {
+				n.Status = StatusInterrupted
+				break
+			}
+			if st == StatusFailure {
+				n.Status = StatusFailure
+			}
+		}
+	}
+	if n.Kind != transcript.KindAgent && len(n.Children) > 0 {
+		// A run.completed total, when present, is the run's own account;
+		// the subtree's sum stands in when it is missing.
+		if n.Usage == (transcript.Usage{}) {
+			n.Usage = sum
+		}
+		if n.CostUSD == 0 {
+			n.CostUSD = cost
+		}
+	}
+	if !n.Start.IsZero() && !n.End.IsZero() && n.End.After(n.Start) {
+		n.Duration = Millis(n.End.Sub(n.Start))
+	}
+}
+
+// Walk calls fn for every node in depth-first order with its depth.
+func Walk(n *Node, fn func(n *Node, depth int)) {
+	var walk func(n *Node, d int)
+	walk = func(n *Node, d int) {
+		fn(n, d)
+		for _, c := range n.Children {
+			walk(c, d+1)
+		}
+	}
+	walk(n, 0)
+}

@@ -1,0 +1,82 @@
+package workflow
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Problem is one thing wrong with a workflow file.
+type Problem struct {
+	File string
+	Pos  Pos
+	Msg  string
+}
+
+func (p Problem) String() string {
+	file := p.File
+	if file == "" {
+		file = "<workflow>"
+	}
+	return fmt.Sprintf("%s:%d:%d: %s", file, p.Pos.Line, p.Pos.Col, p.Msg)
+}
+
+// Problems is every problem found in one file, in file order. It is the
+// error Load and Parse return when a file is invalid.
+type Problems []Problem
+
+func (ps Problems) Error() string {
+	lines := make([]string, len(ps))
+	for i, p := range ps {
+		lines[i] = p.String()
+	}
+	return strings.Join(lines, "\n")
+}
+
+func (ps Problems) sorted() Problems {
+	sort.SliceStable(ps, func(i, j int) bool {
+		if ps[i].Pos.Line != ps[j].Pos.Line {
+			return ps[i].Pos.Line < ps[j].Pos.Line
+		}
+		return ps[i].Pos.Col < ps[j].Pos.Col
+	})
+	return ps
+}
+
+// suggest returns the candidate closest to s by edit distance, or "" when
+// none is close enough to be a plausible typo.
+func suggest(s string, candidates []string) string {
+	best, bestD := "", -1
+	for _, c := range candidates {
+		d := editDistance(strings.ToLower(s), strings.ToLower(c))
+		if bestD < 0 || d < bestD {
+			best, bestD = c, d
+		}
+	}
+	limit := max(2, len(s)/3)
+	if bestD < 0 || bestD > limit {
+		return ""
+	}
+	return best
+}
+
+func editDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(rb)]
+}
