@@ -1,8 +1,6 @@
 package main
 
 import (
-	"encoding/json"
-
 	"github.com/reelhq/reel/internal/query"
 	"github.com/reelhq/reel/internal/runtree"
 	"github.com/spf13/cobra"
@@ -38,9 +36,7 @@ With --latest, the latest run is RUN_A and the one argument is RUN_B.`,
 			d := query.Compare(a, b)
 			out := cmd.OutOrStdout()
 			if asJSON {
-				enc := json.NewEncoder(out)
-				enc.SetIndent("", "  ")
-				if err := enc.Encode(d); err != nil {
+				if err := writeJSON(out, d); err != nil {
 					return err
 				}
 			} else if err := query.RenderDiff(out, d); err != nil {

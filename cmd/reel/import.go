@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -37,6 +36,19 @@ type importedRun struct {
 	Skipped    map[string]int `json:"skipped,omitempty"`
 	Warnings   []string       `json:"warnings,omitempty"`
 	Error      string         `json:"error,omitempty"`
+}
+
+// summary is the line that reports an imported run: its id, transcript,
+// format and counts, and its status and skipped lines when there are any.
+func (r importedRun) summary() string {
+	line := fmt.Sprintf("%s  %s  %s  %d messages, %d tool calls", r.RunID, r.Transcript, r.Format, r.Messages, r.ToolCalls)
+	if r.Status != "" && r.Status != "success" {
+		line += ", status " + r.Status
+	}
+	if len(r.Skipped) > 0 {
+		line += ", skipped: " + normalize.SkippedSummary(r.Skipped)
+	}
+	return line
 }
 
 func newImportCmd() *cobra.Command {
@@ -168,9 +180,7 @@ func runImport(ctx context.Context, cmd *cobra.Command, args []string, o *import
 		if runs == nil {
 			runs = []importedRun{}
 		}
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(runs); err != nil {
+		if err := writeJSON(out, runs); err != nil {
 			return err
 		}
 	} else {
@@ -179,14 +189,7 @@ func runImport(ctx context.Context, cmd *cobra.Command, args []string, o *import
 				fmt.Fprintf(cmd.ErrOrStderr(), "reel: import %s: %s\n", r.File, r.Error)
 				continue
 			}
-			line := fmt.Sprintf("%s  %s  %s  %d messages, %d tool calls", r.RunID, r.Transcript, r.Format, r.Messages, r.ToolCalls)
-			if r.Status != "" && r.Status != "success" {
-				line += ", status " + r.Status
-			}
-			if len(r.Skipped) > 0 {
-				line += ", skipped: " + normalize.SkippedSummary(r.Skipped)
-			}
-			fmt.Fprintln(out, line)
+			fmt.Fprintln(out, r.summary())
 			for _, w := range r.Warnings {
 				fmt.Fprintf(cmd.ErrOrStderr(), "reel: import %s: provider warning: %s\n", r.File, w)
 			}

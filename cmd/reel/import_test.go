@@ -2,8 +2,8 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,31 +13,6 @@ import (
 	"github.com/reelhq/reel/internal/verify"
 	"github.com/reelhq/reel/transcript"
 )
-
-// runReel runs the command tree in-process and returns stdout, stderr and
-// the exit status main would use.
-func importCLI(t *testing.T, args ...string) (stdout, stderr string, code int) {
-	t.Helper()
-	var out, errb bytes.Buffer
-	root := newRootCmd()
-	root.SetArgs(args)
-	root.SetOut(&out)
-	root.SetErr(&errb)
-	err := root.Execute()
-	var ee *exitError
-	switch {
-	case err == nil:
-	case errors.As(err, &ee):
-		code = ee.code
-		if ee.msg != "" {
-			errb.WriteString(ee.msg + "\n")
-		}
-	default:
-		code = 2
-		errb.WriteString(err.Error() + "\n")
-	}
-	return out.String(), errb.String(), code
-}
 
 // verifyDir checks every transcript in dir with reel's verifier.
 func verifyImported(t *testing.T, dir string, want int) []string {
@@ -58,9 +33,9 @@ func verifyImported(t *testing.T, dir string, want int) []string {
 
 func TestImportFileWithExplicitFormat(t *testing.T) {
 	dir := t.TempDir()
-	out, errOut, code := importCLI(t, "import", "--from", "claude-stream-json", "-o", dir, "testdata/import/stream.jsonl")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errOut)
+	out, errOut, err := runReel(t, context.Background(), "import", "--from", "claude-stream-json", "-o", dir, "testdata/import/stream.jsonl")
+	if err != nil {
+		t.Fatalf("%v: %s", err, errOut)
 	}
 	fields := strings.Fields(out)
 	if len(fields) < 3 || fields[2] != "claude-stream-json" || !strings.Contains(out, "2 messages, 1 tool calls") {
@@ -117,9 +92,9 @@ func TestImportFileWithExplicitFormat(t *testing.T) {
 
 func TestImportDirectoryAutoJSON(t *testing.T) {
 	storage := t.TempDir()
-	out, errOut, code := importCLI(t, "import", "--storage", storage, "--json", "testdata/import/sessions")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errOut)
+	out, errOut, err := runReel(t, context.Background(), "import", "--storage", storage, "--json", "testdata/import/sessions")
+	if err != nil {
+		t.Fatalf("%v: %s", err, errOut)
 	}
 	var runs []importedRun
 	if err := json.Unmarshal([]byte(out), &runs); err != nil {
@@ -177,9 +152,10 @@ func TestImportFailures(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			before, _ := filepath.Glob(filepath.Join(dir, "*.jsonl"))
-			out, errOut, code := importCLI(t, c.args...)
-			if code != c.code || !strings.Contains(errOut, c.stderr) {
-				t.Errorf("exit %d, stderr %q; want %d and %q", code, errOut, c.code, c.stderr)
+			out, errOut, err := runReel(t, context.Background(), c.args...)
+			code, msg := exitStatus(err)
+			if code != c.code || !strings.Contains(errOut+msg, c.stderr) {
+				t.Errorf("exit %d, stderr %q, message %q; want %d and %q", code, errOut, msg, c.code, c.stderr)
 			}
 			after, _ := filepath.Glob(filepath.Join(dir, "*.jsonl"))
 			if len(after)-len(before) != c.produced {
@@ -192,8 +168,8 @@ func TestImportFailures(t *testing.T) {
 func TestImportRespectsReelStorage(t *testing.T) {
 	storage := t.TempDir()
 	t.Setenv("REEL_STORAGE", storage)
-	if _, errOut, code := importCLI(t, "import", "testdata/import/stream.jsonl"); code != 0 {
-		t.Fatalf("exit %d: %s", code, errOut)
+	if _, errOut, err := runReel(t, context.Background(), "import", "testdata/import/stream.jsonl"); err != nil {
+		t.Fatalf("%v: %s", err, errOut)
 	}
 	if m, _ := filepath.Glob(filepath.Join(transcript.Dir(storage), "*.jsonl")); len(m) != 1 {
 		t.Errorf("transcripts in $REEL_STORAGE: %v", m)

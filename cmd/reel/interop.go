@@ -75,9 +75,7 @@ func importInterop(ctx context.Context, cmd *cobra.Command, format string, paths
 	}
 	out := cmd.OutOrStdout()
 	if o.json {
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(runs); err != nil {
+		if err := writeJSON(out, runs); err != nil {
 			return true, err
 		}
 	} else {
@@ -89,11 +87,7 @@ func importInterop(ctx context.Context, cmd *cobra.Command, format string, paths
 				fmt.Fprintf(cmd.ErrOrStderr(), "reel: import %s: %s\n", r.File, r.Error)
 				continue
 			}
-			line := fmt.Sprintf("%s  %s  %s  %d messages, %d tool calls", r.RunID, r.Transcript, r.Format, r.Messages, r.ToolCalls)
-			if r.Status != "" && r.Status != "success" {
-				line += ", status " + r.Status
-			}
-			fmt.Fprintln(out, line)
+			fmt.Fprintln(out, r.summary())
 		}
 	}
 	if failed > 0 {

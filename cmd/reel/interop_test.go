@@ -18,15 +18,6 @@ import (
 	"github.com/reelhq/reel/transcript"
 )
 
-// interopVerify checks every transcript under dir with internal/verify.
-func interopVerify(t *testing.T, dir string) {
-	t.Helper()
-	rep := verify.Paths([]string{dir}, verify.Options{})
-	if rep.Violations() > 0 || len(rep.Unreadable) > 0 || len(rep.Files) == 0 {
-		t.Fatalf("imported transcripts invalid: files %d, problems %v, unreadable %v", len(rep.Files), rep.Problems, rep.Unreadable)
-	}
-}
-
 func TestInteropImportFixtures(t *testing.T) {
 	ctx := context.Background()
 	fs := testfixtures.Dir(t, "flowstudio-run")
@@ -88,7 +79,7 @@ func TestInteropImportFixtures(t *testing.T) {
 	if err != nil || !strings.Contains(stderr, "invalid-build_receipt.json: invalid receipt") || !strings.Contains(stdout, "flowstudio") {
 		t.Fatalf("invalid receipt: err %v\nstdout %q\nstderr %q", err, stdout, stderr)
 	}
-	interopVerify(t, out)
+	verifyStorage(t, out)
 	if rep := verify.Paths([]string{out}, verify.Options{}); len(rep.Files) != 6 {
 		t.Errorf("%d transcripts, want 6", len(rep.Files))
 	}
@@ -172,7 +163,7 @@ func TestInteropExportRoundTrip(t *testing.T) {
 	if _, stderr, err := runReel(t, ctx, append([]string{"import", "--from", "agentlog", "--output", out}, files...)...); err != nil {
 		t.Fatalf("import agentlog: %v\n%s", err, stderr)
 	}
-	interopVerify(t, out)
+	verifyStorage(t, out)
 	imported, _ := filepath.Glob(filepath.Join(out, "*.jsonl"))
 	m, c, r, tok := interopCounts(t, imported...)
 	if m != wantM || c != wantC || r != wantR || tok != wantT {
@@ -188,7 +179,7 @@ func TestInteropExportRoundTrip(t *testing.T) {
 	if _, stderr, err := runReel(t, ctx, "import", "--from", "flowstudio", "--output", out2, fsDir); err != nil {
 		t.Fatalf("import flowstudio: %v\n%s", err, stderr)
 	}
-	interopVerify(t, out2)
+	verifyStorage(t, out2)
 	imported, _ = filepath.Glob(filepath.Join(out2, "*.jsonl"))
 	m, c, r, tok = interopCounts(t, imported...)
 	if len(imported) != 1 || m != wantM || c != wantC || r != wantR || tok != wantT {
@@ -235,7 +226,7 @@ func TestInteropExportRoundTrip(t *testing.T) {
 	if err != nil || strings.Count(stdout, "\n") != 2 {
 		t.Fatalf("import store dir: %v\n%s\n%s", err, stdout, stderr)
 	}
-	interopVerify(t, out3)
+	verifyStorage(t, out3)
 }
 
 func TestInteropExportErrors(t *testing.T) {
@@ -271,5 +262,5 @@ func TestInteropAutoImport(t *testing.T) {
 	if !strings.Contains(stdout, "flowstudio  52 messages") || !strings.Contains(stdout, "agentlog  6 messages, 1 tool calls") {
 		t.Errorf("output %q", stdout)
 	}
-	interopVerify(t, out)
+	verifyStorage(t, out)
 }

@@ -16,16 +16,26 @@ func main() {
 	err := newRootCmd().ExecuteContext(ctx)
 	stop()
 	if err != nil {
-		var ee *exitError
-		if errors.As(err, &ee) {
-			if ee.msg != "" {
-				fmt.Fprintln(os.Stderr, "reel:", ee.msg)
-			}
-			os.Exit(ee.code)
+		code, msg := exitStatus(err)
+		if msg != "" {
+			fmt.Fprintln(os.Stderr, "reel:", msg)
 		}
-		fmt.Fprintln(os.Stderr, "reel:", err)
-		os.Exit(2)
+		os.Exit(code)
 	}
+}
+
+// exitStatus is the exit status and the message main gives the error a
+// command returned: 0 for none, an *exitError's own, or 2 and the error's
+// text.
+func exitStatus(err error) (code int, msg string) {
+	if err == nil {
+		return 0, ""
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return ee.code, ee.msg
+	}
+	return 2, err.Error()
 }
 
 // exitError ends the command with a specific exit status. An empty msg

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -17,18 +16,6 @@ import (
 	"github.com/reelhq/reel/internal/transcripttest"
 	"github.com/reelhq/reel/transcript"
 )
-
-// runReel runs the CLI in-process and returns stdout, stderr and the error.
-func runReel(t *testing.T, ctx context.Context, args ...string) (string, string, error) {
-	t.Helper()
-	cmd := newRootCmd()
-	var out, errb bytes.Buffer
-	cmd.SetOut(&out)
-	cmd.SetErr(&errb)
-	cmd.SetArgs(args)
-	err := cmd.ExecuteContext(ctx)
-	return out.String(), errb.String(), err
-}
 
 // sampleStorage writes two runs of the sample workflow into a storage
 // directory: the reference run (older) and a variant (latest).

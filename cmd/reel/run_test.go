@@ -12,77 +12,18 @@ import (
 	"regexp"
 	"sort"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/reelhq/reel/internal/verify"
 	"github.com/reelhq/reel/transcript"
 )
-
-var (
-	engineBinOnce sync.Once
-	engineBin     string
-	engineBinErr  error
-)
-
-// engineCLIBinary builds reel once for the run/validate/runs tests.
-func engineCLIBinary(t *testing.T) string {
-	t.Helper()
-	engineBinOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "reel-engine-cli")
-		if err != nil {
-			engineBinErr = err
-			return
-		}
-		engineBin = filepath.Join(dir, "reel")
-		out, err := exec.Command("go", "build", "-o", engineBin, ".").CombinedOutput()
-		if err != nil {
-			engineBinErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if engineBinErr != nil {
-		t.Fatal(engineBinErr)
-	}
-	return engineBin
-}
-
-type cliResult struct {
-	stdout, stderr string
-	code           int
-}
-
-func engineCLI(t *testing.T, dir string, args ...string) cliResult {
-	t.Helper()
-	cmd := exec.Command(engineCLIBinary(t), args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "REEL_STORAGE=")
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return cliResult{out.String(), errb.String(), code}
-}
 
 func writeFile(t *testing.T, path, body string, mode os.FileMode) {
 	t.Helper()
 	os.MkdirAll(filepath.Dir(path), 0o755)
 	if err := os.WriteFile(path, []byte(body), mode); err != nil {
 		t.Fatal(err)
-	}
-}
-
-func verifyStorage(t *testing.T, storage string) {
-	t.Helper()
-	rep := verify.Paths([]string{storage}, verify.Options{})
-	if rep.Violations() > 0 || len(rep.Unreadable) > 0 || len(rep.Files) == 0 {
-		t.Fatalf("verify %s: files %d problems %v unreadable %v", storage, len(rep.Files), rep.Problems, rep.Unreadable)
 	}
 }
 
@@ -129,7 +70,7 @@ states:
   end: {type: terminal, message: '{{.states.custom.Output}} {{.states.ai.Output}}'}
 `, srv.URL), 0o644)
 	storage := filepath.Join(dir, "store")
-	res := engineCLI(t, dir, "run", "all.yaml", "--storage", storage, "--input", "n=3")
+	res := runBinary(t, dir, "run", "all.yaml", "--storage", storage, "--input", "n=3")
 	if res.code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", res.code, res.stdout, res.stderr)
 	}
@@ -168,7 +109,7 @@ states:
 	}
 
 	// reel runs lists both runs, the child marked
-	runs := engineCLI(t, dir, "runs", "--storage", storage, "--json")
+	runs := runBinary(t, dir, "runs", "--storage", storage, "--json")
 	var list []runSummary
 	if err := json.Unmarshal([]byte(runs.stdout), &list); err != nil || len(list) != 2 {
 		t.Fatalf("runs --json: %v\n%s", err, runs.stdout)
@@ -181,7 +122,7 @@ states:
 			t.Fatalf("tokens %d", r.Tokens)
 		}
 	}
-	table := engineCLI(t, dir, "runs", "--storage", storage)
+	table := runBinary(t, dir, "runs", "--storage", storage)
 	if !strings.Contains(table.stdout, "all-kinds") || !strings.Contains(table.stdout, "↳ child") {
 		t.Fatalf("runs table:\n%s", table.stdout)
 	}
@@ -203,7 +144,7 @@ states:
 		if flag != "" {
 			args = append(args, flag)
 		}
-		res := engineCLI(t, dir, args...)
+		res := runBinary(t, dir, args...)
 		if res.code != 4 {
 			t.Fatalf("%s: exit %d, want 4\n%s%s", flag, res.code, res.stdout, res.stderr)
 		}
@@ -221,10 +162,10 @@ states:
 	if displays[0] != displays[1] {
 		t.Fatalf("display differs with --no-transcript:\n%s\n---\n%s", displays[0], displays[1])
 	}
-	if res := engineCLI(t, dir, "run", "nosuch"); res.code != 2 || !strings.Contains(res.stderr, "workflow not found") {
+	if res := runBinary(t, dir, "run", "nosuch"); res.code != 2 || !strings.Contains(res.stderr, "workflow not found") {
 		t.Fatalf("missing workflow: %+v", res)
 	}
-	if res := engineCLI(t, dir, "run", "fails", "--input", "x=1"); res.code != 2 || !strings.Contains(res.stderr, `unknown input "x"`) {
+	if res := runBinary(t, dir, "run", "fails", "--input", "x=1"); res.code != 2 || !strings.Contains(res.stderr, `unknown input "x"`) {
 		t.Fatalf("bad input: %+v", res)
 	}
 }
@@ -234,7 +175,7 @@ func TestRunSignalWritesRunCompleted(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "slow.yaml"), "name: slow\nstates:\n  initial: s\n  s: {type: step, command: 'touch started; sleep 30'}\n", 0o644)
 	storage := filepath.Join(dir, "st")
-	cmd := exec.Command(engineCLIBinary(t), "run", "slow.yaml", "--storage", storage)
+	cmd := exec.Command(reelBinary(t), "run", "slow.yaml", "--storage", storage)
 	cmd.Dir = dir
 	var errb bytes.Buffer
 	cmd.Stderr = &errb
@@ -278,7 +219,7 @@ func TestValidateCommand(t *testing.T) {
 	writeFile(t, filepath.Join(dir, "bad.yaml"), "name: b\nstates:\n  initial: a\n  a:\n    type: step\n    command: 'true'\n    on_success: nowhere\n    timout: 3\n", 0o644)
 	writeFile(t, filepath.Join(dir, "good.yaml"), "name: g\nstates:\n  initial: a\n  a: {type: terminal}\n", 0o644)
 	writeFile(t, filepath.Join(dir, "call.yaml"), "name: c\nstates:\n  initial: a\n  a: {type: call_workflow, workflow: ghost}\n", 0o644)
-	res := engineCLI(t, dir, "validate", "bad.yaml", "call.yaml", "good.yaml")
+	res := runBinary(t, dir, "validate", "bad.yaml", "call.yaml", "good.yaml")
 	lines := strings.Split(res.stdout, "\n")
 	want := []string{
 		"bad.yaml:4:3: state \"a\" on_success: unknown state \"nowhere\"",
@@ -295,7 +236,7 @@ func TestValidateCommand(t *testing.T) {
 			t.Fatalf("line %d = %q, want %q", i+1, lines[i], w)
 		}
 	}
-	if res := engineCLI(t, dir, "validate", "good.yaml"); res.code != 0 {
+	if res := runBinary(t, dir, "validate", "good.yaml"); res.code != 0 {
 		t.Fatalf("good: %+v", res)
 	}
 }
@@ -308,7 +249,7 @@ func TestBundledDemo(t *testing.T) {
 		t.Fatal(err)
 	}
 	storage := t.TempDir()
-	res := engineCLI(t, root, "run", "examples/demo.yaml", "--storage", storage)
+	res := runBinary(t, root, "run", "examples/demo.yaml", "--storage", storage)
 	if res.code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
 	}
@@ -318,7 +259,7 @@ func TestBundledDemo(t *testing.T) {
 			t.Errorf("demo display lacks %q:\n%s", want, res.stdout)
 		}
 	}
-	if res := engineCLI(t, root, "validate", "examples/demo.yaml", "examples/summarize.yaml"); res.code != 0 {
+	if res := runBinary(t, root, "validate", "examples/demo.yaml", "examples/summarize.yaml"); res.code != 0 {
 		t.Fatalf("validate demo: %s", res.stdout)
 	}
 }
@@ -332,7 +273,7 @@ func TestRunMaskSecrets(t *testing.T) {
 		if mask {
 			args = append(args, "--mask-secrets")
 		}
-		cmd := exec.Command(engineCLIBinary(t), args...)
+		cmd := exec.Command(reelBinary(t), args...)
 		cmd.Dir = dir
 		cmd.Env = append(os.Environ(), "DEPLOY_TOKEN=s3cr3t-value-123")
 		var errb bytes.Buffer

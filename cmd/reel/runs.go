@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -55,9 +54,7 @@ func newRunsCmd() *cobra.Command {
 			sort.SliceStable(runs, func(i, j int) bool { return runs[i].Started.After(runs[j].Started) })
 			out := cmd.OutOrStdout()
 			if asJSON {
-				enc := json.NewEncoder(out)
-				enc.SetIndent("", "  ")
-				return enc.Encode(runs)
+				return writeJSON(out, runs)
 			}
 			tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 			fmt.Fprintln(tw, "RUN ID\tWORKFLOW\tSTATUS\tSTARTED\tDURATION\tTOKENS")

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"encoding/json"
-
 	"github.com/reelhq/reel/internal/query"
 	"github.com/reelhq/reel/transcript"
 	"github.com/spf13/cobra"
@@ -35,9 +33,7 @@ never got a real result (closed with "no result: …" or not closed at all).`,
 				if pairs == nil {
 					pairs = []query.ToolPair{}
 				}
-				enc := json.NewEncoder(out)
-				enc.SetIndent("", "  ")
-				if err := enc.Encode(pairs); err != nil {
+				if err := writeJSON(out, pairs); err != nil {
 					return err
 				}
 			} else if err := query.RenderTools(out, pairs); err != nil {

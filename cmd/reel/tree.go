@@ -1,8 +1,6 @@
 package main
 
 import (
-	"encoding/json"
-
 	"github.com/reelhq/reel/internal/runtree"
 	"github.com/spf13/cobra"
 )
@@ -34,9 +32,7 @@ RUN is a run id, a unique prefix of one, or a transcript file.`,
 			}
 			out := cmd.OutOrStdout()
 			if asJSON {
-				enc := json.NewEncoder(out)
-				enc.SetIndent("", "  ")
-				if err := enc.Encode(tree); err != nil {
+				if err := writeJSON(out, tree); err != nil {
 					return err
 				}
 			} else if err := runtree.Render(out, tree); err != nil {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/reelhq/reel/internal/verify"
@@ -30,9 +29,7 @@ Exit status: 0 clean, 1 violations (one "file:line: problem" line each),
 			rep := verify.Paths(args, verify.Options{SkipMode: skipMode})
 			out := cmd.OutOrStdout()
 			if asJSON {
-				enc := json.NewEncoder(out)
-				enc.SetIndent("", "  ")
-				if err := enc.Encode(rep); err != nil {
+				if err := writeJSON(out, rep); err != nil {
 					return err
 				}
 			} else {

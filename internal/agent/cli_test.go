@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reelhq/reel/internal/golden"
+	"github.com/reelhq/reel/internal/proctest"
 	"github.com/reelhq/reel/internal/testfixtures"
 	"github.com/reelhq/reel/transcript"
 )
@@ -108,7 +110,7 @@ func TestCLIProvidersReplayFixtures(t *testing.T) {
 			if fid[transcript.FidelityRouter] != 0 || (tc.tools >= 0 && fid[transcript.FidelityAgentEmitted] != tc.tools) {
 				t.Errorf("tool calls by fidelity = %v, want %d agent_emitted", fid, tc.tools)
 			}
-			golden(t, "cli-"+tc.provider+".jsonl", c.render(t))
+			golden.Check(t, filepath.Join("testdata", "golden", "cli-"+tc.provider+".jsonl"), c.render(t))
 		})
 	}
 }
@@ -137,7 +139,7 @@ func TestCLIOwnRecordingWithJSONOutput(t *testing.T) {
 		t.Errorf("message.user = %+v", m)
 	}
 	c.checkPairs(t)
-	golden(t, "cli-claude-own.jsonl", c.render(t))
+	golden.Check(t, filepath.Join("testdata", "golden", "cli-claude-own.jsonl"), c.render(t))
 }
 
 func TestCLIJSONOutputThatIsNotJSON(t *testing.T) {
@@ -401,7 +403,7 @@ sleep 300`, pidFile, cliTestdata(t, "claude-tool-json.jsonl")))
 	if err != nil {
 		t.Fatal(err)
 	}
-	assertDead(t, strings.TrimSpace(string(pid)))
+	proctest.AssertDead(t, strings.TrimSpace(string(pid)))
 }
 
 // When the transcript cannot be written the provider is stopped at once.
@@ -483,5 +485,5 @@ cat %q`, pidFile, cliTestdata(t, "claude-tool-json.jsonl")))
 	if err != nil {
 		t.Fatal(err)
 	}
-	assertDead(t, strings.TrimSpace(string(pid)))
+	proctest.AssertDead(t, strings.TrimSpace(string(pid)))
 }

@@ -1,18 +1,12 @@
 package agent
 
 import (
-	"bytes"
-	"flag"
-	"os"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/reelhq/reel/transcript"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 const testRunID = "0b7e4a3c-5d1f-4e2a-9b8c-7d6e5f4a3b2c"
 
@@ -103,25 +97,4 @@ func (c *collector) checkPairs(t testing.TB) map[transcript.Fidelity]int {
 		t.Errorf("tool.call %s never got a tool.result", id)
 	}
 	return byFid
-}
-
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", "golden", name)
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file (go test -update rewrites it)\ngot:\n%s\nwant:\n%s", name, got, want)
-	}
 }

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reelhq/reel/internal/golden"
 	"github.com/reelhq/reel/internal/testfixtures"
 	"github.com/reelhq/reel/internal/tools"
 	"github.com/reelhq/reel/transcript"
@@ -157,7 +158,7 @@ func TestOpenAIToolLoopChangesFiles(t *testing.T) {
 	if fid := c.checkPairs(t); fid[transcript.FidelityRouter] != 2 || fid[transcript.FidelityAgentEmitted] != 0 {
 		t.Errorf("tool calls by fidelity = %v", fid)
 	}
-	golden(t, "openai-read-write.jsonl", c.render(t))
+	golden.Check(t, filepath.Join("testdata", "golden", "openai-read-write.jsonl"), c.render(t))
 
 	// What went over the wire: tools advertised, usage requested, the
 	// system prompt first, and each tool's answer sent back by call id.

@@ -4,14 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/reelhq/reel/internal/testfixtures"
+	"github.com/reelhq/reel/internal/transcripttest"
 	"github.com/reelhq/reel/transcript"
 )
 
@@ -167,7 +166,7 @@ func TestWrongIDs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkValid(t, res.Events)
+	transcripttest.CheckValid(t, res.Events)
 }
 
 func TestImportDemo(t *testing.T) {
@@ -179,7 +178,7 @@ func TestImportDemo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkValid(t, res.Events)
+	transcripttest.CheckValid(t, res.Events)
 	var users, assts, calls, results int
 	var usage transcript.Usage
 	for _, e := range res.Events {
@@ -220,59 +219,3 @@ func TestImportDemo(t *testing.T) {
 	}
 }
 
-// checkValid asserts the invariants a reel transcript needs: run.started
-// first, run.completed last, steps and tool pairs balanced, and that every
-// event encodes with the strict writer.
-func checkValid(t *testing.T, events []transcript.ExchangeEvent) {
-	t.Helper()
-	if len(events) < 2 || events[0].Type != transcript.RunStarted || events[len(events)-1].Type != transcript.RunCompleted {
-		t.Fatalf("run lifecycle broken: %d events", len(events))
-	}
-	open := map[string]int{}
-	calls := map[string]int{}
-	for i := range events {
-		e := events[i]
-		e.RunID = "00000000-0000-4000-8000-000000000000"
-		e.Seq = uint64(i + 1)
-		if _, err := transcript.AppendEvent(nil, &e); err != nil {
-			t.Fatalf("event %d (%s) does not encode: %v", i, e.Type, err)
-		}
-		k := fmt.Sprintf("%s#%d", e.Path, e.Iteration)
-		switch e.Type {
-		case transcript.RunStarted, transcript.RunCompleted:
-			if i != 0 && i != len(events)-1 {
-				t.Fatalf("run event in the middle at %d", i)
-			}
-		case transcript.StepStarted:
-			open[k]++
-		case transcript.StepCompleted:
-			if open[k] == 0 {
-				t.Fatalf("event %d: step.completed %s without start", i, k)
-			}
-			open[k]--
-		case transcript.ToolCall:
-			calls[e.Tool().CallID]++
-		case transcript.ToolResult:
-			id := e.Tool().CallID
-			if calls[id] == 0 {
-				t.Fatalf("event %d: tool.result %s without call", i, id)
-			}
-			calls[id]--
-		}
-		if i > 0 && e.Timestamp.Before(events[i-1].Timestamp) {
-			t.Fatalf("event %d: timestamp goes back", i)
-		}
-	}
-	for k, n := range open {
-		if n != 0 {
-			t.Fatalf("step %s left open", k)
-		}
-	}
-	for k, n := range calls {
-		if n != 0 {
-			t.Fatalf("tool call %s without result", k)
-		}
-	}
-}
-
-var _ = io.EOF

@@ -8,8 +8,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"unicode/utf16"
-	"unicode/utf8"
+
+	"github.com/reelhq/reel/internal/rawjson"
 
 	"golang.org/x/text/unicode/norm"
 )
@@ -363,114 +363,13 @@ func (c *canonicalizer) number() (string, error) {
 	return string(d[start:i]), nil
 }
 
-// str decodes a JSON string the way encoding/json does.
+// str decodes the JSON string at the current position the way
+// encoding/json does.
 func (c *canonicalizer) str() (string, error) {
-	d := c.data
-	i := c.pos + 1
-	// Fast path: no escapes, all printable ASCII or valid UTF-8.
-	for j := i; j < len(d); j++ {
-		b := d[j]
-		if b == '"' {
-			if utf8.Valid(d[i:j]) {
-				c.pos = j + 1
-				return string(d[i:j]), nil
-			}
-			break
-		}
-		if b == '\\' || b < 0x20 {
-			break
-		}
+	s, end, err := rawjson.Unquote(c.data, c.pos)
+	c.pos = end
+	if se, ok := err.(*rawjson.StringError); ok {
+		return "", c.errorf("%s", se.Reason)
 	}
-	out := make([]byte, 0, 32)
-	for i < len(d) {
-		b := d[i]
-		switch {
-		case b == '"':
-			c.pos = i + 1
-			return string(out), nil
-		case b < 0x20:
-			c.pos = i
-			return "", c.errorf("control character in string")
-		case b == '\\':
-			if i+1 >= len(d) {
-				c.pos = i
-				return "", c.errorf("unterminated escape")
-			}
-			switch e := d[i+1]; e {
-			case '"', '\\', '/':
-				out = append(out, e)
-				i += 2
-			case 'b':
-				out = append(out, '\b')
-				i += 2
-			case 'f':
-				out = append(out, '\f')
-				i += 2
-			case 'n':
-				out = append(out, '\n')
-				i += 2
-			case 'r':
-				out = append(out, '\r')
-				i += 2
-			case 't':
-				out = append(out, '\t')
-				i += 2
-			case 'u':
-				r, ok := hex4(d, i+2)
-				if !ok {
-					c.pos = i
-					return "", c.errorf("invalid \\u escape")
-				}
-				i += 6
-				if utf16.IsSurrogate(r) {
-					if r2, ok := hex4(d, i+2); ok && i+1 < len(d) && d[i] == '\\' && d[i+1] == 'u' {
-						if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
-							out = utf8.AppendRune(out, dec)
-							i += 6
-							continue
-						}
-					}
-					r = utf8.RuneError
-				}
-				out = utf8.AppendRune(out, r)
-			default:
-				c.pos = i
-				return "", c.errorf("invalid escape \\%c", e)
-			}
-		case b < utf8.RuneSelf:
-			out = append(out, b)
-			i++
-		default:
-			r, size := utf8.DecodeRune(d[i:])
-			if r == utf8.RuneError && size == 1 {
-				out = utf8.AppendRune(out, utf8.RuneError)
-			} else {
-				out = append(out, d[i:i+size]...)
-			}
-			i += size
-		}
-	}
-	c.pos = i
-	return "", c.errorf("unterminated string")
-}
-
-func hex4(d []byte, i int) (rune, bool) {
-	if i+4 > len(d) {
-		return 0, false
-	}
-	var r rune
-	for _, b := range d[i : i+4] {
-		switch {
-		case '0' <= b && b <= '9':
-			b -= '0'
-		case 'a' <= b && b <= 'f':
-			b = b - 'a' + 10
-		case 'A' <= b && b <= 'F':
-			b = b - 'A' + 10
-		default:
-			return 0, false
-		}
-		r = r*16 + rune(b)
-	}
-	return r, true
+	return s, err
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reelhq/reel/internal/transcripttest"
 	"github.com/reelhq/reel/transcript"
 )
 
@@ -61,7 +62,7 @@ func TestAllKinds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkValid(t, res.Events)
+	transcripttest.CheckValid(t, res.Events)
 	var steps, streams, calls, dangling int
 	var harness, blobs, errs int
 	var usage transcript.Usage
@@ -228,6 +229,6 @@ func FuzzImportTrace(f *testing.F) {
 		if err != nil {
 			return
 		}
-		checkValid(t, res.Events)
+		transcripttest.CheckValid(t, res.Events)
 	})
 }

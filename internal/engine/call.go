@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -49,7 +51,7 @@ func (r *run) execCall(ctx context.Context, sc scope, st *workflow.State) outcom
 	}
 	data := r.data(sc)
 	given := make(map[string]string, len(call.Inputs))
-	for _, k := range sortedKeys(call.Inputs) {
+	for _, k := range slices.Sorted(maps.Keys(call.Inputs)) {
 		v, err := call.Inputs[k].Execute(data)
 		if err != nil {
 			return failNow("call_workflow input %q: %v", k, err)
@@ -93,7 +95,7 @@ func (r *run) execCall(ctx context.Context, sc scope, st *workflow.State) outcom
 	}
 	outs := map[string]any{}
 	if len(call.Outputs) > 0 {
-		for _, local := range sortedKeys(call.Outputs) {
+		for _, local := range slices.Sorted(maps.Keys(call.Outputs)) {
 			outs[local] = rep.Outputs[call.Outputs[local]]
 		}
 	} else {

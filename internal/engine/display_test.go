@@ -2,13 +2,11 @@ package engine
 
 import (
 	"context"
-	"flag"
-	"os"
 	"path/filepath"
 	"testing"
-)
 
-var update = flag.Bool("update", false, "rewrite golden files")
+	"github.com/reelhq/reel/internal/golden"
+)
 
 // The display of a sequential workflow, durations blanked, is golden
 // (testdata/display.golden; regenerate with -update).
@@ -41,17 +39,5 @@ states:
 		t.Fatalf("report %+v", rep)
 	}
 	got := normalize(h.display.Bytes())
-	golden := filepath.Join("testdata", "display.golden")
-	if *update {
-		if err := os.WriteFile(golden, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run with -update)", err)
-	}
-	if string(got) != string(want) {
-		t.Fatalf("display differs from %s:\n--- got\n%s--- want\n%s", golden, got, want)
-	}
+	golden.Check(t, filepath.Join("testdata", "display.golden"), got)
 }

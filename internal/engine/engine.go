@@ -42,8 +42,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -286,7 +288,7 @@ func resolveInputs(wf *workflow.Workflow, given map[string]string) (map[string]a
 		}
 		out[in.Name] = typedInput(in.Type, v)
 	}
-	for _, k := range sortedKeys(given) {
+	for _, k := range slices.Sorted(maps.Keys(given)) {
 		if !declared[k] {
 			probs = append(probs, fmt.Sprintf("unknown input %q", k))
 		}
@@ -309,15 +311,6 @@ func typedInput(typ, v string) any {
 		}
 	}
 	return v
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 func envMap(environ []string) map[string]any {

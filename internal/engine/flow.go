@@ -101,24 +101,33 @@ func (r *run) execForEach(ctx context.Context, sc scope, st *workflow.State) out
 	n, broke := 0, false
 	for i, item := range items {
 		isc := scope{prefix: path, iteration: i, loop: loopVars(item, i, len(items), sc.loop)}
-		out = r.body(ctx, isc, st)
+		var more bool
+		out, more, broke = r.iteration(ctx, isc, st)
 		n++
-		if !out.ok || out.end != nil {
+		if !more {
 			break
-		}
-		if st.BreakWhen != nil {
-			b, err := st.BreakWhen.True(r.exprEnv(isc))
-			if err != nil {
-				out = fail("break_when: %v", err)
-				break
-			}
-			if b {
-				broke = true
-				break
-			}
 		}
 	}
 	return r.endLoop(sp, st, out, map[string]any{"iterations": n, "items": len(items), "broke": broke})
+}
+
+// iteration runs one pass of a loop's body and then its break_when. more is
+// false when the loop must stop there; broke says break_when stopped it.
+func (r *run) iteration(ctx context.Context, isc scope, st *workflow.State) (out outcome, more, broke bool) {
+	out = r.body(ctx, isc, st)
+	if !out.ok || out.end != nil {
+		return out, false, false
+	}
+	if st.BreakWhen != nil {
+		b, err := st.BreakWhen.True(r.exprEnv(isc))
+		if err != nil {
+			return fail("break_when: %v", err), false, false
+		}
+		if b {
+			return out, false, true
+		}
+	}
+	return out, true, false
 }
 
 func (r *run) endLoop(sp *span, st *workflow.State, out outcome, result map[string]any) outcome {
@@ -156,21 +165,11 @@ func (r *run) execWhile(ctx context.Context, sc scope, st *workflow.State) outco
 			out = cancelledOutcome(ctx)
 			break
 		}
-		out = r.body(ctx, isc, st)
+		var more bool
+		out, more, broke = r.iteration(ctx, isc, st)
 		n++
-		if !out.ok || out.end != nil {
+		if !more {
 			break
-		}
-		if st.BreakWhen != nil {
-			b, err := st.BreakWhen.True(r.exprEnv(isc))
-			if err != nil {
-				out = fail("break_when: %v", err)
-				break
-			}
-			if b {
-				broke = true
-				break
-			}
 		}
 	}
 	res := map[string]any{"iterations": n, "broke": broke}

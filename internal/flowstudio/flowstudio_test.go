@@ -13,57 +13,9 @@ import (
 	"time"
 
 	"github.com/reelhq/reel/internal/testfixtures"
+	"github.com/reelhq/reel/internal/transcripttest"
 	"github.com/reelhq/reel/transcript"
 )
-
-// checkValid asserts what a reel transcript needs: run.started first,
-// run.completed last, steps and tool pairs balanced, time never going
-// back, and every event accepted by the strict encoder.
-func checkValid(t *testing.T, events []transcript.ExchangeEvent) {
-	t.Helper()
-	if len(events) < 2 || events[0].Type != transcript.RunStarted || events[len(events)-1].Type != transcript.RunCompleted {
-		t.Fatalf("run lifecycle broken: %d events", len(events))
-	}
-	open := map[string]int{}
-	calls := map[string]int{}
-	for i := range events {
-		e := events[i]
-		e.RunID, e.Seq = "00000000-0000-4000-8000-000000000000", uint64(i+1)
-		if _, err := transcript.AppendEvent(nil, &e); err != nil {
-			t.Fatalf("event %d (%s) does not encode: %v", i, e.Type, err)
-		}
-		k := fmt.Sprintf("%s#%d", e.Path, e.Iteration)
-		switch e.Type {
-		case transcript.StepStarted:
-			open[k]++
-		case transcript.StepCompleted:
-			if open[k] == 0 {
-				t.Fatalf("event %d: step.completed %s without start", i, k)
-			}
-			open[k]--
-		case transcript.ToolCall:
-			calls[e.Tool().CallID]++
-		case transcript.ToolResult:
-			if calls[e.Tool().CallID] == 0 {
-				t.Fatalf("event %d: tool.result without call", i)
-			}
-			calls[e.Tool().CallID]--
-		}
-		if i > 0 && e.Timestamp.Before(events[i-1].Timestamp) {
-			t.Fatalf("event %d: time goes back", i)
-		}
-	}
-	for k, n := range open {
-		if n != 0 {
-			t.Fatalf("step %s left open", k)
-		}
-	}
-	for k, n := range calls {
-		if n != 0 {
-			t.Fatalf("tool %s unbalanced", k)
-		}
-	}
-}
 
 func countTypes(events []transcript.ExchangeEvent) map[transcript.EventType]int {
 	n := map[transcript.EventType]int{}
@@ -82,7 +34,7 @@ func TestImportFixtureRun(t *testing.T) {
 	if len(res.Warnings) != 0 {
 		t.Errorf("warnings: %v", res.Warnings)
 	}
-	checkValid(t, res.Events)
+	transcripttest.CheckValid(t, res.Events)
 	n := countTypes(res.Events)
 	// 44 step executions in events.jsonl (loops re-run steps); 26 of them
 	// carry the transcript that Flow Studio kept, 3 lines each.
@@ -131,8 +83,8 @@ func TestImportFixtureRun(t *testing.T) {
 		t.Errorf("wisdom summary not kept: %+v %v", runRes, err)
 	}
 	// The whole run records and verifies.
-	path := recordAll(t, t.TempDir(), res.Events)
-	verifyFile(t, path)
+	path := transcripttest.RecordAll(t, t.TempDir(), res.Events)
+	transcripttest.Verify(t, path)
 	if ts := res.Events[0].Timestamp; !ts.Equal(time.Date(2025, 12, 9, 9, 38, 51, 8683000, time.UTC)) {
 		t.Errorf("run start %v", ts)
 	}
@@ -144,7 +96,7 @@ func TestImportOldReceipts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkValid(t, res.Events)
+	transcripttest.CheckValid(t, res.Events)
 	n := countTypes(res.Events)
 	if n[transcript.StepStarted] != 14 || len(res.Warnings) != 0 {
 		t.Errorf("counts %v, warnings %v", n, res.Warnings)
@@ -161,7 +113,7 @@ func TestImportOldReceipts(t *testing.T) {
 			}
 		}
 	}
-	verifyFile(t, recordAll(t, t.TempDir(), res.Events))
+	transcripttest.Verify(t, transcripttest.RecordAll(t, t.TempDir(), res.Events))
 }
 
 func TestInvalidReceiptSkipped(t *testing.T) {
@@ -186,7 +138,7 @@ func TestInvalidReceiptSkipped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkValid(t, res.Events)
+	transcripttest.CheckValid(t, res.Events)
 	if n := countTypes(res.Events); n[transcript.StepStarted] != 1 {
 		t.Errorf("steps %v", n)
 	}
@@ -350,9 +302,18 @@ var (
 	fsRunID          = regexp.MustCompile(`^run-\d{8}-\d{6}-[a-z0-9]{6}$`)
 )
 
+// canonicalJSON rewrites a JSON value with its object keys sorted.
+func canonicalJSON(raw []byte) ([]byte, error) {
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return nil, err
+	}
+	return json.Marshal(v)
+}
+
 func TestRoundTrip(t *testing.T) {
 	dir := t.TempDir()
-	src := writeSample(t, filepath.Join(dir, "src"))
+	src := transcripttest.WriteExchangeSample(t, filepath.Join(dir, "src"))
 	orig, err := transcript.ReadFile(src)
 	if err != nil {
 		t.Fatal(err)
@@ -373,16 +334,16 @@ func TestRoundTrip(t *testing.T) {
 	if len(back.Warnings) > 0 {
 		t.Errorf("warnings: %v", back.Warnings)
 	}
-	checkValid(t, back.Events)
-	imported := recordAll(t, filepath.Join(dir, "imported"), back.Events)
-	verifyFile(t, imported)
+	transcripttest.CheckValid(t, back.Events)
+	imported := transcripttest.RecordAll(t, filepath.Join(dir, "imported"), back.Events)
+	transcripttest.Verify(t, imported)
 	got, err := transcript.ReadFile(imported)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, have := summarize(t, orig), summarize(t, got)
+	want, have := transcripttest.Summarize(t, orig, canonicalJSON), transcripttest.Summarize(t, got, canonicalJSON)
 	if !reflect.DeepEqual(want, have) {
-		t.Errorf("round trip changed the exchange:\nwant %s\n got %s", pretty(want), pretty(have))
+		t.Errorf("round trip changed the exchange:\nwant %s\n got %s", want, have)
 	}
 	// Command and loop steps come back too, with their kinds.
 	kinds := map[string]string{}
@@ -572,14 +533,14 @@ func FuzzImportTranscript(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		checkValid(t, res.Events)
+		transcripttest.CheckValid(t, res.Events)
 	})
 }
 
 // TestExportInterrupted exports a run killed mid-step (no step.completed,
 // no run.completed) and imports it back as a valid run.
 func TestExportInterrupted(t *testing.T) {
-	events, err := transcript.ReadFile(writeSample(t, t.TempDir()))
+	events, err := transcript.ReadFile(transcripttest.WriteExchangeSample(t, t.TempDir()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -610,7 +571,7 @@ func TestExportInterrupted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkValid(t, res.Events)
+	transcripttest.CheckValid(t, res.Events)
 	last := res.Events[len(res.Events)-1]
 	var rr transcript.RunResult
 	if err := transcript.DecodeResult(last.Step().Result, &rr); err != nil || rr.Status != "interrupted" {

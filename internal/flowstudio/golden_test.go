@@ -2,57 +2,22 @@ package flowstudio
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/reelhq/reel/internal/golden"
 	"github.com/reelhq/reel/internal/testfixtures"
+	"github.com/reelhq/reel/internal/transcripttest"
 	"github.com/reelhq/reel/transcript"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
-
-// golden compares got with testdata/name, or rewrites it with -update.
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		wl, gl := bytes.Split(want, []byte("\n")), bytes.Split(got, []byte("\n"))
-		for i := 0; i < len(wl) || i < len(gl); i++ {
-			var w, g []byte
-			if i < len(wl) {
-				w = wl[i]
-			}
-			if i < len(gl) {
-				g = gl[i]
-			}
-			if !bytes.Equal(w, g) {
-				t.Fatalf("%s differs from the golden file at line %d (go test -update rewrites it):\nwant %s\n got %s", name, i+1, w, g)
-			}
-		}
-	}
-}
 
 // TestGoldenExport pins every file of the Flow Studio run exported from the
 // sample run, in one listing.
 func TestGoldenExport(t *testing.T) {
-	events, err := transcript.ReadFile(writeSample(t, t.TempDir()))
+	events, err := transcript.ReadFile(transcripttest.WriteExchangeSample(t, t.TempDir()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +41,7 @@ func TestGoldenExport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "sample.flowstudio.txt", listing.Bytes())
+	golden.Check(t, filepath.Join("testdata", "sample.flowstudio.txt"), listing.Bytes())
 }
 
 // TestGoldenImport pins the transcript made of Flow Studio's example run.
@@ -85,14 +50,5 @@ func TestGoldenImport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []byte
-	for i := range res.Events {
-		e := res.Events[i]
-		e.Seq, e.RunID = uint64(i+1), "00000000-0000-4000-8000-000000000001"
-		if out, err = transcript.AppendEvent(out, &e); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, '\n')
-	}
-	golden(t, "stepwise-build-claude.transcript.jsonl", out)
+	golden.Check(t, filepath.Join("testdata", "stepwise-build-claude.transcript.jsonl"), transcripttest.Encode(t, res.Events))
 }

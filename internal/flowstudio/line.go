@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode/utf16"
-	"unicode/utf8"
 
 	"github.com/reelhq/reel/internal/rawjson"
 	"github.com/reelhq/reel/transcript"
@@ -460,105 +458,15 @@ func firstRaw(r ...json.RawMessage) json.RawMessage {
 	return nil
 }
 
-// str decodes a JSON string value the way encoding/json does (invalid
-// UTF-8 and lone surrogates become U+FFFD) without reflection; ok is false
-// for anything else.
+// str decodes a JSON string value the way encoding/json does, without
+// reflection; ok is false for anything else.
 func str(raw json.RawMessage) (string, bool) {
 	raw = bytes.Trim(raw, " \t\r\n")
-	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+	s, end, err := rawjson.Unquote(raw, 0)
+	if err != nil || end != len(raw) {
 		return "", false
 	}
-	in := raw[1 : len(raw)-1]
-	if bytes.IndexByte(in, '\\') < 0 {
-		for _, b := range in {
-			if b < 0x20 || b == '"' {
-				return "", false
-			}
-		}
-		if utf8.Valid(in) {
-			return string(in), true
-		}
-	}
-	out := make([]byte, 0, len(in))
-	for i := 0; i < len(in); {
-		b := in[i]
-		switch {
-		case b < 0x20 || b == '"':
-			return "", false
-		case b == '\\':
-			if i+1 >= len(in) {
-				return "", false
-			}
-			switch e := in[i+1]; e {
-			case '"', '\\', '/':
-				out = append(out, e)
-			case 'b':
-				out = append(out, '\b')
-			case 'f':
-				out = append(out, '\f')
-			case 'n':
-				out = append(out, '\n')
-			case 'r':
-				out = append(out, '\r')
-			case 't':
-				out = append(out, '\t')
-			case 'u':
-				r, ok := hex4(in, i+2)
-				if !ok {
-					return "", false
-				}
-				i += 6
-				if utf16.IsSurrogate(r) {
-					if r2, ok := hex4(in, i+2); ok && in[i] == '\\' && in[i+1] == 'u' {
-						if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
-							out = utf8.AppendRune(out, dec)
-							i += 6
-							continue
-						}
-					}
-					r = utf8.RuneError
-				}
-				out = utf8.AppendRune(out, r)
-				continue
-			default:
-				return "", false
-			}
-			i += 2
-		case b < utf8.RuneSelf:
-			out = append(out, b)
-			i++
-		default:
-			r, size := utf8.DecodeRune(in[i:])
-			if r == utf8.RuneError && size == 1 {
-				out = utf8.AppendRune(out, utf8.RuneError)
-			} else {
-				out = append(out, in[i:i+size]...)
-			}
-			i += size
-		}
-	}
-	return string(out), true
-}
-
-func hex4(d []byte, i int) (rune, bool) {
-	if i+4 > len(d) {
-		return 0, false
-	}
-	var r rune
-	for _, b := range d[i : i+4] {
-		switch {
-		case '0' <= b && b <= '9':
-			b -= '0'
-		case 'a' <= b && b <= 'f':
-			b = b - 'a' + 10
-		case 'A' <= b && b <= 'F':
-			b = b - 'A' + 10
-		default:
-			return 0, false
-		}
-		r = r*16 + rune(b)
-	}
-	return r, true
+	return s, true
 }
 
 // contentText flattens content: a string, or a list of {type:text,text}

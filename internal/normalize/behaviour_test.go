@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/reelhq/reel/internal/golden"
 	"github.com/reelhq/reel/transcript"
 )
 
@@ -102,7 +103,7 @@ func TestIncrementalFeedingMatchesWhole(t *testing.T) {
 			return out
 		}))
 		if !bytes.Equal(whole, byteByByte) {
-			t.Errorf("byte-by-byte feeding differs:\n%s", firstDiff(byteByByte, whole))
+			t.Errorf("byte-by-byte feeding differs:\n%s", golden.Diff(whole, byteByByte))
 		}
 		for round := 0; round < 3; round++ {
 			random := render(t, parse(t, f, data, func(d []byte) [][]byte {
@@ -115,7 +116,7 @@ func TestIncrementalFeedingMatchesWhole(t *testing.T) {
 				return out
 			}))
 			if !bytes.Equal(whole, random) {
-				t.Errorf("random chunks differ:\n%s", firstDiff(random, whole))
+				t.Errorf("random chunks differ:\n%s", golden.Diff(whole, random))
 			}
 		}
 	})
@@ -297,7 +298,14 @@ func TestToolInputKeptRawWhenNotJSON(t *testing.T) {
 func TestDuplicateKeysLastWins(t *testing.T) {
 	in := `{"type":"item.completed","item":{"id":"item_2","type":"web_search","id":"exec-9","query":"q"}}` + "\n"
 	p := parse(t, CodexExecJSON, []byte(in), nil)
-	if id := p.events[0].Tool().CallID; id != "exec-9" {
+	var id string
+	for _, ev := range p.events {
+		if ev.Type == transcript.ToolCall {
+			id = ev.Tool().CallID
+			break
+		}
+	}
+	if id != "exec-9" {
 		t.Errorf("call id %q, want the last duplicate key exec-9", id)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/reelhq/reel/internal/golden"
 	"github.com/reelhq/reel/transcript"
 )
 
@@ -63,7 +64,7 @@ func fuzzParser(f *testing.F, format Format) {
 		}
 		b := render(t, parse(t, format, data, func(d []byte) [][]byte { return [][]byte{d[:k], d[k:]} }))
 		if !bytes.Equal(a, b) {
-			t.Fatalf("split at %d changes the output:\n%s", k, firstDiff(b, a))
+			t.Fatalf("split at %d changes the output:\n%s", k, golden.Diff(a, b))
 		}
 	})
 }

@@ -1,20 +1,15 @@
 package normalize
 
 import (
-	"bytes"
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
 
+	"github.com/reelhq/reel/internal/golden"
 	"github.com/reelhq/reel/internal/testfixtures"
 	"github.com/reelhq/reel/transcript"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
 
 const goldenRunID = "00000000-0000-4000-8000-000000000000"
 
@@ -115,41 +110,6 @@ func TestGolden(t *testing.T) {
 			t.Fatal(err)
 		}
 		got := render(t, parse(t, f, data, nil))
-		golden := filepath.Join("testdata", "golden", string(f), filepath.Base(path)+".jsonl")
-		if *update {
-			if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(golden, got, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			return
-		}
-		want, err := os.ReadFile(golden)
-		if err != nil {
-			t.Fatalf("%v (run go test -update)", err)
-		}
-		if !bytes.Equal(got, want) {
-			t.Errorf("output differs from %s (rerun with -update after checking):\n%s", golden, firstDiff(got, want))
-		}
+		golden.Check(t, filepath.Join("testdata", "golden", string(f), filepath.Base(path)+".jsonl"), got)
 	})
 }
-
-func firstDiff(got, want []byte) string {
-	g, w := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
-	for i := 0; i < len(g) || i < len(w); i++ {
-		var a, b string
-		if i < len(g) {
-			a = g[i]
-		}
-		if i < len(w) {
-			b = w[i]
-		}
-		if a != b {
-			return "line " + itoa(i+1) + ":\n got: " + a + "\nwant: " + b
-		}
-	}
-	return ""
-}
-
-func itoa(i int) string { return strconv.Itoa(i) }

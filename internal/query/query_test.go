@@ -4,37 +4,17 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/reelhq/reel/internal/golden"
 	"github.com/reelhq/reel/internal/runtree"
 	"github.com/reelhq/reel/internal/transcripttest"
 	"github.com/reelhq/reel/transcript"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
-
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	p := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(p, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatalf("read golden (run with -update to create): %v", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from golden (run with -update to accept):\n--- got\n%s\n--- want\n%s", name, got, want)
-	}
-}
 
 func sample(t *testing.T) (dir, root string) {
 	dir = t.TempDir()
@@ -75,7 +55,7 @@ func TestEvents(t *testing.T) {
 			if n.Matched != c.want {
 				t.Errorf("matched %d, want %d", n.Matched, c.want)
 			}
-			golden(t, "events-"+c.name+".txt", bytes.ReplaceAll(out.Bytes(), []byte(dir), []byte("DIR")))
+			golden.Check(t, filepath.Join("testdata", "events-"+c.name+".txt"), bytes.ReplaceAll(out.Bytes(), []byte(dir), []byte("DIR")))
 		})
 	}
 	bad := []Filter{{PathGlob: "a["}, {Fidelity: "robot"}, {Types: []transcript.EventType{"tool.calls"}}}
@@ -174,7 +154,7 @@ func TestStats(t *testing.T) {
 	}
 	var buf bytes.Buffer
 	RenderStats(&buf, rep)
-	golden(t, "stats.txt", bytes.ReplaceAll(buf.Bytes(), []byte(dir), []byte("DIR")))
+	golden.Check(t, filepath.Join("testdata", "stats.txt"), bytes.ReplaceAll(buf.Bytes(), []byte(dir), []byte("DIR")))
 
 	paths, _ := filepath.Glob(filepath.Join(dir, "*.jsonl"))
 	all, err := Stats(context.Background(), paths, transcript.Limits{})
@@ -211,7 +191,7 @@ func TestTools(t *testing.T) {
 	}
 	var buf bytes.Buffer
 	RenderTools(&buf, pairs)
-	golden(t, "tools.txt", buf.Bytes())
+	golden.Check(t, filepath.Join("testdata", "tools.txt"), buf.Bytes())
 	dangling := 0
 	for _, p := range pairs {
 		if p.Dangling {
@@ -258,7 +238,7 @@ func TestDiff(t *testing.T) {
 	d := Compare(a, b)
 	var buf bytes.Buffer
 	RenderDiff(&buf, d)
-	golden(t, "diff.txt", buf.Bytes())
+	golden.Check(t, filepath.Join("testdata", "diff.txt"), buf.Bytes())
 	changed := map[string]string{}
 	for _, s := range d.Steps {
 		if len(s.Changed) > 0 {
@@ -291,7 +271,7 @@ func TestDiff(t *testing.T) {
 	d = Compare(c, a)
 	buf.Reset()
 	RenderDiff(&buf, d)
-	golden(t, "diff-interrupted.txt", buf.Bytes())
+	golden.Check(t, filepath.Join("testdata", "diff-interrupted.txt"), buf.Bytes())
 }
 
 // Loops that ran a different number of times: the extra iterations show as

@@ -10,7 +10,6 @@ package rawjson
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"strconv"
 	"unicode/utf8"
@@ -334,8 +333,8 @@ func unquote(val []byte) (string, bool) {
 	if bytes.IndexByte(inner, '\\') < 0 && bytes.IndexByte(inner, '"') < 0 && utf8.Valid(inner) {
 		return string(inner), true
 	}
-	var s string
-	if err := json.Unmarshal(val, &s); err != nil {
+	s, end, err := Unquote(val, 0)
+	if err != nil || end != len(val) {
 		return "", false
 	}
 	return s, true

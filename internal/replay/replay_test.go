@@ -3,36 +3,16 @@ package replay
 import (
 	"bytes"
 	"context"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/reelhq/reel/internal/golden"
 	"github.com/reelhq/reel/internal/transcripttest"
 	"github.com/reelhq/reel/transcript"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
-
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	p := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(p, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatalf("read golden (run with -update to create): %v", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from golden (run with -update to accept):\n--- got\n%s\n--- want\n%s", name, got, want)
-	}
-}
 
 func TestReplayGolden(t *testing.T) {
 	dir := t.TempDir()
@@ -54,7 +34,7 @@ func TestReplayGolden(t *testing.T) {
 			if err != nil || len(warnings) > 0 {
 				t.Fatalf("err %v warnings %q", err, warnings)
 			}
-			golden(t, c.name, out.Bytes())
+			golden.Check(t, filepath.Join("testdata", c.name), out.Bytes())
 		})
 	}
 }

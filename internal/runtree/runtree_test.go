@@ -3,35 +3,15 @@ package runtree
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/reelhq/reel/internal/golden"
 	"github.com/reelhq/reel/internal/transcripttest"
 	"github.com/reelhq/reel/transcript"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
-
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	p := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(p, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatalf("read golden (run with -update to create): %v", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from golden (run with -update to accept):\n--- got\n%s\n--- want\n%s", name, got, want)
-	}
-}
 
 func TestSampleTree(t *testing.T) {
 	dir := t.TempDir()
@@ -47,12 +27,12 @@ func TestSampleTree(t *testing.T) {
 	if err := Render(&buf, tree); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "sample.txt", buf.Bytes())
+	golden.Check(t, filepath.Join("testdata", "sample.txt"), buf.Bytes())
 	js, err := json.MarshalIndent(tree, "", "  ")
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "sample.json", append(js, '\n'))
+	golden.Check(t, filepath.Join("testdata", "sample.json"), append(js, '\n'))
 
 	// Exactness: the executions the sample recorded, by path.
 	counts := map[string]int{}
@@ -132,7 +112,7 @@ func TestInterrupted(t *testing.T) {
 	}
 	var buf bytes.Buffer
 	Render(&buf, tree)
-	golden(t, "interrupted.txt", buf.Bytes())
+	golden.Check(t, filepath.Join("testdata", "interrupted.txt"), buf.Bytes())
 	if tree.Root.Status != StatusInterrupted {
 		t.Errorf("root status %s", tree.Root.Status)
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reelhq/reel/internal/proctest"
 	"github.com/reelhq/reel/transcript"
 )
 
@@ -371,7 +372,7 @@ func TestBashTimeoutKillsProcessGroup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	assertDead(t, strings.TrimSpace(string(data)))
+	proctest.AssertDead(t, strings.TrimSpace(string(data)))
 }
 
 func TestBashOutputIsBounded(t *testing.T) {

@@ -1,5 +1,7 @@
 // Package transcripttest writes realistic run transcripts with the real
-// transcript Recorder, for the tests of the reading commands.
+// transcript Recorder, for the tests of the reading commands and of the
+// converters to and from other formats, and checks and summarizes the
+// transcripts those produce.
 //
 // The sample run exercises everything a reader must reconstruct: an agent
 // step with prompt, system prompt, thinking, text and tool calls; command

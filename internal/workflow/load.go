@@ -6,7 +6,6 @@ import (
 	"math"
 	"os"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -1180,13 +1179,3 @@ func CheckInputValue(in Input, value string) error {
 
 // ErrNotFound reports that a workflow name resolved to no file.
 var ErrNotFound = errors.New("workflow not found")
-
-// sortedKeys returns m's keys in order.
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}

@@ -1,16 +1,15 @@
 package workflow
 
 import (
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
-)
 
-var update = flag.Bool("update", false, "rewrite golden files")
+	"github.com/reelhq/reel/internal/golden"
+)
 
 // The problems of a deliberately broken file are all reported at once, each
 // with its line and column; testdata/bad.problems is the golden list.
@@ -20,18 +19,7 @@ func TestBadWorkflowGolden(t *testing.T) {
 	if !ok {
 		t.Fatalf("err = %v (%T)", err, err)
 	}
-	got := probs.Error() + "\n"
-	golden := "testdata/bad.problems"
-	if *update {
-		os.WriteFile(golden, []byte(got), 0o644)
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run with -update)", err)
-	}
-	if got != string(want) {
-		t.Fatalf("problems differ from %s:\n--- got\n%s--- want\n%s", golden, got, want)
-	}
+	golden.Check(t, filepath.Join("testdata", "bad.problems"), []byte(probs.Error()+"\n"))
 	for _, p := range probs {
 		if p.Pos.Line < 1 || p.Pos.Col < 1 {
 			t.Errorf("problem without position: %v", p)

@@ -2,8 +2,10 @@ package workflow
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -125,7 +127,7 @@ func (s *State) templates() []*Template {
 		out = append(out, s.OnFailure.Message)
 	}
 	if s.Call != nil {
-		for _, k := range sortedKeys(s.Call.Inputs) {
+		for _, k := range slices.Sorted(maps.Keys(s.Call.Inputs)) {
 			out = append(out, s.Call.Inputs[k])
 		}
 	}
@@ -135,7 +137,7 @@ func (s *State) templates() []*Template {
 		case *Template:
 			out = append(out, v)
 		case map[string]any:
-			for _, k := range sortedKeys(v) {
+			for _, k := range slices.Sorted(maps.Keys(v)) {
 				walk(v[k])
 			}
 		case []any:

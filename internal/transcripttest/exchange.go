@@ -1,4 +1,4 @@
-package flowstudio
+package transcripttest
 
 import (
 	"encoding/json"
@@ -11,18 +11,22 @@ import (
 	"github.com/reelhq/reel/transcript"
 )
 
-const sampleRunID = "6b2171d0-5c3e-4f7a-9d1e-2a4b8c0d9e1f"
+// ExchangeID is the run id of WriteExchangeSample's run, fixed so that
+// exports of it stay byte-stable for golden files.
+const ExchangeID = "6b2171d0-5c3e-4f7a-9d1e-2a4b8c0d9e1f"
 
-// writeSample records, with the real Recorder, a run holding agent steps
+// WriteExchangeSample records into dir, with the real Recorder, one run
+// holding what the exporters to other formats must carry over: agent steps
 // with usage, tool pairs, a dangling tool closed at step end, a command
-// step, a for_each loop of agent steps, and a failed agent step.
-func writeSample(t testing.TB, dir string) string {
+// step, a for_each loop of agent steps and a failed agent step. It returns
+// the transcript's path. Each event is 37 ms after the previous one.
+func WriteExchangeSample(t testing.TB, dir string) string {
 	t.Helper()
 	base := time.Date(2026, 3, 4, 10, 0, 0, 0, time.UTC)
 	n := 0
 	now := func() time.Time { n++; return base.Add(time.Duration(n) * 37 * time.Millisecond) }
 	// A fixed run id and clock keep exports byte-stable for golden files.
-	rec, err := transcript.Create(dir, sampleRunID, transcript.Options{Now: now})
+	rec, err := transcript.Create(dir, ExchangeID, transcript.Options{Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,27 +101,56 @@ func writeSample(t testing.TB, dir string) string {
 	return rec.Path()
 }
 
-// exchange is what a round trip must keep: every message with its blocks,
-// every tool event, every step's token counts.
-type exchange struct {
+// RecordAll records events as they are into a new transcript in dir, with a
+// fresh run id, and returns its path.
+func RecordAll(t testing.TB, dir string, events []transcript.ExchangeEvent) string {
+	t.Helper()
+	rec, err := transcript.Create(dir, transcript.NewRunID(), transcript.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range events {
+		if _, err := rec.Record(e); err != nil {
+			t.Fatalf("record %s: %v", e.Type, err)
+		}
+	}
+	if err := rec.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return rec.Path()
+}
+
+// Verify fails the test unless the transcript at path passes reel verify
+// without violations.
+func Verify(t testing.TB, path string) {
+	t.Helper()
+	rep := verify.Paths([]string{path}, verify.Options{})
+	if rep.Violations() > 0 || len(rep.Unreadable) > 0 {
+		t.Fatalf("imported transcript is invalid: %v %v", rep.Problems, rep.Unreadable)
+	}
+}
+
+// Exchange is what a conversion round trip must keep: every message with
+// its blocks, every tool event, every agent step's token counts.
+type Exchange struct {
 	Messages []string
 	Tools    []string
 	Tokens   []string
 }
 
-func summarize(t *testing.T, events []transcript.ExchangeEvent) exchange {
+// Summarize lists the exchange of events, with free-form JSON values
+// (blocks, tool input and output) rewritten by canonical so that formats
+// that reorder keys or respell numbers still compare equal. Tool events are
+// sorted, since formats need not keep their order across steps.
+func Summarize(t testing.TB, events []transcript.ExchangeEvent, canonical func(raw []byte) ([]byte, error)) Exchange {
 	t.Helper()
-	var x exchange
+	var x Exchange
 	canon := func(v any) string {
 		raw, err := json.Marshal(v)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var norm any
-		if err := json.Unmarshal(raw, &norm); err != nil {
-			t.Fatal(err)
-		}
-		c, err := json.Marshal(norm)
+		c, err := canonical(raw)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -142,32 +175,81 @@ func summarize(t *testing.T, events []transcript.ExchangeEvent) exchange {
 	return x
 }
 
-func recordAll(t *testing.T, dir string, events []transcript.ExchangeEvent) string {
+// String renders x as indented JSON, for failure messages.
+func (x Exchange) String() string {
+	b, _ := json.MarshalIndent(x, "", "  ")
+	return string(b)
+}
+
+// CheckValid asserts what a reel transcript needs: run.started first and
+// run.completed last and nowhere else, steps and tool pairs balanced, time
+// never going back, and every event accepted by the strict encoder.
+func CheckValid(t testing.TB, events []transcript.ExchangeEvent) {
 	t.Helper()
-	rec, err := transcript.Create(dir, transcript.NewRunID(), transcript.Options{})
-	if err != nil {
-		t.Fatal(err)
+	if len(events) < 2 || events[0].Type != transcript.RunStarted || events[len(events)-1].Type != transcript.RunCompleted {
+		t.Fatalf("run lifecycle broken: %d events", len(events))
 	}
-	for _, e := range events {
-		if _, err := rec.Record(e); err != nil {
-			t.Fatalf("record %s: %v", e.Type, err)
+	open := map[string]int{}
+	calls := map[string]int{}
+	for i := range events {
+		e := events[i]
+		e.RunID = "00000000-0000-4000-8000-000000000000"
+		e.Seq = uint64(i + 1)
+		if _, err := transcript.AppendEvent(nil, &e); err != nil {
+			t.Fatalf("event %d (%s) does not encode: %v", i, e.Type, err)
+		}
+		k := fmt.Sprintf("%s#%d", e.Path, e.Iteration)
+		switch e.Type {
+		case transcript.RunStarted, transcript.RunCompleted:
+			if i != 0 && i != len(events)-1 {
+				t.Fatalf("run event in the middle at %d", i)
+			}
+		case transcript.StepStarted:
+			open[k]++
+		case transcript.StepCompleted:
+			if open[k] == 0 {
+				t.Fatalf("event %d: step.completed %s without start", i, k)
+			}
+			open[k]--
+		case transcript.ToolCall:
+			calls[e.Tool().CallID]++
+		case transcript.ToolResult:
+			id := e.Tool().CallID
+			if calls[id] == 0 {
+				t.Fatalf("event %d: tool.result %s without call", i, id)
+			}
+			calls[id]--
+		}
+		if i > 0 && e.Timestamp.Before(events[i-1].Timestamp) {
+			t.Fatalf("event %d: timestamp goes back", i)
 		}
 	}
-	if err := rec.Close(); err != nil {
-		t.Fatal(err)
+	for k, n := range open {
+		if n != 0 {
+			t.Fatalf("step %s left open", k)
+		}
 	}
-	return rec.Path()
+	for k, n := range calls {
+		if n != 0 {
+			t.Fatalf("tool call %s without result", k)
+		}
+	}
 }
 
-func verifyFile(t *testing.T, path string) {
+// Encode renders events as transcript lines the way the recorder writes
+// them, numbered from 1 under a fixed run id, so that imports compare
+// byte for byte with golden files.
+func Encode(t testing.TB, events []transcript.ExchangeEvent) []byte {
 	t.Helper()
-	rep := verify.Paths([]string{path}, verify.Options{})
-	if rep.Violations() > 0 || len(rep.Unreadable) > 0 {
-		t.Fatalf("imported transcript is invalid: %v %v", rep.Problems, rep.Unreadable)
+	var out []byte
+	for i := range events {
+		e := events[i]
+		e.Seq, e.RunID = uint64(i+1), "00000000-0000-4000-8000-000000000001"
+		var err error
+		if out, err = transcript.AppendEvent(out, &e); err != nil {
+			t.Fatalf("encode event %d (%s): %v", i+1, e.Type, err)
+		}
+		out = append(out, '\n')
 	}
-}
-
-func pretty(v any) string {
-	b, _ := json.MarshalIndent(v, "", "  ")
-	return string(b)
+	return out
 }

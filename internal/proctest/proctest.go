@@ -1,4 +1,6 @@
-package agent
+// Package proctest checks, in tests, that processes started by the code
+// under test have ended. It reads /proc, so it works on Linux only.
+package proctest
 
 import (
 	"os"
@@ -8,9 +10,10 @@ import (
 	"time"
 )
 
-// assertDead waits briefly for pid to disappear (or become a zombie, which
-// is dead but not yet reaped by its new parent).
-func assertDead(t *testing.T, pid string) {
+// AssertDead waits up to 5 s for the process pid to disappear, or to become
+// a zombie (dead but not yet reaped by its new parent), and fails the test
+// if it is still running then.
+func AssertDead(t testing.TB, pid string) {
 	t.Helper()
 	if _, err := strconv.Atoi(pid); err != nil {
 		t.Fatalf("bad pid %q", pid)

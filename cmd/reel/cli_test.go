@@ -1,0 +1,92 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/reelhq/reel/internal/verify"
+)
+
+// runReel runs the command tree in-process and returns stdout, stderr and
+// the error the command returned; exitStatus maps that error to the exit
+// status and message main would give.
+func runReel(t testing.TB, ctx context.Context, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	cmd := newRootCmd()
+	var out, errb bytes.Buffer
+	cmd.SetOut(&out)
+	cmd.SetErr(&errb)
+	cmd.SetArgs(args)
+	err = cmd.ExecuteContext(ctx)
+	return out.String(), errb.String(), err
+}
+
+// The reel binary is built once per test binary, the first time a test
+// needs it, for the tests that must see a real process (signals, exit
+// statuses, environment).
+var (
+	reelBinOnce sync.Once
+	reelBin     string
+	reelBinErr  error
+)
+
+// reelBinary returns the path of reel built from this package.
+func reelBinary(t testing.TB) string {
+	t.Helper()
+	reelBinOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "reel-cli-test")
+		if err != nil {
+			reelBinErr = err
+			return
+		}
+		reelBin = filepath.Join(dir, "reel")
+		out, err := exec.Command("go", "build", "-o", reelBin, ".").CombinedOutput()
+		if err != nil {
+			reelBinErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if reelBinErr != nil {
+		t.Fatal(reelBinErr)
+	}
+	return reelBin
+}
+
+// cliResult is what a run of the reel binary left.
+type cliResult struct {
+	stdout, stderr string
+	code           int
+}
+
+// runBinary runs the reel binary in dir with REEL_STORAGE cleared.
+func runBinary(t testing.TB, dir string, args ...string) cliResult {
+	t.Helper()
+	cmd := exec.Command(reelBinary(t), args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "REEL_STORAGE=")
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return cliResult{out.String(), errb.String(), code}
+}
+
+// verifyStorage fails the test unless dir holds at least one transcript
+// and reel's verifier finds every transcript there readable and valid.
+func verifyStorage(t testing.TB, dir string) {
+	t.Helper()
+	rep := verify.Paths([]string{dir}, verify.Options{})
+	if rep.Violations() > 0 || len(rep.Unreadable) > 0 || len(rep.Files) == 0 {
+		t.Fatalf("verify %s: files %d, problems %v, unreadable %v", dir, len(rep.Files), rep.Problems, rep.Unreadable)
+	}
+}
