@@ -218,4 +218,3 @@ func TestImportDemo(t *testing.T) {
 		t.Errorf("run name %q", p.Name)
 	}
 }
-
