@@ -539,12 +539,11 @@ func (d *decoder) object(field func(key []byte) error) error {
 }
 
 func (d *decoder) uint() (uint64, error) {
-	d.ws()
-	start := d.pos
-	if err := d.number(); err != nil {
+	b, start, err := d.numberBytes()
+	if err != nil {
 		return 0, err
 	}
-	n, err := strconv.ParseUint(string(d.data[start:d.pos]), 10, 64)
+	n, err := strconv.ParseUint(string(b), 10, 64)
 	if err != nil {
 		return 0, &syntaxError{msg: "expected an unsigned integer", off: start}
 	}
@@ -552,16 +551,25 @@ func (d *decoder) uint() (uint64, error) {
 }
 
 func (d *decoder) int() (int64, error) {
-	d.ws()
-	start := d.pos
-	if err := d.number(); err != nil {
+	b, start, err := d.numberBytes()
+	if err != nil {
 		return 0, err
 	}
-	n, err := strconv.ParseInt(string(d.data[start:d.pos]), 10, 64)
+	n, err := strconv.ParseInt(string(b), 10, 64)
 	if err != nil {
 		return 0, &syntaxError{msg: "expected an integer", off: start}
 	}
 	return n, nil
+}
+
+// numberBytes passes over a JSON number and returns its bytes and offset.
+func (d *decoder) numberBytes() ([]byte, int, error) {
+	d.ws()
+	start := d.pos
+	if err := d.number(); err != nil {
+		return nil, start, err
+	}
+	return d.data[start:d.pos], start, nil
 }
 
 // raw validates one value and returns it as json.RawMessage; null is nil.
