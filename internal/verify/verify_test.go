@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -246,5 +247,96 @@ func TestUnreadableAndNames(t *testing.T) {
 		if !strings.Contains(got, w) {
 			t.Errorf("want %q in\n%s", w, got)
 		}
+	}
+}
+
+// TestRawViolations checks rules a strict writer can never break, on lines
+// written by hand.
+func TestRawViolations(t *testing.T) {
+	id := transcript.NewRunID()
+	other := transcript.NewRunID()
+	env := func(seq int, typ, path, extra, payload string) string {
+		return `{"seq":` + itoa(seq) + `,"run_id":"` + id + `"` + extra + `,"type":"` + typ + `","path":"` + path + `","iteration":0,"timestamp":"2026-06-08T08:14:42.000000Z","payload":` + payload + `}`
+	}
+	wf := `{"name":"w","kind":"workflow"}`
+	lines := []string{
+		env(1, "run.started", "x", "", wf),
+		env(2, "run.started", "", "", wf),
+		env(3, "step.started", "a", "", `{"name":"a","kind":""}`),
+		env(4, "step.started", "b", "", `{"role":"user","blocks":[]}`),
+		env(5, "message.user", "a", "", `{"role":"assistant","blocks":[{"type":"text","fidelity":"bot","text":"x"},{"type":"tool_use","fidelity":"router","tool_name":"R"}]}`),
+		env(6, "message.assistant", "a", "", `{"name":"x","kind":"agent"}`),
+		env(7, "tool.call", "a", "", `{"call_id":"c","fidelity":"router"}`),
+		env(8, "tool.call", "a", "", `{"name":"R","call_id":"c","fidelity":"router"}`),
+		env(9, "tool.result", "a", "", `{"name":"R","call_id":"c","fidelity":"router"}`),
+		env(10, "tool.result", "a", "", `{"name":"R","call_id":"c","fidelity":"router"}`),
+		env(11, "tool.result", "a", "", `{"name":"R","call_id":"","fidelity":"router"}`),
+		env(12, "step.call_workflow.started", "s", "", `{"name":"s","kind":"call_workflow"}`),
+		env(13, "step.call_workflow.completed", "s", `,"child_run_id":"`+other+`"`, `{"name":"s","kind":"call_workflow"}`),
+		env(14, "step.completed", "a", `,"child_run_id":"`+other+`"`, `{"name":"a","kind":"agent","attempt":-1}`),
+		strings.Replace(env(15, "step.completed", "b", `,"parent_run_id":"`+other+`"`, `{"name":"","kind":"agent"}`), `"run_id":"`+id, `"run_id":"`+other, 1),
+		strings.Replace(env(16, "step.completed", "z", "", `{"name":"z","kind":"agent"}`), `"iteration":0`, `"iteration":-2`, 1),
+		env(17, "step.call_workflow.started", "s2", `,"child_run_id":"not-a-uuid"`, `{"name":"s2","kind":"call_workflow"}`),
+		env(18, "run.completed", "", "", `null`),
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, id+".jsonl")
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rep := Paths([]string{path}, Options{})
+	got := messages(rep)
+	for _, want := range []string{
+		`:1: run.started has path "x", want empty`,
+		":2: second run.started",
+		":3: step.started payload has no kind",
+		":4: step.started payload is not a step payload",
+		`:5: message.user has role "assistant", want "user"`,
+		`:5: block 0 has fidelity "bot"`,
+		":5: block 1: tool_use without tool_id",
+		":6: message.assistant payload is not a message payload",
+		":7: tool.call has no tool name",
+		":8: tool.call c appears twice",
+		":10: tool.result c appears twice",
+		":11: tool.result has an empty call_id",
+		":12: step.call_workflow.started without child_run_id",
+		":13: step.call_workflow.completed names child_run_id " + other + " that was never started",
+		":14: child_run_id on a step.completed event",
+		":14: negative attempt -1",
+		":15: run_id " + other + " differs from the first event's",
+		":15: parent_run_id",
+		":15: step.completed payload has no name",
+		":16: negative iteration -2",
+		":17: child_run_id: run id \"not-a-uuid\"",
+		"call_workflow s2 (iteration 0) has no step.call_workflow.completed",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("want %q in:\n%s", want, got)
+		}
+	}
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+func TestParentLinkFromChildSide(t *testing.T) {
+	dir := t.TempDir()
+	_, child := writeRun(t, dir)
+	// Checking only the child still checks that its parent names it.
+	rep := Paths([]string{child}, Options{})
+	if rep.Violations() != 0 || len(rep.Files) != 1 {
+		t.Fatalf("child alone: %s", messages(rep))
+	}
+	// A parent file that is missing is reported from the child's side.
+	id := transcript.NewRunID()
+	orphan, err := transcript.Create(dir, id, transcript.Options{ParentRunID: transcript.NewRunID()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	orphan.Record(transcript.ExchangeEvent{Type: transcript.RunStarted, Payload: &transcript.StepPayload{Name: "c", Kind: "workflow"}})
+	orphan.Record(transcript.ExchangeEvent{Type: transcript.RunCompleted, Payload: &transcript.StepPayload{Name: "c", Kind: "workflow"}})
+	orphan.Close()
+	rep = Paths([]string{orphan.Path()}, Options{})
+	if !strings.Contains(messages(rep), "parent transcript") || !strings.Contains(messages(rep), "missing") {
+		t.Fatalf("orphan: %s", messages(rep))
 	}
 }
