@@ -432,18 +432,9 @@ func (l *loader) inputs(n *yaml.Node) []Input {
 	if isNull(n) {
 		return nil
 	}
-	if n.Kind != yaml.SequenceNode {
-		l.errf(n, "inputs must be a list, got %s", kindName(n))
-		return nil
-	}
 	var out []Input
 	seen := map[string]bool{}
-	for _, c := range n.Content {
-		c = deref(c)
-		fs, ok := l.mapping(c, "input")
-		if !ok {
-			continue
-		}
+	l.list(n, "inputs", "input", func(c *yaml.Node, fs []field) {
 		in := Input{Type: "string", Pos: pos(c)}
 		for _, f := range fs {
 			switch f.key.Value {
@@ -491,7 +482,7 @@ func (l *loader) inputs(n *yaml.Node) []Input {
 			}
 		}
 		out = append(out, in)
-	}
+	})
 	return out
 }
 
@@ -547,17 +538,8 @@ func (l *loader) outputs(n *yaml.Node) []Output {
 	if isNull(n) {
 		return nil
 	}
-	if n.Kind != yaml.SequenceNode {
-		l.errf(n, "outputs must be a list, got %s", kindName(n))
-		return nil
-	}
 	var out []Output
-	for _, c := range n.Content {
-		c = deref(c)
-		fs, ok := l.mapping(c, "output")
-		if !ok {
-			continue
-		}
+	l.list(n, "outputs", "output", func(c *yaml.Node, fs []field) {
 		o := Output{Pos: pos(c)}
 		for _, f := range fs {
 			switch f.key.Value {
@@ -578,7 +560,7 @@ func (l *loader) outputs(n *yaml.Node) []Output {
 			l.errf(c, "output %q is missing \"from\"", o.Name)
 		}
 		out = append(out, o)
-	}
+	})
 	return out
 }
 
@@ -1034,17 +1016,8 @@ func (l *loader) onFailure(n *yaml.Node) *FailureTarget {
 }
 
 func (l *loader) transitions(n *yaml.Node) []Transition {
-	if n.Kind != yaml.SequenceNode {
-		l.errf(n, "transitions must be a list, got %s", kindName(n))
-		return nil
-	}
 	var out []Transition
-	for _, c := range n.Content {
-		c = deref(c)
-		fs, ok := l.mapping(c, "transition")
-		if !ok {
-			continue
-		}
+	l.list(n, "transitions", "transition", func(c *yaml.Node, fs []field) {
 		t := Transition{Pos: pos(c)}
 		for _, f := range fs {
 			switch f.key.Value {
@@ -1061,8 +1034,23 @@ func (l *loader) transitions(n *yaml.Node) []Transition {
 			l.errf(c, "transition is missing goto")
 		}
 		out = append(out, t)
-	}
+	})
 	return out
+}
+
+// list calls item for each mapping in the sequence n (the "what" field),
+// reporting n if it is not a list and any element that is not a mapping.
+func (l *loader) list(n *yaml.Node, what, itemName string, item func(c *yaml.Node, fs []field)) {
+	if n.Kind != yaml.SequenceNode {
+		l.errf(n, "%s must be a list, got %s", what, kindName(n))
+		return
+	}
+	for _, c := range n.Content {
+		c = deref(c)
+		if fs, ok := l.mapping(c, itemName); ok {
+			item(c, fs)
+		}
+	}
 }
 
 func (l *loader) callWorkflow(s *State, n *yaml.Node) {
