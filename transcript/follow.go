@@ -138,6 +138,7 @@ func (fl *Follower) wait(ctx context.Context) error {
 	if r := fl.opts.wake; r != nil {
 		r.mu.Lock()
 		ch, closed := r.notify, r.closed
+		r.notifyWanted = true
 		r.mu.Unlock()
 		if closed {
 			// Nothing more will be written by this recorder; one last read

@@ -133,7 +133,6 @@ type Recorder struct {
 	limits Limits
 
 	mu      sync.Mutex
-	cond    *sync.Cond
 	f       *os.File
 	seq     uint64 // last seq assigned
 	written uint64 // last seq handed to the kernel
@@ -142,20 +141,28 @@ type Recorder struct {
 	spare   []byte
 	qevents []ExchangeEvent // events in queue, for broadcast
 	sevents []ExchangeEvent
+	next    *commitGroup // the group the queued lines will be written in
 	writing bool
+	// idle is signalled when the writer gives up its role while Close
+	// waits for it, and when Close is done.
+	idle    *sync.Cond
+	closing bool // Close began: no new lines
+	closed  bool // Close finished: file closed
+	// maxRounds is maxWriterRounds; handOffs counts hand-overs (tests
+	// lower the one and read the other).
+	maxRounds int
+	handOffs  int
 	// inflight counts Record calls under way, to tell whether waiting a
 	// moment before a write can gather more lines into it.
 	inflight atomic.Int64
-	// done mirrors written for producers that wait without the lock.
-	done    atomic.Uint64
-	waiters int // producers parked on cond
 	// queueSync is set when a queued line is a lifecycle boundary.
 	queueSync bool
 	lastSync  time.Time
 	err       error // sticky write error
-	closed    bool
-	// notify is closed and replaced after every write, waking followers.
-	notify chan struct{}
+	// notify is closed and replaced after a write when notifyWanted says
+	// a follower is waiting on it.
+	notify       chan struct{}
+	notifyWanted bool
 
 	fan fanOut
 }
@@ -225,8 +232,9 @@ func open(path, runID string, opts Options) (*Recorder, error) {
 		size:    size,
 		notify:  make(chan struct{}),
 	}
-	r.cond = sync.NewCond(&r.mu)
-	r.done.Store(lastSeq)
+	r.next = newCommitGroup()
+	r.idle = sync.NewCond(&r.mu)
+	r.maxRounds = maxWriterRounds
 	r.fan.init(opts.SubscriberBuffer, opts.Logger)
 	return r, nil
 }
@@ -368,7 +376,7 @@ func (r *Recorder) commit(e *ExchangeEvent, body []byte) (uint64, error) {
 	// {"seq": + up to 20 digits + body + newline
 	lineLen := len(`{"seq":`) + 20 + len(body) + 1
 	r.mu.Lock()
-	if r.closed {
+	if r.closing {
 		r.mu.Unlock()
 		return 0, ErrClosed
 	}
@@ -401,47 +409,100 @@ func (r *Recorder) commit(e *ExchangeEvent, body []byte) (uint64, error) {
 	if r.fan.active() {
 		r.qevents = append(r.qevents, *e)
 	}
-	for r.written < seq && r.err == nil {
+	for {
 		if !r.writing {
-			r.flushLocked()
-			// Keep the writer's role while lines keep arriving: handing it
-			// to a waiting goroutine costs a wake-up, writing costs one
-			// system call for the whole queue.
-			for i := 0; i < 16 && len(r.queue) > 0 && r.err == nil; i++ {
-				r.flushLocked()
+			r.writeQueue(seq)
+			err := r.err
+			ok := r.written >= seq
+			r.mu.Unlock()
+			if !ok {
+				return 0, err
 			}
-			continue
+			return seq, nil
 		}
-		// Another goroutine is in write(2). It usually returns within a
-		// few microseconds, so yield a few times before parking: parking
-		// and waking costs more than the write itself.
+		// Another goroutine is writing; it will write this line in the
+		// next group, or hand its role over, and close the group's channel
+		// either way. One channel close wakes the whole group, without the
+		// lock.
+		g := r.next
 		r.mu.Unlock()
-		for i := 0; i < 8; i++ {
-			if r.done.Load() >= seq {
-				return seq, nil
+		<-g.done
+		if !g.handOff {
+			if g.err != nil {
+				return 0, g.err
 			}
-			runtime.Gosched()
+			return seq, nil
 		}
 		r.mu.Lock()
-		if r.written < seq && r.err == nil && r.writing {
-			r.waiters++
-			r.cond.Wait()
-			r.waiters--
+		if r.written >= seq {
+			r.mu.Unlock()
+			return seq, nil
+		}
+		if r.err != nil {
+			err := r.err
+			r.mu.Unlock()
+			return 0, err
 		}
 	}
-	err := r.err
-	ok := r.written >= seq
-	r.mu.Unlock()
-	if !ok {
-		return 0, err
-	}
-	return seq, nil
 }
 
-// flushLocked writes the queued lines in one write(2). It drops the lock
-// while in the kernel so other producers can queue the next batch.
-func (r *Recorder) flushLocked() {
+// commitGroup is the lines of one write(2). Their producers wait for done
+// to close.
+type commitGroup struct {
+	done chan struct{}
+	// handOff is set when done closed without a write because the writer
+	// gave up its role; the producers then compete to take it.
+	handOff bool
+	err     error // the write's error, if any
+}
+
+func newCommitGroup() *commitGroup { return &commitGroup{done: make(chan struct{})} }
+
+// maxWriterRounds bounds how many writes one producer performs for others
+// before it hands the role on, so that its own Record returns in bounded
+// time under sustained load.
+const maxWriterRounds = 64
+
+// writeQueue takes the writer's role (r.mu held, no writer active) and
+// writes queued lines until the line with seq mine is written and the
+// queue is empty, or the round limit is reached. While it is in write(2)
+// other producers queue the next group behind it; staying the writer
+// costs one system call per group, handing over costs a wake-up.
+func (r *Recorder) writeQueue(mine uint64) {
 	r.writing = true
+	for round := 0; r.err == nil && len(r.queue) > 0; round++ {
+		if round >= r.maxRounds && r.written >= mine {
+			// Hand the role to the producers waiting on the next group.
+			g := r.next
+			r.next = newCommitGroup()
+			g.handOff = true
+			r.handOffs++
+			r.setIdle()
+			close(g.done)
+			return
+		}
+		r.flushLocked()
+	}
+	r.setIdle()
+	if r.err != nil {
+		// Nobody will write the queued lines: fail their producers.
+		g := r.next
+		r.next = newCommitGroup()
+		g.err = r.err
+		close(g.done)
+	}
+}
+
+func (r *Recorder) setIdle() {
+	r.writing = false
+	if r.closing {
+		r.idle.Broadcast()
+	}
+}
+
+// flushLocked writes the queued lines in one write(2), dropping the lock
+// while in the kernel so other producers can queue the next group.
+func (r *Recorder) flushLocked() {
 	if r.inflight.Load() > int64(r.seq-r.written) {
 		// Other producers are encoding right now: give them the processor
 		// for a moment so their lines join this write instead of each
@@ -450,9 +511,10 @@ func (r *Recorder) flushLocked() {
 		runtime.Gosched()
 		r.mu.Lock()
 	}
-	batch, upTo, evs := r.queue, r.seq, r.qevents
+	batch, upTo, evs, g := r.queue, r.seq, r.qevents, r.next
 	r.queue, r.spare = r.spare[:0], nil
 	r.qevents, r.sevents = r.sevents[:0], nil
+	r.next = newCommitGroup()
 	doSync := false
 	switch r.opts.Fsync {
 	case FsyncAlways:
@@ -471,25 +533,25 @@ func (r *Recorder) flushLocked() {
 	r.mu.Lock()
 	if err != nil {
 		r.err = fmt.Errorf("write transcript %s: %w", r.path, err)
+		g.err = r.err
 	} else {
 		r.written = upTo
-		r.done.Store(upTo)
 		// Write-then-broadcast: subscribers see only what is on disk, in
 		// seq order, because broadcasting happens here under the lock.
 		for i := range evs {
 			r.fan.broadcast(evs[i])
 		}
 	}
+	close(g.done)
 	if cap(batch) <= 1<<20 {
 		r.spare = batch[:0]
 	}
 	clear(evs)
 	r.sevents = evs[:0]
-	r.writing = false
-	close(r.notify)
-	r.notify = make(chan struct{})
-	if r.waiters > 0 {
-		r.cond.Broadcast()
+	if r.notifyWanted {
+		r.notifyWanted = false
+		close(r.notify)
+		r.notify = make(chan struct{})
 	}
 }
 
@@ -524,26 +586,35 @@ func (r *Recorder) Sync() error {
 	return r.f.Sync()
 }
 
-// Close waits for queued lines, closes the file and every subscriber. It
-// is idempotent.
+// Close makes later Record calls fail with ErrClosed, writes the lines
+// already queued, then closes the file and every subscriber. It is
+// idempotent; a concurrent second Close returns once the first is done.
 func (r *Recorder) Close() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for r.writing {
-		r.waiters++
-		r.cond.Wait()
-		r.waiters--
-	}
-	if r.closed {
+	if r.closing {
+		for !r.closed {
+			r.idle.Wait()
+		}
 		return nil
 	}
+	// From here on Record refuses new lines; the ones already queued are
+	// written before the file is closed.
+	r.closing = true
+	for r.writing || len(r.queue) > 0 && r.err == nil {
+		if r.writing {
+			r.idle.Wait()
+			continue
+		}
+		// Lines left by a writer that handed its role on.
+		r.writeQueue(r.seq)
+	}
 	r.closed = true
+	r.idle.Broadcast()
 	r.fan.closeAll()
 	close(r.notify)
 	r.notify = make(chan struct{})
-	r.cond.Broadcast()
-	err := r.f.Close()
-	if err != nil {
+	if err := r.f.Close(); err != nil {
 		return fmt.Errorf("close transcript %s: %w", r.path, err)
 	}
 	return nil

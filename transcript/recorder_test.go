@@ -12,9 +12,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -643,5 +645,138 @@ func TestCrashChild(t *testing.T) {
 		}
 		fmt.Fprintln(w, seq)
 		w.Flush()
+	}
+}
+
+// TestWriterHandOff forces the writer to give up its role after every
+// write, so that producers waiting on a group must elect the next writer.
+// Every Record must still return only once its line is written, with seq
+// in file order.
+func TestWriterHandOff(t *testing.T) {
+	r, err := Create(t.TempDir(), NewRunID(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.maxRounds = 1
+	const workers, per = 8, 3000
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < per; i++ {
+				seq, err := r.Record(stepEvent(i))
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if written := r.LastSeq(); written < seq {
+					t.Errorf("Record returned seq %d with only %d written", seq, written)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	r.mu.Lock()
+	handOffs := r.handOffs
+	r.mu.Unlock()
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	checkFile(t, r.Path(), workers*per)
+	if handOffs == 0 {
+		t.Fatal("the writer never handed its role on; the test did not exercise hand-off")
+	}
+	t.Logf("%d hand-offs", handOffs)
+}
+
+// TestWriteErrorFailsEveryProducer swaps the file for /dev/full, whose
+// writes fail with ENOSPC: every producer waiting in a group must get the
+// error rather than hang, and later calls get it too.
+func TestWriteErrorFailsEveryProducer(t *testing.T) {
+	full, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
+	if err != nil {
+		t.Skipf("no /dev/full here: %v", err)
+	}
+	r, err := Create(t.TempDir(), NewRunID(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Record(stepEvent(0)); err != nil {
+		t.Fatal(err)
+	}
+	r.mu.Lock()
+	r.f.Close()
+	r.f = full
+	r.mu.Unlock()
+	const workers = 8
+	errs := make(chan error, workers*10)
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 10; i++ {
+				_, err := r.Record(stepEvent(i))
+				errs <- err
+			}
+		}()
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("producers still blocked 10 s after the write error")
+	}
+	close(errs)
+	for err := range errs {
+		if !errors.Is(err, syscall.ENOSPC) {
+			t.Fatalf("Record after a failed write returned %v, want ENOSPC", err)
+		}
+	}
+	if err := r.Close(); err != nil && !errors.Is(err, os.ErrClosed) {
+		t.Logf("close: %v", err)
+	}
+}
+
+// TestCloseDuringRecording closes the recorder while producers are in
+// full flight: every Record either succeeds, with its line in the file, or
+// returns ErrClosed; Close waits for the write under way.
+func TestCloseDuringRecording(t *testing.T) {
+	for round := 0; round < 20; round++ {
+		r, err := Create(t.TempDir(), NewRunID(), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.maxRounds = 1 + round%3
+		var ok atomic.Int64
+		var wg sync.WaitGroup
+		for w := 0; w < 8; w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := 0; ; i++ {
+					_, err := r.Record(stepEvent(i))
+					if errors.Is(err, ErrClosed) {
+						return
+					}
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					ok.Add(1)
+				}
+			}()
+		}
+		for ok.Load() < int64(100*(round+1)) {
+			runtime.Gosched()
+		}
+		if err := r.Close(); err != nil {
+			t.Fatal(err)
+		}
+		wg.Wait()
+		checkFile(t, r.Path(), int(ok.Load()))
 	}
 }
