@@ -225,3 +225,79 @@ func BenchmarkReadAll(b *testing.B) {
 	b.ReportMetric(float64(len(data))*float64(b.N)/baseDur.Seconds()/1e6, "stdlib-MB/s")
 	b.ReportMetric(float64(baseDur)/float64(dur), "x-vs-stdlib")
 }
+
+// The two ceiling benchmarks measure what bounds BenchmarkRecordParallel8
+// on a given machine (README, Performance): the cost of the work without
+// durability, and the cost of waking eight producers per write alone.
+
+// BenchmarkCeilingNoWait8: eight producers encode and queue lines that one
+// background goroutine writes; nobody waits for the write.
+func BenchmarkCeilingNoWait8(b *testing.B) {
+	mix := benchMix(b)
+	f, err := os.Create(filepath.Join(b.TempDir(), "nowait.jsonl"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	var mu sync.Mutex
+	var queue []byte
+	kick := make(chan struct{}, 1)
+	stop, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		var spare []byte
+		for {
+			select {
+			case <-kick:
+			case <-stop:
+				f.Write(queue)
+				return
+			}
+			mu.Lock()
+			batch := queue
+			queue = spare[:0]
+			mu.Unlock()
+			f.Write(batch)
+			spare = batch
+		}
+	}()
+	b.ResetTimer()
+	parallel(8, b.N, func(i int) {
+		e := mix[i%4]
+		bp := bufPool.Get().(*[]byte)
+		*bp, _ = appendEventBody((*bp)[:0], &e)
+		mu.Lock()
+		queue = append(queue, *bp...)
+		mu.Unlock()
+		bufPool.Put(bp)
+		select {
+		case kick <- struct{}{}:
+		default:
+		}
+	})
+	close(stop)
+	<-stopped
+}
+
+// BenchmarkCeilingWake8: eight goroutines meet in groups of eight; the last
+// to arrive closes the group's channel, waking the other seven. No encoding,
+// no writing: the hand-off cost alone.
+func BenchmarkCeilingWake8(b *testing.B) {
+	var mu sync.Mutex
+	group := make(chan struct{})
+	arrived := 0
+	b.ResetTimer()
+	parallel(8, (b.N+7)/8*8, func(int) {
+		mu.Lock()
+		arrived++
+		if arrived == 8 {
+			close(group)
+			group, arrived = make(chan struct{}), 0
+			mu.Unlock()
+			return
+		}
+		g := group
+		mu.Unlock()
+		<-g
+	})
+}
