@@ -32,6 +32,27 @@ var secretShapes = regexp.MustCompile(
 		`|xox[abprs]-[A-Za-z0-9\-]{10,}` +
 		`|(?i:bearer)\s+[A-Za-z0-9_\-\.=:/+]{12,}`)
 
+// shapePrefixes are the literal starts of every secretShapes alternative
+// except bearer, which is matched case-insensitively.
+var shapePrefixes = [...]string{"sk-", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "AKIA", "ASIA", "xox"}
+
+// mayHoldShape reports whether s could contain a match of secretShapes.
+// Most text holds none of the prefixes, and checking them is hundreds of
+// times faster than running the expression.
+func mayHoldShape(s string) bool {
+	for _, p := range shapePrefixes {
+		if strings.Contains(s, p) {
+			return true
+		}
+	}
+	for i := 0; i+6 <= len(s); i++ {
+		if s[i]|0x20 == 'b' && strings.EqualFold(s[i:i+6], "bearer") {
+			return true
+		}
+	}
+	return false
+}
+
 // NewMasker builds a masker from an environment in os.Environ form. Values
 // shorter than 6 bytes are ignored: masking "1" or "true" everywhere would
 // destroy the record without protecting anything.
@@ -72,6 +93,9 @@ func (m *Masker) MaskString(s string) string {
 	}
 	if m.replacer != nil {
 		s = m.replacer.Replace(s)
+	}
+	if !mayHoldShape(s) {
+		return s
 	}
 	return secretShapes.ReplaceAllStringFunc(s, func(match string) string {
 		if len(match) > 6 && strings.EqualFold(match[:6], "bearer") {

@@ -3,9 +3,12 @@ package transcript
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"math/rand"
 	"os"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestMasker(t *testing.T) {
@@ -85,4 +88,67 @@ func TestMaskerOnRecordedEvents(t *testing.T) {
 	if !strings.Contains(orig.Error, secret) {
 		t.Fatal("masking modified the caller's payload")
 	}
+}
+
+// TestMaskShapesPrecheck: skipping the expression when no prefix is present
+// never changes the result. Random strings are built from pieces of every
+// shape, mixed case, separators and filler.
+func TestMaskShapesPrecheck(t *testing.T) {
+	pieces := []string{"sk-", "ant-", "proj-", "gh", "p_", "o_", "u_", "s_", "r_", "github_pat_",
+		"AKIA", "ASIA", "xox", "b-", "Bearer ", "bEaReR\t", "BEARER  ", "bear", "er",
+		"ABCDEFGHIJKLMNOP", "abcdefghij0123456789", "-_.=:/+", " ", "\n", "é", "\x00", "0123456789"}
+	rng := rand.New(rand.NewSource(1))
+	m := NewMasker(nil)
+	for i := 0; i < 20000; i++ {
+		var sb strings.Builder
+		for n := rng.Intn(12); n >= 0; n-- {
+			sb.WriteString(pieces[rng.Intn(len(pieces))])
+		}
+		s := sb.String()
+		want := secretShapes.ReplaceAllStringFunc(s, func(match string) string {
+			if len(match) > 6 && strings.EqualFold(match[:6], "bearer") {
+				return match[:6] + " " + Masked
+			}
+			return Masked
+		})
+		if got := m.MaskString(s); got != want {
+			t.Fatalf("MaskString(%q) = %q, the expression alone gives %q", s, got, want)
+		}
+	}
+}
+
+// BenchmarkMaskString masks ordinary build output (a secret every 50 lines)
+// beside the expression alone, the plain standard-library way.
+func BenchmarkMaskString(b *testing.B) {
+	var lines []string
+	for i := 0; i < 1000; i++ {
+		line := fmt.Sprintf("[%05d] compiled ./pkg/module%d/file.go ok in 0.%03ds", i, i%97, i%1000)
+		if i%50 == 0 {
+			line = "connecting with token ghp_abcdefghijklmnopqrstuvwxyz0123456789"
+		}
+		lines = append(lines, line)
+	}
+	size := 0
+	for _, l := range lines {
+		size += len(l)
+	}
+	m := NewMasker([]string{"REEL_BENCH_TOKEN=not-in-the-output-123"})
+	b.SetBytes(int64(size))
+	b.ResetTimer()
+	start := time.Now()
+	for i := 0; i < b.N; i++ {
+		for _, l := range lines {
+			m.MaskString(l)
+		}
+	}
+	dur := time.Since(start)
+	b.StopTimer()
+	baseStart := time.Now()
+	for i := 0; i < b.N; i++ {
+		for _, l := range lines {
+			secretShapes.ReplaceAllString(l, Masked)
+		}
+	}
+	base := time.Since(baseStart)
+	b.ReportMetric(float64(base)/float64(dur), "x-vs-stdlib")
 }

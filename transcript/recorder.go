@@ -143,6 +143,10 @@ type Recorder struct {
 	sevents []ExchangeEvent
 	next    *commitGroup // the group the queued lines will be written in
 	writing bool
+	// inWrite is the group in write(2) and inWriteUpTo its last seq: a
+	// producer woken by a hand-off may find its line there.
+	inWrite     *commitGroup
+	inWriteUpTo uint64
 	// idle is signalled when the writer gives up its role while Close
 	// waits for it, and when Close is done.
 	idle    *sync.Cond
@@ -420,11 +424,14 @@ func (r *Recorder) commit(e *ExchangeEvent, body []byte) (uint64, error) {
 			}
 			return seq, nil
 		}
-		// Another goroutine is writing; it will write this line in the
-		// next group, or hand its role over, and close the group's channel
-		// either way. One channel close wakes the whole group, without the
-		// lock.
+		// Another goroutine is writing. Wait on the group that holds this
+		// line: the one in write(2) already, or the next. It is closed once
+		// written, or when its writer hands the role on; one channel close
+		// wakes the whole group without the lock.
 		g := r.next
+		if r.inWrite != nil && seq <= r.inWriteUpTo {
+			g = r.inWrite
+		}
 		r.mu.Unlock()
 		<-g.done
 		if !g.handOff {
@@ -514,7 +521,7 @@ func (r *Recorder) flushLocked() {
 	batch, upTo, evs, g := r.queue, r.seq, r.qevents, r.next
 	r.queue, r.spare = r.spare[:0], nil
 	r.qevents, r.sevents = r.sevents[:0], nil
-	r.next = newCommitGroup()
+	r.next, r.inWrite, r.inWriteUpTo = newCommitGroup(), g, upTo
 	doSync := false
 	switch r.opts.Fsync {
 	case FsyncAlways:

@@ -40,7 +40,9 @@ call_workflow steps started, read from the same directory.
 
 --to flowstudio writes a Flow Studio run directory at DIR: meta.json,
 spec.json, events.jsonl, and per agent step <flow>/llm/<step_id>-<agent_key>-<engine>.jsonl
-and <flow>/receipts/<step_id>-<agent_key>.json.
+and <flow>/receipts/<step_id>-<agent_key>.json. Each child run is a flow of
+its own; spec.json's params.reel_children names the step that started it,
+so reel import --from flowstudio restores the child runs.
 
 --to agentlog writes one content-addressed .agentlog trace per run into DIR
 (<run-id>.agentlog); with --store, DIR is a project directory and the traces go

@@ -35,7 +35,10 @@ type importedRun struct {
 	ToolCalls  int            `json:"tool_calls"`
 	Skipped    map[string]int `json:"skipped,omitempty"`
 	Warnings   []string       `json:"warnings,omitempty"`
-	Error      string         `json:"error,omitempty"`
+	// ChildRunIDs are the child runs imported with the run (a Flow Studio
+	// export of a run with call_workflow steps).
+	ChildRunIDs []string `json:"child_run_ids,omitempty"`
+	Error       string   `json:"error,omitempty"`
 }
 
 // summary is the line that reports an imported run: its id, transcript,
@@ -47,6 +50,9 @@ func (r importedRun) summary() string {
 	}
 	if len(r.Skipped) > 0 {
 		line += ", skipped: " + normalize.SkippedSummary(r.Skipped)
+	}
+	if n := len(r.ChildRunIDs); n > 0 {
+		line += fmt.Sprintf(", %d child runs", n)
 	}
 	return line
 }
@@ -109,7 +115,6 @@ func runImport(ctx context.Context, cmd *cobra.Command, args []string, o *import
 	}
 
 	var runs []importedRun
-	failed := 0
 	for _, arg := range args {
 		if o.from == "auto" {
 			// Interop sources (a Flow Studio run directory, an .agentlog
@@ -117,23 +122,17 @@ func runImport(ctx context.Context, cmd *cobra.Command, args []string, o *import
 			if interop := detectInteropFormat(arg); interop != "" {
 				sub := *o
 				sub.from = interop
-				handled, err := importInterop(ctx, cmd, interop, []string{arg}, &sub)
+				got, err := importInteropRuns(ctx, interop, []string{arg}, &sub)
 				if err != nil {
-					var ee *exitError
-					if !errors.As(err, &ee) {
-						return err
-					}
-					failed++
+					return err
 				}
-				if handled {
-					continue
-				}
+				runs = append(runs, got...)
+				continue
 			}
 		}
 		st, err := os.Stat(arg)
 		if err != nil {
 			runs = append(runs, importedRun{File: arg, Format: o.from, Error: err.Error()})
-			failed++
 			continue
 		}
 		if !st.IsDir() {
@@ -142,9 +141,6 @@ func runImport(ctx context.Context, cmd *cobra.Command, args []string, o *import
 				return err
 			}
 			if r != nil {
-				if r.Error != "" {
-					failed++
-				}
 				runs = append(runs, *r)
 			}
 			continue
@@ -165,9 +161,6 @@ func runImport(ctx context.Context, cmd *cobra.Command, args []string, o *import
 				return err
 			}
 			if r != nil {
-				if r.Error != "" {
-					failed++
-				}
 				runs = append(runs, *r)
 			}
 			bar.set(i + 1)
@@ -175,30 +168,7 @@ func runImport(ctx context.Context, cmd *cobra.Command, args []string, o *import
 		bar.done()
 	}
 
-	out := cmd.OutOrStdout()
-	if o.json {
-		if runs == nil {
-			runs = []importedRun{}
-		}
-		if err := writeJSON(out, runs); err != nil {
-			return err
-		}
-	} else {
-		for _, r := range runs {
-			if r.Error != "" {
-				fmt.Fprintf(cmd.ErrOrStderr(), "reel: import %s: %s\n", r.File, r.Error)
-				continue
-			}
-			fmt.Fprintln(out, r.summary())
-			for _, w := range r.Warnings {
-				fmt.Fprintf(cmd.ErrOrStderr(), "reel: import %s: provider warning: %s\n", r.File, w)
-			}
-		}
-	}
-	if failed > 0 {
-		return &exitError{code: 1}
-	}
-	return nil
+	return printImported(cmd, runs, o.json)
 }
 
 // sessionFiles lists the recordings under dir, in a stable order.
@@ -265,17 +235,14 @@ func importPath(ctx context.Context, cmd *cobra.Command, path, dir string, o *im
 			if interop != "" {
 				sub := *o
 				sub.from = interop
-				handled, err := importInterop(ctx, cmd, interop, []string{path}, &sub)
+				got, err := importInteropRuns(ctx, interop, []string{path}, &sub)
 				if err != nil {
-					var ee *exitError
-					if !errors.As(err, &ee) {
-						return nil, err
-					}
-					return &importedRun{File: path, Format: interop, Error: "import failed (details above)"}, nil
+					return nil, err
 				}
-				if handled {
-					return nil, nil
+				if len(got) == 1 {
+					return &got[0], nil
 				}
+				return &importedRun{File: path, Format: interop, Error: fmt.Sprintf("%d runs where one was expected", len(got))}, nil
 			}
 			if !explicit {
 				return nil, nil

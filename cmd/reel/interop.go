@@ -29,17 +29,29 @@ const (
 // false for formats it does not own.
 //
 // --from flowstudio takes run directories, --from agentlog takes .agentlog
-// files; each becomes one canonical transcript, written with the recorder
-// into --out or the storage's transcripts directory. One line per run is
-// printed (run id, transcript path, source), warnings go to stderr, and a
-// source that cannot be imported is reported and makes the exit status 1
-// after the others are done.
+// files; each becomes one canonical transcript (plus one per child run a
+// reel export carried), written with the recorder into --out or the
+// storage's transcripts directory. One line per run is printed (run id,
+// transcript path, source), or with --json one array, warnings go to
+// stderr, and a source that cannot be imported is reported and makes the
+// exit status 1 after the others are done.
 func importInterop(ctx context.Context, cmd *cobra.Command, format string, paths []string, o *importOptions) (handled bool, err error) {
 	if format != formatFlowStudio && format != formatAgentlog {
 		return false, nil
 	}
+	runs, err := importInteropRuns(ctx, format, paths, o)
+	if err != nil {
+		return true, err
+	}
+	return true, printImported(cmd, runs, o.json)
+}
+
+// importInteropRuns imports paths in an interop format and returns one
+// importedRun per source, failed ones carrying Error; it returns an error
+// only when the whole command cannot go on.
+func importInteropRuns(ctx context.Context, format string, paths []string, o *importOptions) ([]importedRun, error) {
 	if len(paths) == 0 {
-		return true, &exitError{code: 2, msg: fmt.Sprintf("import --from %s: name at least one %s", format, map[string]string{
+		return nil, &exitError{code: 2, msg: fmt.Sprintf("import --from %s: name at least one %s", format, map[string]string{
 			formatFlowStudio: "Flow Studio run directory", formatAgentlog: ".agentlog file"}[format])}
 	}
 	dir := o.outDir
@@ -49,51 +61,84 @@ func importInterop(ctx context.Context, cmd *cobra.Command, format string, paths
 	if format == formatAgentlog {
 		expanded, err := agentlogFiles(paths)
 		if err != nil {
-			return true, fmt.Errorf("import: %w", err)
+			return nil, fmt.Errorf("import: %w", err)
 		}
 		paths = expanded
 	}
-	var runs []importedRun
-	failed := 0
+	runs := make([]importedRun, 0, len(paths))
 	for _, path := range paths {
 		if err := ctx.Err(); err != nil {
-			return true, err
+			return nil, err
 		}
 		r := importedRun{File: path, Format: format}
-		events, warnings, err := readInterop(format, path, o.noVerifyIDs)
+		tree, warnings, err := readInterop(format, path, o.noVerifyIDs)
 		if err == nil {
-			r.RunID, r.Transcript, err = recordImport(dir, events)
+			var ids []string
+			r.RunID, r.Transcript, ids, err = recordImportTree(dir, tree)
+			r.ChildRunIDs = ids
 		}
 		r.Warnings = warnings
 		if err != nil {
 			r.Error = err.Error()
-			failed++
 		} else {
-			countImported(&r, events)
+			countImported(&r, tree.Events)
+			for _, c := range tree.Children {
+				var cr importedRun
+				countImported(&cr, c.Events)
+				r.Messages += cr.Messages
+				r.ToolCalls += cr.ToolCalls
+			}
 		}
 		runs = append(runs, r)
 	}
+	return runs, nil
+}
+
+// printImported prints the outcome of an import: with asJSON exactly one
+// JSON array of every source in order, failed ones included, else one line
+// per imported run on stdout and the failures and warnings on stderr. It
+// returns exit status 1 when any source failed.
+func printImported(cmd *cobra.Command, runs []importedRun, asJSON bool) error {
 	out := cmd.OutOrStdout()
-	if o.json {
+	failed := 0
+	for _, r := range runs {
+		if r.Error != "" {
+			failed++
+		}
+	}
+	if asJSON {
+		if runs == nil {
+			runs = []importedRun{}
+		}
 		if err := writeJSON(out, runs); err != nil {
-			return true, err
+			return err
 		}
 	} else {
 		for _, r := range runs {
-			for _, w := range r.Warnings {
-				fmt.Fprintf(cmd.ErrOrStderr(), "reel: import %s: warning: %s\n", r.File, w)
+			// Interop importers warn about the source, the provider
+			// parsers about what the provider reported.
+			interop := r.Format == formatFlowStudio || r.Format == formatAgentlog
+			if interop {
+				for _, w := range r.Warnings {
+					fmt.Fprintf(cmd.ErrOrStderr(), "reel: import %s: warning: %s\n", r.File, w)
+				}
 			}
 			if r.Error != "" {
 				fmt.Fprintf(cmd.ErrOrStderr(), "reel: import %s: %s\n", r.File, r.Error)
 				continue
 			}
 			fmt.Fprintln(out, r.summary())
+			if !interop {
+				for _, w := range r.Warnings {
+					fmt.Fprintf(cmd.ErrOrStderr(), "reel: import %s: provider warning: %s\n", r.File, w)
+				}
+			}
 		}
 	}
 	if failed > 0 {
-		return true, &exitError{code: 1}
+		return &exitError{code: 1}
 	}
-	return true, nil
+	return nil
 }
 
 // agentlogFiles replaces each directory in paths (a Shadow store's
@@ -127,50 +172,114 @@ func agentlogFiles(paths []string) ([]string, error) {
 	return out, nil
 }
 
+// importTree is one imported source: the run's events and those of the
+// child runs it carried, whose ChildRunID/parent links use the source's
+// own run ids (ref), replaced by fresh ones when recorded.
+type importTree struct {
+	Ref      string
+	Events   []transcript.ExchangeEvent
+	Children []flowstudio.ChildRun
+}
+
 // readInterop converts one source into transcript events.
-func readInterop(format, path string, noVerifyIDs bool) ([]transcript.ExchangeEvent, []string, error) {
+func readInterop(format, path string, noVerifyIDs bool) (importTree, []string, error) {
 	switch format {
 	case formatFlowStudio:
 		res, err := flowstudio.Import(path, flowstudio.Options{})
 		if err != nil {
-			return nil, nil, err
+			return importTree{}, nil, err
 		}
-		return res.Events, res.Warnings, nil
+		return importTree{Ref: res.ReelRunID, Events: res.Events, Children: res.Children}, res.Warnings, nil
 	default:
 		recs, err := agentlog.ReadFile(path, agentlog.ReadOptions{AcceptIDMismatch: noVerifyIDs})
 		if err != nil {
 			if errors.Is(err, agentlog.ErrIDMismatch) {
 				err = fmt.Errorf("%w (--no-verify-ids accepts such records)", err)
 			}
-			return nil, nil, err
+			return importTree{}, nil, err
 		}
 		name := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
 		res, err := agentlog.ToTranscript(recs, name)
 		if err != nil {
-			return nil, nil, fmt.Errorf("convert %s: %w", path, err)
+			return importTree{}, nil, fmt.Errorf("convert %s: %w", path, err)
 		}
-		return res.Events, res.Warnings, nil
+		return importTree{Events: res.Events}, res.Warnings, nil
 	}
 }
 
-// recordImport writes events as a new run with the transcript recorder.
-func recordImport(dir string, events []transcript.ExchangeEvent) (runID, path string, err error) {
-	rec, err := transcript.Create(dir, transcript.NewRunID(), transcript.Options{})
+// recordImportTree writes the run and its child runs as new runs with the
+// transcript recorder, every child beside its parent (runstore.ChildPath)
+// with parent_run_id set and the parent's call_workflow events naming it in
+// child_run_id. On failure nothing it wrote is left behind.
+func recordImportTree(dir string, tree importTree) (runID, path string, childIDs []string, err error) {
+	ids := map[string]string{}
+	runID = transcript.NewRunID()
+	if tree.Ref != "" {
+		ids[tree.Ref] = runID
+	}
+	for _, c := range tree.Children {
+		if _, dup := ids[c.RunID]; dup || c.RunID == "" {
+			return "", "", nil, fmt.Errorf("child run %q listed twice or without an id", c.RunID)
+		}
+		ids[c.RunID] = transcript.NewRunID()
+	}
+	var written []string
+	defer func() {
+		if err != nil {
+			for _, p := range written {
+				os.Remove(p)
+			}
+		}
+	}()
+	path, err = recordImport(dir, runID, "", tree.Events, ids)
 	if err != nil {
-		return "", "", fmt.Errorf("create transcript: %w", err)
+		return "", "", nil, err
+	}
+	written = append(written, path)
+	for _, c := range tree.Children {
+		parent, ok := ids[c.ParentRunID]
+		if !ok {
+			return "", "", nil, fmt.Errorf("child run %s: parent run %q is not in the import", c.RunID, c.ParentRunID)
+		}
+		p, err := recordImport(dir, ids[c.RunID], parent, c.Events, ids)
+		if err != nil {
+			return "", "", nil, fmt.Errorf("child run %s: %w", c.RunID, err)
+		}
+		written = append(written, p)
+		childIDs = append(childIDs, ids[c.RunID])
+	}
+	return runID, path, childIDs, nil
+}
+
+// recordImport writes events as the run runID with the transcript
+// recorder, mapping child run ids through ids.
+func recordImport(dir, runID, parentRunID string, events []transcript.ExchangeEvent, ids map[string]string) (string, error) {
+	rec, err := transcript.Create(dir, runID, transcript.Options{ParentRunID: parentRunID})
+	if err != nil {
+		return "", fmt.Errorf("create transcript: %w", err)
 	}
 	for _, e := range events {
-		e.Seq, e.RunID = 0, ""
-		if _, err := rec.Record(e); err != nil {
+		e.Seq, e.RunID, e.ParentRunID = 0, "", ""
+		if e.ChildRunID != "" {
+			id, ok := ids[e.ChildRunID]
+			if !ok {
+				err = fmt.Errorf("%s event names child run %s, which the import does not hold", e.Type, e.ChildRunID)
+			}
+			e.ChildRunID = id
+		}
+		if err == nil {
+			_, err = rec.Record(e)
+		}
+		if err != nil {
 			rec.Close()
 			os.Remove(rec.Path())
-			return "", "", fmt.Errorf("record %s event: %w", e.Type, err)
+			return "", fmt.Errorf("record %s event: %w", e.Type, err)
 		}
 	}
 	if err := rec.Close(); err != nil {
-		return "", "", fmt.Errorf("close transcript: %w", err)
+		return "", fmt.Errorf("close transcript: %w", err)
 	}
-	return rec.RunID(), rec.Path(), nil
+	return rec.Path(), nil
 }
 
 func countImported(r *importedRun, events []transcript.ExchangeEvent) {

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -170,7 +171,8 @@ func TestInteropExportRoundTrip(t *testing.T) {
 		t.Errorf("agentlog round trip: messages %d/%d calls %d/%d results %d/%d tokens %d/%d", m, wantM, c, wantC, r, wantR, tok, wantT)
 	}
 
-	// flowstudio: one run directory, the child run as a second flow.
+	// flowstudio: one run directory, the child run as a second flow,
+	// imported back as a parent and a child run.
 	fsDir := filepath.Join(t.TempDir(), "run")
 	if _, stderr, err := runReel(t, ctx, "export", filepath.Join(src, transcripttest.RootID+".jsonl"), "--to", "flowstudio", fsDir); err != nil {
 		t.Fatalf("export flowstudio: %v\n%s", err, stderr)
@@ -182,7 +184,7 @@ func TestInteropExportRoundTrip(t *testing.T) {
 	verifyStorage(t, out2)
 	imported, _ = filepath.Glob(filepath.Join(out2, "*.jsonl"))
 	m, c, r, tok = interopCounts(t, imported...)
-	if len(imported) != 1 || m != wantM || c != wantC || r != wantR || tok != wantT {
+	if len(imported) != 2 || m != wantM || c != wantC || r != wantR || tok != wantT {
 		t.Errorf("flowstudio round trip (%d files): messages %d/%d calls %d/%d results %d/%d tokens %d/%d", len(imported), m, wantM, c, wantC, r, wantR, tok, wantT)
 	}
 	var spec struct {
@@ -261,6 +263,85 @@ func TestInteropAutoImport(t *testing.T) {
 	}
 	if !strings.Contains(stdout, "flowstudio  52 messages") || !strings.Contains(stdout, "agentlog  6 messages, 1 tool calls") {
 		t.Errorf("output %q", stdout)
+	}
+	verifyStorage(t, out)
+}
+
+// decodeOneJSON fails the test unless out is exactly one JSON value, an
+// array of imported runs.
+func decodeOneJSON(t *testing.T, out string) []importedRun {
+	t.Helper()
+	dec := json.NewDecoder(strings.NewReader(out))
+	var runs []importedRun
+	if err := dec.Decode(&runs); err != nil {
+		t.Fatalf("--json output is not one array of runs: %v\n%s", err, out)
+	}
+	var extra json.RawMessage
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+		t.Fatalf("--json printed more than one JSON document (next: %s, %v):\n%s", extra, err, out)
+	}
+	return runs
+}
+
+// TestInteropAutoImportJSONOneDocument: --from auto --json over a mix of
+// interop sources, provider recordings and a missing file prints one
+// array, in argument order, failures included. testdata/interop/fsrun is a
+// small hand-written Flow Studio run in the documented form and
+// review.agentlog its import written out by `reel export --to agentlog`
+// (content ids and all).
+func TestInteropAutoImportJSONOneDocument(t *testing.T) {
+	out := t.TempDir()
+	stdout, stderr, err := runReel(t, context.Background(), "import", "--json", "--output", out,
+		"testdata/interop/fsrun", "testdata/import/stream.jsonl", "testdata/import/nope.jsonl", "testdata/interop/review.agentlog")
+	if code, _ := exitStatus(err); code != 1 {
+		t.Fatalf("exit %d (%v), want 1 for the missing file\n%s", code, err, stderr)
+	}
+	runs := decodeOneJSON(t, stdout)
+	want := []struct {
+		file, format   string
+		messages, call int
+		failed         bool
+	}{
+		{"testdata/interop/fsrun", "flowstudio", 2, 1, false},
+		{"testdata/import/stream.jsonl", "claude-stream-json", 2, 1, false},
+		{"testdata/import/nope.jsonl", "auto", 0, 0, true},
+		{"testdata/interop/review.agentlog", "agentlog", 2, 1, false},
+	}
+	if len(runs) != len(want) {
+		t.Fatalf("%d runs, want %d:\n%s", len(runs), len(want), stdout)
+	}
+	for i, w := range want {
+		r := runs[i]
+		if r.File != w.file || r.Format != w.format || r.Messages != w.messages || r.ToolCalls != w.call || (r.Error != "") != w.failed {
+			t.Errorf("run %d: %+v, want %+v", i, r, w)
+		}
+		if !w.failed && (r.RunID == "" || filepath.Dir(r.Transcript) != out) {
+			t.Errorf("run %d: run id %q, transcript %q", i, r.RunID, r.Transcript)
+		}
+	}
+	verifyImported(t, out, 3)
+}
+
+// TestInteropAutoImportJSONFixtures is the same over recorded fixtures:
+// a real Flow Studio run and Shadow trace beside a provider stream.
+func TestInteropAutoImportJSONFixtures(t *testing.T) {
+	out := t.TempDir()
+	fsRun := filepath.Join(testfixtures.Dir(t, "flowstudio-run"), "stepwise-build-claude")
+	trace := filepath.Join(testfixtures.Dir(t, "agentlog"), "demo-candidate.agentlog")
+	stdout, stderr, err := runReel(t, context.Background(), "import", "--json", "--output", out, fsRun, "testdata/import/stream.jsonl", trace)
+	if err != nil {
+		t.Fatalf("auto import: %v\n%s", err, stderr)
+	}
+	runs := decodeOneJSON(t, stdout)
+	var got []string
+	for _, r := range runs {
+		got = append(got, r.Format)
+		if r.Error != "" || r.RunID == "" {
+			t.Errorf("run %+v", r)
+		}
+	}
+	if strings.Join(got, " ") != "flowstudio claude-stream-json agentlog" || runs[0].Messages != 52 || runs[2].Messages != 6 {
+		t.Errorf("runs %+v", runs)
 	}
 	verifyStorage(t, out)
 }

@@ -52,9 +52,11 @@ otherwise, 130 when cancelled (Ctrl-C or SIGTERM).`,
 			if err != nil {
 				return err
 			}
+			// Input values are secrets as often as anything: what reel
+			// says about them is masked too.
 			given, err := parseInputs(inputs)
 			if err != nil {
-				return &exitError{code: 2, msg: err.Error()}
+				return &exitError{code: 2, msg: e.Masker.MaskString(err.Error())}
 			}
 
 			// Only this handler cancels the run, so that run.completed can
@@ -80,14 +82,11 @@ otherwise, 130 when cancelled (Ctrl-C or SIGTERM).`,
 			}
 			rep, err := e.Run(ctx, wf, engine.RunOptions{Inputs: given, RunID: id})
 			if err != nil {
-				var ie *engine.InputError
-				if errors.As(err, &ie) {
-					return &exitError{code: 2, msg: err.Error()}
-				}
-				return err
+				// bad inputs (*engine.InputError) or unwritable storage
+				return &exitError{code: 2, msg: e.Masker.MaskString(err.Error())}
 			}
 			if rep.RecordError != nil {
-				fmt.Fprintf(errw, "reel: warning: transcript incomplete: %v\n", rep.RecordError)
+				fmt.Fprintf(errw, "reel: warning: transcript incomplete: %s\n", e.Masker.MaskString(rep.RecordError.Error()))
 			}
 			if rep.ExitCode != 0 {
 				return &exitError{code: rep.ExitCode}
@@ -98,7 +97,7 @@ otherwise, 130 when cancelled (Ctrl-C or SIGTERM).`,
 	cmd.Flags().StringArrayVarP(&inputs, "input", "i", nil, "workflow input `key=value` (repeatable)")
 	cmd.Flags().StringVar(&storage, "storage", "", "storage `DIR` (default $REEL_STORAGE or .reel/storage)")
 	cmd.Flags().BoolVar(&noTranscript, "no-transcript", false, "do not write a transcript (the audit trail and display are unchanged)")
-	cmd.Flags().BoolVar(&maskSecrets, "mask-secrets", false, "mask secret-looking environment values and key shapes in the transcript")
+	cmd.Flags().BoolVar(&maskSecrets, "mask-secrets", false, "mask secret-looking environment values and key shapes in the transcript, the display and the audit trail")
 	return cmd
 }
 
@@ -133,12 +132,12 @@ func loadWorkflow(cmd *cobra.Command, e *engine.Engine, project, ref string) (*w
 	var probs workflow.Problems
 	if errors.As(err, &probs) {
 		for _, p := range probs {
-			fmt.Fprintln(cmd.ErrOrStderr(), p)
+			fmt.Fprintln(cmd.ErrOrStderr(), e.Masker.MaskString(p.String()))
 		}
-		return nil, &exitError{code: 2, msg: fmt.Sprintf("%s: %d problem(s)", path, len(probs))}
+		return nil, &exitError{code: 2, msg: e.Masker.MaskString(fmt.Sprintf("%s: %d problem(s)", path, len(probs)))}
 	}
 	if err != nil {
-		return nil, &exitError{code: 2, msg: err.Error()}
+		return nil, &exitError{code: 2, msg: e.Masker.MaskString(err.Error())}
 	}
 	return wf, nil
 }

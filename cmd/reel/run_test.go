@@ -264,33 +264,145 @@ func TestBundledDemo(t *testing.T) {
 	}
 }
 
+const (
+	// maskEnvSecret is not a key shape: only the environment rule finds it.
+	maskEnvSecret = "zq8-env-secret-value-4711"
+	// maskShapeSecret is in no environment: only the shape rule finds it.
+	maskShapeSecret = "ghp_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5"
+	// maskFileSecret is written in testdata/mask/leak.yaml.
+	maskFileSecret = "sk-ant-api03-AAAABBBBCCCCDDDDEEEE"
+)
+
+var maskNormalize = []struct {
+	re   *regexp.Regexp
+	with string
+}{
+	{regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}`), "<id>"},
+	{regexp.MustCompile(`"time":"[^"]*"`), `"time":"<t>"`},
+	{regexp.MustCompile(`"duration_ms":\d+`), `"duration_ms":<d>`},
+	{regexp.MustCompile(`\((\d+ms|\d+\.\ds|[0-9hms]+)\)`), "(<d>)"},
+}
+
+func normalizeRun(s string) string {
+	for _, n := range maskNormalize {
+		s = n.re.ReplaceAllString(s, n.with)
+	}
+	return s
+}
+
+// --mask-secrets masks the display (stdout), the audit trail and the
+// transcripts (parent and child) of the real binary, and what it says on
+// stderr about bad inputs; without it every secret is there.
 func TestRunMaskSecrets(t *testing.T) {
+	t.Setenv("REEL_TEST_API_KEY", maskEnvSecret)
+	wf, err := filepath.Abs(filepath.Join("testdata", "mask", "leak.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	dir := t.TempDir()
-	writeFile(t, filepath.Join(dir, "leak.yaml"), "name: leak\nstates:\n  initial: s\n  s: {type: step, command: 'echo token=$DEPLOY_TOKEN'}\n", 0o644)
-	for _, mask := range []bool{false, true} {
-		storage := filepath.Join(dir, fmt.Sprint(mask))
-		args := []string{"run", "leak.yaml", "--storage", storage}
+	secrets := []string{maskEnvSecret, maskShapeSecret, maskFileSecret}
+	type result struct{ stdout, audit string }
+	got := map[string]result{}
+	for _, mode := range []string{"plain", "mask", "mask-no-transcript"} {
+		storage := filepath.Join(dir, mode)
+		args := []string{"run", wf, "--storage", storage, "--input", "tok=" + maskShapeSecret}
+		mask := mode != "plain"
 		if mask {
 			args = append(args, "--mask-secrets")
 		}
-		cmd := exec.Command(reelBinary(t), args...)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "DEPLOY_TOKEN=s3cr3t-value-123")
-		var errb bytes.Buffer
-		cmd.Stderr = &errb
-		if err := cmd.Run(); err != nil {
-			t.Fatalf("%v %s", err, errb.String())
+		if mode == "mask-no-transcript" {
+			args = append(args, "--no-transcript")
 		}
-		m := transcriptLine.FindStringSubmatch(errb.String())
-		b, err := os.ReadFile(m[1])
+		res := runBinary(t, dir, args...)
+		if res.code != 3 {
+			t.Fatalf("%s: exit %d, want 3\nstdout:\n%s\nstderr:\n%s", mode, res.code, res.stdout, res.stderr)
+		}
+		audit, err := os.ReadFile(filepath.Join(storage, "audit.jsonl"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if leaked := bytes.Contains(b, []byte("s3cr3t-value-123")); leaked == mask {
-			t.Fatalf("mask=%v: secret in transcript = %v\n%s", mask, leaked, b)
+		written := map[string]string{"stdout": res.stdout, "audit.jsonl": string(audit)}
+		files, _ := filepath.Glob(filepath.Join(storage, "transcripts", "*.jsonl"))
+		if mode == "mask-no-transcript" {
+			if len(files) != 0 {
+				t.Fatalf("--no-transcript wrote %v", files)
+			}
+		} else {
+			if len(files) != 2 {
+				t.Fatalf("%s: transcripts %v, want parent and child", mode, files)
+			}
+			verifyStorage(t, storage)
+			var all []byte
+			for _, f := range files {
+				b, err := os.ReadFile(f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				all = append(all, b...)
+			}
+			written["transcripts"] = string(all)
 		}
-		if mask && !bytes.Contains(b, []byte("[MASKED]")) {
-			t.Fatalf("no [MASKED] marker:\n%s", b)
+		for name, text := range written {
+			for _, secret := range secrets {
+				if leaked := strings.Contains(text, secret); leaked == mask && (mask || name != "audit.jsonl" || secret != maskFileSecret) {
+					t.Errorf("%s: %s contains %s = %v:\n%s", mode, name, secret, leaked, text)
+				}
+			}
+			if masked := strings.Contains(text, transcript.Masked); masked != mask {
+				t.Errorf("%s: %s contains %s = %v:\n%s", mode, name, transcript.Masked, masked, text)
+			}
+		}
+		if strings.Contains(res.stderr, maskEnvSecret) || strings.Contains(res.stderr, maskShapeSecret) {
+			t.Errorf("%s: stderr shows a secret:\n%s", mode, res.stderr)
+		}
+		got[mode] = result{normalizeRun(res.stdout), normalizeRun(string(audit))}
+	}
+
+	// masking replaces the secrets and nothing else, with or without the
+	// transcript
+	r := strings.NewReplacer(maskEnvSecret, transcript.Masked, maskShapeSecret, transcript.Masked, maskFileSecret, transcript.Masked)
+	for _, mode := range []string{"mask", "mask-no-transcript"} {
+		if want := r.Replace(got["plain"].stdout); got[mode].stdout != want {
+			t.Errorf("%s stdout:\n%s\nwant:\n%s", mode, got[mode].stdout, want)
+		}
+		if want := r.Replace(got["plain"].audit); got[mode].audit != want {
+			t.Errorf("%s audit:\n%s\nwant:\n%s", mode, got[mode].audit, want)
+		}
+	}
+	for _, want := range []string{
+		"leak │ key=[MASKED] shape=[MASKED]",
+		"fails │ warn [MASKED]",
+		"  c │ child sees [MASKED]",
+		"■ child done with [MASKED]",
+		"✘ fails (<d>): exit status 3: rejected [MASKED] with [MASKED]",
+		"● mask-secrets failure (<d>): state \"fails\" failed: exit status 3: rejected [MASKED] with [MASKED]",
+	} {
+		if !strings.Contains(got["mask"].stdout, want) {
+			t.Errorf("masked display lacks %q:\n%s", want, got["mask"].stdout)
+		}
+	}
+
+	// what reel says about bad inputs is masked too
+	for _, c := range []struct{ input, want string }{
+		{"n=" + maskShapeSecret, `input "n": "[MASKED]" is not an integer`},
+		{maskShapeSecret, `--input "[MASKED]": want key=value`},
+	} {
+		for _, mask := range []bool{false, true} {
+			args := []string{"run", wf, "--storage", filepath.Join(dir, "bad"), "--input", c.input}
+			if mask {
+				args = append(args, "--mask-secrets")
+			}
+			res := runBinary(t, dir, args...)
+			if res.code != 2 {
+				t.Fatalf("--input %s: exit %d\n%s", c.input, res.code, res.stderr)
+			}
+			want := c.want
+			if !mask {
+				want = strings.ReplaceAll(want, transcript.Masked, maskShapeSecret)
+			}
+			if !strings.Contains(res.stderr, want) {
+				t.Errorf("--input %s mask=%v: stderr lacks %q:\n%s", c.input, mask, want, res.stderr)
+			}
 		}
 	}
 }

@@ -1,15 +1,15 @@
-// Package agent runs one agent step: it hands a prompt to a provider (an
-// agent CLI such as claude or codex, or an OpenAI-compatible HTTP endpoint),
-// streams what the provider does as transcript events, and returns the
-// step's result.
+// Package agent runs one agent step: it hands a prompt, and the follow-ups
+// of a multi-turn step, to a provider (an agent CLI such as claude or
+// codex, or an OpenAI-compatible HTTP endpoint), streams what the provider
+// does as transcript events, and returns the step's result.
 //
 // CLI providers run as a subprocess in their own process group, in
 // Request.Dir with Request.Env, stdout parsed live by package normalize:
 //
-//	claude          claude -p --output-format stream-json --verbose [--append-system-prompt S] [--model M] [--max-turns N] [ARGS] -- PROMPT
-//	codex           codex exec --json --skip-git-repo-check [--model M] [ARGS] -- PROMPT
-//	gemini          gemini --output-format stream-json [--model M] [ARGS] --prompt=PROMPT
-//	github_copilot  copilot --output-format json [--model M] [ARGS] --prompt=PROMPT
+//	claude          claude -p --output-format stream-json --verbose [--resume ID] [--append-system-prompt S] [--model M] [--max-turns N] [ARGS] -- PROMPT
+//	codex           codex exec --json --skip-git-repo-check [--model M] [ARGS] [resume ID] -- PROMPT
+//	gemini          gemini --output-format stream-json [--resume=ID] [--model M] [ARGS] --prompt=PROMPT
+//	github_copilot  copilot --output-format json [--resume=ID] [--model M] [ARGS] --prompt=PROMPT
 //
 // The executable is options.command, else $REEL_<PROVIDER>_BIN (REEL_CLAUDE_BIN,
 // REEL_CODEX_BIN, REEL_GEMINI_BIN, REEL_GITHUB_COPILOT_BIN), else the name
@@ -19,6 +19,18 @@
 // without a system prompt flag get the system prompt ahead of the prompt. A
 // prompt over 64 KiB goes to claude and codex on stdin instead of argv.
 //
+// A multi-turn step (workflow conversation) is a Session: the first Send
+// starts the provider's session and every later Send continues it. The
+// CLIs continue through their own resume flag (the bracketed parts above)
+// with the session id the previous turn's stream reported (claude's
+// system/init or result session_id, codex's thread.started thread_id,
+// gemini's init session_id, copilot's sessionId), so the agent keeps its
+// full context, tool results included; a turn whose predecessor reported
+// no session id fails rather than silently starting over. The system
+// prompt goes with every claude turn (--append-system-prompt configures one
+// process only); the CLIs without such a flag got it ahead of the first
+// prompt, inside the resumed session already.
+//
 // openai_compatible speaks Chat Completions over HTTP with streaming
 // (options: base_url, default https://api.openai.com/v1; model, required;
 // api_key_env, default OPENAI_API_KEY, looked up in Env, and no key at all
@@ -26,17 +38,15 @@
 // default 2; temperature; max_tokens; tools, a subset of the builtin tools;
 // bash_timeout in seconds). reel serves its builtin tools through one
 // tools.Router confined to Dir, so each call is recorded once with router
-// fidelity.
+// fidelity. A conversation keeps the whole chat history (system prompt,
+// user messages, assistant replies with their tool calls, tool messages)
+// and sends it with each next user message; max_turns bounds the model
+// requests of each user turn.
 package agent
 
 import (
 	"context"
 	"errors"
-	"fmt"
-	"os"
-	"slices"
-	"strings"
-	"time"
 
 	"github.com/reelhq/reel/transcript"
 )
@@ -76,82 +86,24 @@ var ErrNotJSON = errors.New("agent reply is not JSON")
 // Iteration and RunID and records them; an error stops the step.
 type Emit func(transcript.ExchangeEvent) error
 
-// Run performs one agent step. It emits message.user (blocks[0] the prompt,
-// blocks[1] the system prompt when non-empty, both text with router
-// fidelity), then message.assistant, tool.call and tool.result events as
-// the provider streams, and returns the step's result.
+// Run performs one single-turn agent step: a Session with one Send. It
+// emits message.user (blocks[0] the prompt, blocks[1] the system prompt
+// when non-empty, both text with router fidelity), then message.assistant,
+// tool.call and tool.result events as the provider streams, and returns
+// the step's result.
 //
 // On failure Run returns an error and, when the provider ran at all, the
 // partial result (output so far, usage, duration) so the caller can record
 // it. Dangling tool uses are closed with a tool.result whose error reads
 // "no result: <reason>" before Run returns.
 func Run(ctx context.Context, req Request, emit func(transcript.ExchangeEvent) error) (*transcript.AgentResult, error) {
-	if emit == nil {
-		return nil, errors.New("agent: nil emit")
-	}
-	if !slices.Contains(Providers(), req.Provider) {
-		return nil, fmt.Errorf("%w %q (known: %s)", ErrUnknownProvider, req.Provider, strings.Join(Providers(), ", "))
-	}
-	switch req.OutputFormat {
-	case "", "text", "json":
-	default:
-		return nil, fmt.Errorf("agent: output_format %q: want text or json", req.OutputFormat)
-	}
-	if req.Env == nil {
-		req.Env = os.Environ()
-	}
-	if req.Dir == "" {
-		wd, err := os.Getwd()
-		if err != nil {
-			return nil, fmt.Errorf("agent: working directory: %w", err)
-		}
-		req.Dir = wd
-	}
-	// Option errors are configuration mistakes: report them before the
-	// step records anything.
-	var run func(context.Context, Request, Emit) (*transcript.AgentResult, error)
-	if req.Provider == "openai_compatible" {
-		cfg, err := openAIConfigFrom(req)
-		if err != nil {
-			return nil, err
-		}
-		run = cfg.run
-	} else {
-		inv, err := buildInvocation(req)
-		if err != nil {
-			return nil, err
-		}
-		run = inv.run
-	}
-
-	blocks := []transcript.ContentBlock{{Type: transcript.BlockText, Fidelity: transcript.FidelityRouter, Text: req.Prompt}}
-	if req.SystemPrompt != "" {
-		blocks = append(blocks, transcript.ContentBlock{Type: transcript.BlockText, Fidelity: transcript.FidelityRouter, Text: req.SystemPrompt})
-	}
-	if err := emit(transcript.ExchangeEvent{
-		Type:      transcript.MessageUser,
-		Timestamp: time.Now(),
-		Payload:   &transcript.MessagePayload{Role: "user", Blocks: blocks},
-	}); err != nil {
-		return nil, fmt.Errorf("agent %s: record message.user: %w", req.Provider, err)
-	}
-
-	start := time.Now()
-	res, err := run(ctx, req, emit)
-	if res == nil {
-		res = &transcript.AgentResult{}
-	}
-	res.Provider = req.Provider
-	res.DurationMS = time.Since(start).Milliseconds()
+	s, err := NewSession(req, emit)
 	if err != nil {
+		return nil, err
+	}
+	if _, err := s.Send(ctx, req.Prompt); err != nil {
+		res, _ := s.Result()
 		return res, err
 	}
-	if req.OutputFormat == "json" {
-		js, jerr := ExtractJSON(res.Output)
-		if jerr != nil {
-			return res, fmt.Errorf("agent %s: output_format json: %w", req.Provider, jerr)
-		}
-		res.Output = string(js)
-	}
-	return res, nil
+	return s.Result()
 }

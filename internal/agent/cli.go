@@ -42,20 +42,25 @@ type cliSpec struct {
 	systemFlag string
 	modelFlag  string
 	// args builds the command line from the prompt ("" when it goes to
-	// stdin) and the flags reel composed.
-	args func(prompt string, flags []string) []string
+	// stdin), the session to resume ("" on a conversation's first turn) and
+	// the flags reel composed.
+	args func(prompt, resume string, flags []string) []string
 }
 
 // specFor returns how to run provider's CLI.
 func specFor(provider string) (cliSpec, bool) {
 	switch provider {
 	case "claude":
-		// claude -p --output-format stream-json --verbose [flags] -- PROMPT
+		// claude -p --output-format stream-json --verbose [--resume ID] [flags] -- PROMPT
 		return cliSpec{
 			bin: "claude", env: "REEL_CLAUDE_BIN", format: normalize.ClaudeStreamJSON, stdinPrompt: true,
 			systemFlag: "--append-system-prompt", modelFlag: "--model",
-			args: func(prompt string, flags []string) []string {
-				a := append([]string{"-p", "--output-format", "stream-json", "--verbose"}, flags...)
+			args: func(prompt, resume string, flags []string) []string {
+				a := []string{"-p", "--output-format", "stream-json", "--verbose"}
+				if resume != "" {
+					a = append(a, "--resume", resume)
+				}
+				a = append(a, flags...)
 				if prompt != "" {
 					a = append(a, "--", prompt)
 				}
@@ -63,12 +68,17 @@ func specFor(provider string) (cliSpec, bool) {
 			},
 		}, true
 	case "codex":
-		// codex exec --json [flags] -- PROMPT   (or "-" to read stdin)
+		// codex exec --json [flags] [resume ID] -- PROMPT   (or "-" to read stdin)
 		return cliSpec{
 			bin: "codex", env: "REEL_CODEX_BIN", format: normalize.CodexExecJSON, stdinPrompt: true,
 			modelFlag: "--model",
-			args: func(prompt string, flags []string) []string {
+			args: func(prompt, resume string, flags []string) []string {
 				a := append([]string{"exec", "--json", "--skip-git-repo-check"}, flags...)
+				if resume != "" {
+					// exec's own flags stay before the subcommand, where
+					// codex exec resume takes them too.
+					a = append(a, "resume", resume)
+				}
 				if prompt == "" {
 					prompt = "-"
 				}
@@ -76,28 +86,48 @@ func specFor(provider string) (cliSpec, bool) {
 			},
 		}, true
 	case "gemini":
-		// gemini --output-format stream-json [flags] --prompt=PROMPT
+		// gemini --output-format stream-json [--resume=ID] [flags] --prompt=PROMPT
 		return cliSpec{
 			bin: "gemini", env: "REEL_GEMINI_BIN", format: normalize.GeminiStreamJSON,
 			modelFlag: "--model",
-			args: func(prompt string, flags []string) []string {
-				return append(append([]string{"--output-format", "stream-json"}, flags...), "--prompt="+prompt)
+			args: func(prompt, resume string, flags []string) []string {
+				a := []string{"--output-format", "stream-json"}
+				if resume != "" {
+					// --resume alone means "latest"; the = form keeps the
+					// id attached to it.
+					a = append(a, "--resume="+resume)
+				}
+				return append(append(a, flags...), "--prompt="+prompt)
 			},
 		}, true
 	case "github_copilot":
-		// copilot --output-format json [flags] --prompt=PROMPT
+		// copilot --output-format json [--resume=ID] [flags] --prompt=PROMPT
 		return cliSpec{
 			bin: "copilot", env: "REEL_GITHUB_COPILOT_BIN", format: normalize.CopilotJSON,
 			modelFlag: "--model",
-			args: func(prompt string, flags []string) []string {
-				return append(append([]string{"--output-format", "json"}, flags...), "--prompt="+prompt)
+			args: func(prompt, resume string, flags []string) []string {
+				a := []string{"--output-format", "json"}
+				if resume != "" {
+					a = append(a, "--resume="+resume)
+				}
+				return append(append(a, flags...), "--prompt="+prompt)
 			},
 		}, true
 	}
 	return cliSpec{}, false
 }
 
-// invocation is a CLI step ready to start.
+// cliAgent is a CLI provider configured for one step: every turn of the
+// step's conversation runs the same executable with the same flags.
+type cliAgent struct {
+	provider string
+	spec     cliSpec
+	path     string   // resolved executable
+	flags    []string // model, max_turns and options.args
+	system   string
+}
+
+// invocation is one run of a CLI, ready to start.
 type invocation struct {
 	provider string
 	path     string // resolved executable
@@ -107,12 +137,12 @@ type invocation struct {
 	prompt   string
 }
 
-func buildInvocation(req Request) (*invocation, error) {
+func newCLIAgent(req Request) (*cliAgent, error) {
 	spec, ok := specFor(req.Provider)
 	if !ok {
 		return nil, fmt.Errorf("%w %q", ErrUnknownProvider, req.Provider)
 	}
-	fail := func(err error) (*invocation, error) { return nil, fmt.Errorf("agent %s: %w", req.Provider, err) }
+	fail := func(err error) (*cliAgent, error) { return nil, fmt.Errorf("agent %s: %w", req.Provider, err) }
 	o := req.Options
 
 	bin, err := optString(o, "command")
@@ -136,16 +166,6 @@ func buildInvocation(req Request) (*invocation, error) {
 	}
 
 	var flags []string
-	prompt := req.Prompt
-	if req.SystemPrompt != "" {
-		if spec.systemFlag != "" {
-			flags = append(flags, spec.systemFlag, req.SystemPrompt)
-		} else {
-			// No system prompt flag: the CLI gets it ahead of the prompt.
-			// The transcript still records the two apart (message.user).
-			prompt = req.SystemPrompt + "\n\n" + prompt
-		}
-	}
 	if m, err := optString(o, "model"); err != nil {
 		return fail(err)
 	} else if m != "" {
@@ -167,13 +187,33 @@ func buildInvocation(req Request) (*invocation, error) {
 		return fail(err)
 	}
 	flags = append(flags, extra...)
+	return &cliAgent{provider: req.Provider, spec: spec, path: path, flags: flags, system: req.SystemPrompt}, nil
+}
 
-	inv := &invocation{provider: req.Provider, path: path, format: spec.format, prompt: req.Prompt}
-	if spec.stdinPrompt && len(prompt) > stdinPromptOver {
+// invocation builds the command line of one turn. resume is the session
+// to continue, "" on the first turn.
+func (a *cliAgent) invocation(prompt, resume string) *invocation {
+	var flags []string
+	recorded := prompt
+	if a.system != "" {
+		if a.spec.systemFlag != "" {
+			// The flag configures this process only, so every turn of a
+			// conversation passes it again.
+			flags = append(flags, a.spec.systemFlag, a.system)
+		} else if resume == "" {
+			// No system prompt flag: the CLI gets it ahead of the first
+			// prompt, where the resumed session keeps it. The transcript
+			// still records the two apart (message.user).
+			prompt = a.system + "\n\n" + prompt
+		}
+	}
+	flags = append(flags, a.flags...)
+	inv := &invocation{provider: a.provider, path: a.path, format: a.spec.format, prompt: recorded}
+	if a.spec.stdinPrompt && len(prompt) > stdinPromptOver {
 		inv.stdin, prompt = prompt, ""
 	}
-	inv.args = spec.args(prompt, flags)
-	return inv, nil
+	inv.args = a.spec.args(prompt, resume, flags)
+	return inv
 }
 
 // lookPath finds bin the way a shell started with env in dir would: a name

@@ -311,34 +311,54 @@ func toolAnswer(out any, err error) string {
 	return s
 }
 
-func (c *openAIConfig) run(ctx context.Context, req Request, emit Emit) (*transcript.AgentResult, error) {
-	res := &transcript.AgentResult{Model: c.model}
-	fail := func(err error) (*transcript.AgentResult, error) {
-		return res, fmt.Errorf("agent openai_compatible: %w", err)
-	}
+// openAIChat is an openai_compatible conversation: the history grows by
+// each user message, each assistant reply (with its tool calls) and each
+// tool answer, and every request carries all of it.
+type openAIChat struct {
+	cfg      *openAIConfig
+	svc      openai.ChatCompletionService
+	router   *tools.Router
+	emit     Emit
+	messages []openai.ChatCompletionMessageParamUnion
+	model    string
+}
+
+func (c *openAIConfig) newChat(req Request, emit Emit) (*openAIChat, error) {
 	allow := make([]string, 0, len(c.tools))
 	for _, d := range c.tools {
 		allow = append(allow, d.Name)
 	}
 	router, err := tools.NewRouter(req.Dir, tools.Emit(emit), tools.Options{Env: req.Env, BashTimeout: c.bashTimeout, Allow: allow})
 	if err != nil {
-		return fail(err)
+		return nil, fmt.Errorf("agent openai_compatible: %w", err)
 	}
-	svc := c.service()
-	var messages []openai.ChatCompletionMessageParamUnion
+	ch := &openAIChat{cfg: c, svc: c.service(), router: router, emit: emit, model: c.model}
 	if req.SystemPrompt != "" {
-		messages = append(messages, openai.SystemMessage(req.SystemPrompt))
+		ch.messages = append(ch.messages, openai.SystemMessage(req.SystemPrompt))
 	}
-	messages = append(messages, openai.UserMessage(req.Prompt))
+	return ch, nil
+}
+
+// send adds a user message and runs the model, and the tools it asks for,
+// until it answers without tool calls or max_turns requests were made. The
+// result is this user turn's: Turns counts its model requests.
+func (ch *openAIChat) send(ctx context.Context, prompt string) (*transcript.AgentResult, error) {
+	c := ch.cfg
+	res := &transcript.AgentResult{Model: ch.model}
+	fail := func(err error) (*transcript.AgentResult, error) {
+		return res, fmt.Errorf("agent openai_compatible: %w", err)
+	}
+	ch.messages = append(ch.messages, openai.UserMessage(prompt))
+	emit := ch.emit
 
 	for n := 1; ; n++ {
 		if n > c.maxTurns {
 			return fail(fmt.Errorf("%w (%d model requests) and the model still asks for tools", ErrMaxTurns, c.maxTurns))
 		}
-		t, err := c.stream(ctx, svc, messages)
+		t, err := c.stream(ctx, ch.svc, ch.messages)
 		res.Turns = n
 		if t.model != "" {
-			res.Model = t.model
+			res.Model, ch.model = t.model, t.model
 		}
 		if t.usage != nil {
 			res.Usage.Add(*t.usage)
@@ -356,13 +376,17 @@ func (c *openAIConfig) run(ctx context.Context, req Request, emit Emit) (*transc
 		if err != nil {
 			return fail(err)
 		}
-		if len(t.calls) == 0 {
-			return res, nil
-		}
 
 		asst := openai.ChatCompletionAssistantMessageParam{}
 		if s := t.text.String(); s != "" {
 			asst.Content.OfString = openai.String(s)
+		}
+		if len(t.calls) == 0 {
+			// The final reply joins the history, so a follow-up user
+			// message continues after it.
+			asst.Content.OfString = openai.String(t.text.String())
+			ch.messages = append(ch.messages, openai.ChatCompletionMessageParamUnion{OfAssistant: &asst})
+			return res, nil
 		}
 		for i, call := range t.calls {
 			if call.id == "" {
@@ -377,7 +401,7 @@ func (c *openAIConfig) run(ctx context.Context, req Request, emit Emit) (*transc
 				},
 			})
 		}
-		messages = append(messages, openai.ChatCompletionMessageParamUnion{OfAssistant: &asst})
+		ch.messages = append(ch.messages, openai.ChatCompletionMessageParamUnion{OfAssistant: &asst})
 		for i, call := range t.calls {
 			if cerr := ctx.Err(); cerr != nil {
 				// Calls the model asked for but reel never ran still get
@@ -387,11 +411,11 @@ func (c *openAIConfig) run(ctx context.Context, req Request, emit Emit) (*transc
 				}
 				return fail(cerr)
 			}
-			out, err := router.Call(ctx, call.name, call.id, json.RawMessage(call.args.String()))
+			out, err := ch.router.Call(ctx, call.name, call.id, json.RawMessage(call.args.String()))
 			if errors.Is(err, tools.ErrRecord) {
 				return fail(err)
 			}
-			messages = append(messages, openai.ToolMessage(toolAnswer(out, err), call.id))
+			ch.messages = append(ch.messages, openai.ToolMessage(toolAnswer(out, err), call.id))
 		}
 	}
 }

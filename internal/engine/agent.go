@@ -15,7 +15,9 @@ import (
 )
 
 // execAgent runs an agent step through package agent, recording what the
-// provider streams under the step's path and iteration.
+// provider streams under the step's path and iteration. A step with a
+// conversation runs every turn inside its one step.started/step.completed
+// pair; a retry attempt starts a fresh provider session from turn 1.
 func (r *run) execAgent(ctx context.Context, sc scope, st *workflow.State) outcome {
 	return r.attempts(ctx, st, func(attempt int) outcome {
 		data := r.data(sc)
@@ -50,11 +52,15 @@ func (r *run) execAgent(ctx context.Context, sc scope, st *workflow.State) outco
 			Dir:          r.e.workDir(),
 			Env:          r.e.environ(),
 		}
-		res, err := agent.Run(actx, req, func(ev transcript.ExchangeEvent) error {
+		var res *transcript.AgentResult
+		sess, err := agent.NewSession(req, func(ev transcript.ExchangeEvent) error {
 			ev.Path, ev.Iteration = sp.path, sp.iter
 			r.emit(ev)
 			return nil
 		})
+		if err == nil {
+			res, err = converse(actx, sess, st, data, prompt)
+		}
 		var o outcome
 		switch {
 		case ctx.Err() != nil:

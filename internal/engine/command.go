@@ -263,7 +263,15 @@ func lastLine(s string) string {
 		s = s[i+1:]
 	}
 	if len(s) > 200 {
-		s = s[:200] + "…"
+		// Cut after the word at byte 200, not inside it: half a secret is
+		// no longer a shape the masker recognises.
+		cut := 200
+		for cut < len(s) && cut < 1024 && !isSpace(s[cut]) {
+			cut++
+		}
+		if cut < len(s) {
+			s = s[:cut] + "…"
+		}
 	}
 	return s
 }

@@ -73,7 +73,8 @@ type Engine struct {
 	// NoTranscript turns the transcript off; the audit trail and the
 	// display are unchanged.
 	NoTranscript bool
-	// Masker, when set, masks secrets in every transcript event.
+	// Masker, when set, masks secrets in every transcript event, every
+	// display line and every audit entry, with or without the transcript.
 	Masker *transcript.Masker
 	// Fsync is the transcript fsync policy.
 	Fsync transcript.FsyncPolicy
@@ -101,6 +102,8 @@ type Engine struct {
 
 	custom    map[string]StepFunc
 	displayMu sync.Mutex
+	linesOnce sync.Once
+	lines     *transcript.Masker // see newLineMasker
 }
 
 // RunOptions parameterize one run.
@@ -219,7 +222,7 @@ func (e *Engine) Run(ctx context.Context, wf *workflow.Workflow, opts RunOptions
 	if id == "" {
 		id = transcript.NewRunID()
 	}
-	audit, err := openAudit(e.Storage)
+	audit, err := openAudit(e.Storage, e.mask)
 	if err != nil {
 		return nil, err
 	}

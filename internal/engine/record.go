@@ -42,6 +42,9 @@ func (r *run) emit(ev transcript.ExchangeEvent) {
 	if r.rec == nil {
 		return
 	}
+	// The Recorder masks whole values; a step error or a message quoting
+	// one line of a multi-line secret needs the line masker too.
+	r.e.lineMasker().MaskEvent(&ev)
 	if _, err := r.rec.Record(ev); err != nil {
 		r.mu.Lock()
 		if r.recErr == nil {
@@ -155,12 +158,15 @@ func fmtDuration(d time.Duration) string {
 	return d.Round(time.Second).String()
 }
 
-// display writes one line of the human-readable display.
+// display writes one line of the human-readable display. The display is
+// masked like the transcript: a user who asks for masking expects no secret
+// on the terminal or in a captured log either.
 func (r *run) display(line string) {
 	w := r.e.Display
 	if w == nil {
 		return
 	}
+	line = r.e.mask(line)
 	r.e.displayMu.Lock()
 	defer r.e.displayMu.Unlock()
 	fmt.Fprintln(w, line)
@@ -172,6 +178,9 @@ type outputWriter struct {
 	r      *run
 	prefix string
 	buf    []byte
+	// scanned is how much of buf is known to hold no safe cut, so that a
+	// process printing a long line byte by byte is not rescanned each time.
+	scanned int
 }
 
 func (r *run) newOutputWriter(path string) *outputWriter {
@@ -182,21 +191,123 @@ func (w *outputWriter) Write(p []byte) (int, error) {
 	if w.r.e.Display == nil {
 		return len(p), nil
 	}
+	// Only p can hold a newline: what was held has none. Searching just p
+	// keeps a long line written byte by byte linear.
+	from := len(w.buf)
 	w.buf = append(w.buf, p...)
 	for {
-		i := bytes.IndexByte(w.buf, '\n')
+		i := bytes.IndexByte(w.buf[from:], '\n')
 		if i < 0 {
 			break
 		}
+		i += from
 		w.r.display(w.prefix + strings.TrimRight(string(w.buf[:i]), "\r"))
 		w.buf = w.buf[i+1:]
+		from, w.scanned = 0, 0
 	}
-	// A line without its newline is shown once it is long, so a process
-	// printing a progress bar without newlines cannot grow the buffer.
-	if len(w.buf) > 4096 {
-		w.flush()
+	if len(w.buf) > longLine {
+		w.flushLong()
 	}
 	return len(p), nil
+}
+
+// mask masks s for the display and the audit trail.
+func (e *Engine) mask(s string) string {
+	if e.Masker == nil {
+		return s
+	}
+	return e.lineMasker().MaskString(e.Masker.MaskString(s))
+}
+
+// lineMasker is the masker of the lines of multi-line secrets in the
+// steps' environment, nil when there are none or masking is off.
+func (e *Engine) lineMasker() *transcript.Masker {
+	if e.Masker == nil {
+		return nil
+	}
+	e.linesOnce.Do(func() { e.lines = newLineMasker(e.Masker, e.environ()) })
+	return e.lines
+}
+
+// newLineMasker returns a masker of the lines of the multi-line values in
+// environ that m masks (a PEM key in DEPLOY_KEY), or nil when there are
+// none. The display and step errors show output line by line, where m,
+// which matches whole values, would not find such a secret.
+func newLineMasker(m *transcript.Masker, environ []string) *transcript.Masker {
+	var entries, lines []string
+	for _, kv := range environ {
+		name, value, ok := strings.Cut(kv, "=")
+		if !ok || !strings.Contains(value, "\n") || m.MaskString(value) == value {
+			continue
+		}
+		for l := range strings.SplitSeq(value, "\n") {
+			l = strings.TrimRight(l, "\r")
+			entries = append(entries, name+"="+l)
+			lines = append(lines, l)
+		}
+	}
+	lm := transcript.NewMasker(entries)
+	// NewMasker keeps only values it deems secret; a masker that masks
+	// nothing m does not would only cost time
+	for _, l := range lines {
+		if lm.MaskString(l) != m.MaskString(l) {
+			return lm
+		}
+	}
+	return nil
+}
+
+// A line without its newline is shown once it is longer than longLine, so
+// a process printing a progress bar without newlines cannot grow the
+// buffer. Masking works on whole strings, so a masking display cuts such a
+// line only where no credential shape can straddle the cut, holding at most
+// maxHeldLine bytes while it finds one.
+const (
+	longLine    = 4096
+	maxHeldLine = 64 << 10
+)
+
+func (w *outputWriter) flushLong() {
+	if w.r.e.Masker == nil {
+		w.flush()
+		return
+	}
+	i := safeCut(w.buf, w.scanned)
+	if i > 0 {
+		w.r.display(w.prefix + string(w.buf[:i]))
+		w.buf = w.buf[:copy(w.buf, w.buf[i:])]
+	}
+	// i was the last cut: none is left in buf
+	w.scanned = len(w.buf)
+	if len(w.buf) > maxHeldLine {
+		w.flush()
+	}
+}
+
+// safeCut returns the last index i of b, i >= from and i > 0, that starts
+// a word after whitespace, where the word before the whitespace does not
+// end in "bearer" (a bearer token is masked with its keyword), or 0 when
+// there is none. Credential shapes contain no whitespace, so none straddles
+// i.
+func safeCut(b []byte, from int) int {
+	for i := len(b) - 1; i > 0 && i >= from; i-- {
+		if isSpace(b[i]) || !isSpace(b[i-1]) {
+			continue
+		}
+		j := i - 1
+		for j > 0 && isSpace(b[j-1]) {
+			j--
+		}
+		// the shape has no word boundary: "xBearer tok" masks "Bearer tok"
+		if w := b[max(j-6, 0):j]; j > 0 && !(len(w) == 6 && strings.EqualFold(string(w), "bearer")) {
+			return i
+		}
+	}
+	return 0
+}
+
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'
 }
 
 func (w *outputWriter) flush() {
@@ -204,14 +315,16 @@ func (w *outputWriter) flush() {
 		w.r.display(w.prefix + string(w.buf))
 	}
 	w.buf = w.buf[:0]
+	w.scanned = 0
 }
 
 // auditLog appends the audit trail: one JSON line per run and step start
 // and end. It is written whatever the transcript setting.
 type auditLog struct {
-	mu  sync.Mutex
-	f   *os.File
-	err error
+	mu   sync.Mutex
+	f    *os.File
+	err  error
+	mask func(string) string
 }
 
 type auditEntry struct {
@@ -230,7 +343,7 @@ type auditEntry struct {
 	Error       string `json:"error,omitempty"`
 }
 
-func openAudit(storage string) (*auditLog, error) {
+func openAudit(storage string, mask func(string) string) (*auditLog, error) {
 	if storage == "" {
 		storage = ".reel/storage"
 	}
@@ -242,7 +355,7 @@ func openAudit(storage string) (*auditLog, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open audit trail %s: %w", p, err)
 	}
-	return &auditLog{f: f}, nil
+	return &auditLog{f: f, mask: mask}, nil
 }
 
 func (a *auditLog) write(e auditEntry) {
@@ -250,6 +363,11 @@ func (a *auditLog) write(e auditEntry) {
 		return
 	}
 	e.Time = time.Now().UTC().Format(time.RFC3339Nano)
+	// Fields are masked before encoding, so a secret is found whatever
+	// JSON escaping it would get and the line stays valid JSON.
+	for _, f := range []*string{&e.Workflow, &e.Path, &e.Kind, &e.Status, &e.Error} {
+		*f = a.mask(*f)
+	}
 	b, err := json.Marshal(e)
 	if err != nil {
 		return

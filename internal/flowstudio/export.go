@@ -29,13 +29,14 @@ type ExportResult struct {
 }
 
 type exporter struct {
-	dir     string
-	runID   string
-	res     ExportResult
-	events  []fsEvent
-	stepIDs map[string]map[string]bool // flow → used step ids
-	flows   map[string]bool
-	index   int
+	children []ChildInfo
+	dir      string
+	runID    string
+	res      ExportResult
+	events   []fsEvent
+	stepIDs  map[string]map[string]bool // flow → used step ids
+	flows    map[string]bool
+	index    int
 }
 
 type fsEvent struct {
@@ -102,9 +103,13 @@ func Export(dir string, run Run) (*ExportResult, error) {
 	if name != "" {
 		title = name
 	}
+	params := map[string]any{"reel_run_id": evs[0].RunID}
+	if len(x.children) > 0 {
+		params["reel_children"] = x.children
+	}
 	spec := map[string]any{
 		"flow_keys": x.res.Flows, "profile_id": nil, "backend": "reel", "initiator": "reel export",
-		"params": map[string]any{"reel_run_id": evs[0].RunID},
+		"params": params,
 	}
 	meta := map[string]any{
 		"id": x.runID, "spec": spec, "status": status,
@@ -261,7 +266,24 @@ func (x *exporter) run(flow, prefix string, evs []transcript.ExchangeEvent, chil
 			if sp := child[0].Step(); sp != nil {
 				name = sp.Name
 			}
-			if err := x.run(x.flowKey(name), joinPath(prefix, e.Path), child, children, depth+1); err != nil {
+			childFlow := x.flowKey(name)
+			info := ChildInfo{RunID: e.ChildRunID, ParentRunID: e.RunID, FlowKey: childFlow, ParentFlowKey: flow,
+				CallPath: e.Path, CallIteration: e.Iteration, PathPrefix: joinPath(prefix, e.Path),
+				CallStarted: eventInfo(e), RunStarted: eventInfo(&child[0])}
+			if s := open[k]; s != nil {
+				info.CallStepID = s.stepID
+			}
+			for j := i + 1; j < len(evs); j++ {
+				if evs[j].Type == transcript.CallWorkflowCompleted && evs[j].ChildRunID == e.ChildRunID {
+					info.CallCompleted = eventInfo(&evs[j])
+					break
+				}
+			}
+			if last := &child[len(child)-1]; last.Type == transcript.RunCompleted {
+				info.RunCompleted = eventInfo(last)
+			}
+			x.children = append(x.children, info)
+			if err := x.run(childFlow, info.PathPrefix, child, children, depth+1); err != nil {
 				return err
 			}
 		}
@@ -273,6 +295,56 @@ func (x *exporter) run(flow, prefix string, evs []transcript.ExchangeEvent, chil
 		}
 	}
 	return nil
+}
+
+// ChildInfo keeps a child run of a reel export attributable. Flow Studio
+// has flows but no nesting, so a child run's steps go into a flow of their
+// own and spec.json's params.reel_children lists, per child run and parent
+// first, which run and call_workflow step started it, the path prefix its
+// steps carry and the run's own boundary events; Import rebuilds the child
+// runs from it.
+type ChildInfo struct {
+	RunID       string `json:"run_id"`
+	ParentRunID string `json:"parent_run_id"`
+	// FlowKey is the child's flow; ParentFlowKey and CallStepID name the
+	// call_workflow step's Flow Studio step.
+	FlowKey       string `json:"flow_key"`
+	ParentFlowKey string `json:"parent_flow_key"`
+	CallStepID    string `json:"call_step_id,omitempty"`
+	// CallPath and CallIteration are the call_workflow step's reel path and
+	// iteration in the parent run.
+	CallPath      string `json:"call_path"`
+	CallIteration int    `json:"call_iteration"`
+	// PathPrefix is what the child's steps' reel paths are prefixed with
+	// in the export: every calling step's path from the root run down.
+	PathPrefix    string     `json:"path_prefix"`
+	CallStarted   *EventInfo `json:"call_started,omitempty"`
+	CallCompleted *EventInfo `json:"call_completed,omitempty"`
+	RunStarted    *EventInfo `json:"run_started,omitempty"`
+	RunCompleted  *EventInfo `json:"run_completed,omitempty"`
+}
+
+// EventInfo is a run- or call-level event of a child run: its time and
+// step payload.
+type EventInfo struct {
+	TS     time.Time       `json:"ts"`
+	Name   string          `json:"name,omitempty"`
+	Kind   string          `json:"kind,omitempty"`
+	Error  string          `json:"error,omitempty"`
+	Result json.RawMessage `json:"result,omitempty"`
+}
+
+func eventInfo(e *transcript.ExchangeEvent) *EventInfo {
+	info := &EventInfo{TS: e.Timestamp}
+	if sp := e.Step(); sp != nil {
+		info.Name, info.Kind, info.Error = sp.Name, sp.Kind, sp.Error
+		if !isNull(sp.Result) {
+			if raw, err := json.Marshal(sp.Result); err == nil {
+				info.Result = raw
+			}
+		}
+	}
+	return info
 }
 
 func joinPath(prefix, p string) string {

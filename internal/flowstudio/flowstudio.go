@@ -12,7 +12,9 @@
 //     reduced to [a-z0-9_-] ("reel" when empty). A child run started by
 //     call_workflow becomes a flow of its own, named after its workflow
 //     (with _2, _3… when two flows would share a key), and its steps' reel
-//     paths are prefixed with the call_workflow step's path.
+//     paths are prefixed with the call_workflow step's path. Flow Studio
+//     cannot nest flows, so spec.json's params.reel_children (ChildInfo)
+//     records which run and step started each child run.
 //   - Every step execution gets a step_id built from its reel path with
 //     every character outside [A-Za-z0-9_] turned into "_" (so
 //     "each_file.review" → "each_file_review"), then "_i<N>" for loop
@@ -43,7 +45,9 @@
 // executions of the same path, unless the files carry reel's own "reel"
 // keys, which restore the original path, iteration and result. A step
 // that ran several times (Flow Studio loops) has its files attached to its
-// last execution, since Flow Studio overwrites them.
+// last execution, since Flow Studio overwrites them. A reel export's
+// params.reel_children turns its child flows back into child runs
+// (ImportResult.Children) with their call_workflow events in the parent.
 package flowstudio
 
 import (

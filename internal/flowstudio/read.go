@@ -167,6 +167,21 @@ type ImportResult struct {
 	RunID    string
 	Events   []transcript.ExchangeEvent
 	Warnings []string
+	// ReelRunID is the reel run id a reel export recorded
+	// (spec.json's params.reel_run_id), or "".
+	ReelRunID string
+	// Children are the child runs a reel export of a run with
+	// call_workflow steps carried (see ChildInfo), parents before their
+	// children. Events' ChildRunID and the children's RunID and
+	// ParentRunID use the exported run ids (ReelRunID for this run).
+	Children []ChildRun
+}
+
+// ChildRun is one child run rebuilt from a reel export.
+type ChildRun struct {
+	RunID       string
+	ParentRunID string
+	Events      []transcript.ExchangeEvent
 }
 
 // StepResult is the Result of an imported agent step.
@@ -221,6 +236,8 @@ type importer struct {
 	failed   bool
 	nextCall int
 	maxLine  int
+	// run is the exported reel run id of the step being emitted.
+	run string
 }
 
 // Options tune Import.
@@ -350,6 +367,7 @@ func ImportFS(fsys fs.FS, name string, opts Options) (*ImportResult, error) {
 	if end.IsZero() {
 		end = im.last
 	}
+	im.run = ""
 	im.emit(end, transcript.RunCompleted, "", 0, &transcript.StepPayload{
 		Name: name, Kind: transcript.KindWorkflow, Error: rawErrorText(meta.Error),
 		Result: struct {
@@ -357,6 +375,7 @@ func ImportFS(fsys fs.FS, name string, opts Options) (*ImportResult, error) {
 			FlowStudio map[string]any `json:"flowstudio"`
 		}{rr, runInfo},
 	})
+	im.splitChildren(spec.Params)
 	return &im.res, nil
 }
 
@@ -390,7 +409,7 @@ func (im *importer) emit(ts time.Time, typ transcript.EventType, path string, it
 		ts = im.last
 	}
 	im.last = ts
-	im.res.Events = append(im.res.Events, transcript.ExchangeEvent{Type: typ, Path: path, Iteration: iter, Timestamp: ts, Payload: p})
+	im.res.Events = append(im.res.Events, transcript.ExchangeEvent{RunID: im.run, Type: typ, Path: path, Iteration: iter, Timestamp: ts, Payload: p})
 }
 
 func (im *importer) readJSON(name string, v any) bool {
@@ -756,6 +775,7 @@ func (im *importer) startStep(x *execution, a *artifact) {
 		im.iters[s.path]++
 		x.reel = &ReelInfo{Path: s.path, Iteration: s.iter, Name: s.name, Kind: s.kind}
 	}
+	im.run = x.reel.RunID
 	sp := &transcript.StepPayload{Name: s.name, Kind: s.kind, Attempt: s.att}
 	if x.reel.Command != "" {
 		sp.Command = x.reel.Command
@@ -779,6 +799,7 @@ func (im *importer) emitStep(x *execution, a *artifact) {
 func (im *importer) endStep(x *execution, a *artifact) {
 	s := im.stepOf(x, a)
 	s.path, s.iter = x.reel.Path, max(x.reel.Iteration, 0)
+	im.run = x.reel.RunID
 	info := &StepInfo{FlowKey: x.key.flow, StepID: x.key.step, AgentKey: x.key.agent, Status: x.status}
 	var ar transcript.AgentResult
 	var usageFromLines *transcript.Usage

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"text/template/parse"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -710,7 +711,7 @@ func (l *loader) state(k, n *yaml.Node) *State {
 				s.OutputFormat = of
 			}
 		case "conversation":
-			s.Conversation = l.value(v, "conversation", false)
+			s.Conversation = l.conversation(v)
 		case "status":
 			if st, ok := l.str(v, "status"); ok {
 				if st != "success" && st != "failure" {
@@ -813,6 +814,14 @@ func (l *loader) state(k, n *yaml.Node) *State {
 		s.Call.Timeout = s.Timeout
 	}
 	l.requireFields(k, s)
+	for _, t := range []struct {
+		what string
+		t    *Template
+	}{{"prompt", s.Prompt}, {"system_prompt", s.SystemPrompt}} {
+		if usesTurn(t.t) {
+			l.errAt(t.t.Pos, "%s: .turn is set only in conversation follow-ups (it is the previous turn's reply)", t.what)
+		}
+	}
 	return s
 }
 
@@ -1167,3 +1176,88 @@ func CheckInputValue(in Input, value string) error {
 
 // ErrNotFound reports that a workflow name resolved to no file.
 var ErrNotFound = errors.New("workflow not found")
+
+// conversation reads an agent state's follow-up prompts: a non-empty list
+// of non-empty template strings. A mapping form (per-turn options) is
+// refused on purpose: a turn continues the step's provider session, so
+// there is nothing a turn could set that the step does not already.
+func (l *loader) conversation(n *yaml.Node) []*Template {
+	if n.Kind != yaml.SequenceNode {
+		l.errf(n, "conversation must be a list of follow-up prompts (strings), got %s", kindName(n))
+		return nil
+	}
+	if len(n.Content) == 0 {
+		l.errf(n, "conversation lists no follow-up prompts (remove it for a single-turn step)")
+		return nil
+	}
+	out := make([]*Template, 0, len(n.Content))
+	for i, c := range n.Content {
+		c = deref(c)
+		what := fmt.Sprintf("conversation[%d]", i)
+		if c.Kind != yaml.ScalarNode || c.Tag != "!!str" {
+			l.errf(c, "%s must be a prompt string, got %s", what, kindName(c))
+			continue
+		}
+		if strings.TrimSpace(c.Value) == "" {
+			l.errf(c, "%s is an empty prompt", what)
+			continue
+		}
+		if t := l.template(c, what); t != nil {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// usesTurn reports whether t reads .turn (or $.turn), which only a
+// conversation follow-up has; elsewhere it would silently render empty.
+func usesTurn(t *Template) bool {
+	if t == nil || t.tmpl == nil || t.tmpl.Tree == nil {
+		return false
+	}
+	found := false
+	var walk func(n parse.Node)
+	walk = func(n parse.Node) {
+		if found {
+			return
+		}
+		switch n := n.(type) {
+		case *parse.ListNode:
+			if n != nil {
+				for _, c := range n.Nodes {
+					walk(c)
+				}
+			}
+		case *parse.ActionNode:
+			walk(n.Pipe)
+		case *parse.PipeNode:
+			if n != nil {
+				for _, c := range n.Cmds {
+					walk(c)
+				}
+			}
+		case *parse.CommandNode:
+			for _, c := range n.Args {
+				walk(c)
+			}
+		case *parse.FieldNode:
+			found = len(n.Ident) > 0 && n.Ident[0] == "turn"
+		case *parse.VariableNode:
+			found = len(n.Ident) > 1 && n.Ident[0] == "$" && n.Ident[1] == "turn"
+		case *parse.IfNode:
+			walk(n.Pipe)
+			walk(n.List)
+			walk(n.ElseList)
+		case *parse.RangeNode:
+			walk(n.Pipe)
+			walk(n.List)
+			walk(n.ElseList)
+		case *parse.WithNode:
+			walk(n.Pipe)
+			walk(n.List)
+			walk(n.ElseList)
+		}
+	}
+	walk(t.tmpl.Tree.Root)
+	return found
+}

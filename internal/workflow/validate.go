@@ -123,6 +123,7 @@ func (l *loader) checkRefs(wf *Workflow, t *Template) {
 // templates returns every template of s except the terminal message.
 func (s *State) templates() []*Template {
 	out := []*Template{s.Command, s.Dir, s.Prompt, s.SystemPrompt, s.Items}
+	out = append(out, s.Conversation...)
 	if s.OnFailure != nil {
 		out = append(out, s.OnFailure.Message)
 	}

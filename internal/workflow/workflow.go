@@ -102,7 +102,12 @@ type State struct {
 	SystemPrompt *Template
 	Options      map[string]any
 	OutputFormat string
-	Conversation any
+	// Conversation holds the follow-up prompts of a multi-turn agent step,
+	// sent in order in the same provider session after the first prompt.
+	// Besides the usual data, each sees the previous turn's reply as
+	// .turn.Output (and .turn.JSON when it parses as JSON) and its own
+	// turn number as .turn.Number (2 for the first follow-up).
+	Conversation []*Template
 
 	// terminal
 	Status  string

@@ -1,0 +1,182 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/reelhq/reel/transcript"
+)
+
+// Session is one agent step's conversation with its provider. The first
+// Send carries the step's prompt (and system prompt); each later Send is a
+// follow-up user message in the same provider session, so the agent sees
+// everything said and done before. All turns emit through the same Emit,
+// under the one step.
+//
+// A Session is not safe for concurrent use: turns are sequential by
+// nature.
+type Session struct {
+	req  Request
+	emit Emit
+	// turn runs one user turn with the provider; first is set for the
+	// step's opening prompt.
+	turn  func(ctx context.Context, prompt string, first bool, emit Emit) (*transcript.AgentResult, error)
+	sent  int
+	start time.Time
+	res   transcript.AgentResult
+}
+
+// NewSession checks req (provider, output format, options, executable) and
+// returns a session that has not contacted the provider yet. Its errors are
+// configuration mistakes, reported before the step records anything.
+func NewSession(req Request, emit Emit) (*Session, error) {
+	if emit == nil {
+		return nil, errors.New("agent: nil emit")
+	}
+	if !slices.Contains(Providers(), req.Provider) {
+		return nil, fmt.Errorf("%w %q (known: %s)", ErrUnknownProvider, req.Provider, strings.Join(Providers(), ", "))
+	}
+	switch req.OutputFormat {
+	case "", "text", "json":
+	default:
+		return nil, fmt.Errorf("agent: output_format %q: want text or json", req.OutputFormat)
+	}
+	if req.Env == nil {
+		req.Env = os.Environ()
+	}
+	if req.Dir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return nil, fmt.Errorf("agent: working directory: %w", err)
+		}
+		req.Dir = wd
+	}
+	s := &Session{req: req, emit: emit}
+	if req.Provider == "openai_compatible" {
+		cfg, err := openAIConfigFrom(req)
+		if err != nil {
+			return nil, err
+		}
+		var chat *openAIChat
+		s.turn = func(ctx context.Context, prompt string, first bool, emit Emit) (*transcript.AgentResult, error) {
+			if first {
+				var err error
+				if chat, err = cfg.newChat(s.req, emit); err != nil {
+					return nil, err
+				}
+			}
+			return chat.send(ctx, prompt)
+		}
+		return s, nil
+	}
+	a, err := newCLIAgent(req)
+	if err != nil {
+		return nil, err
+	}
+	var sessionID string
+	s.turn = func(ctx context.Context, prompt string, first bool, emit Emit) (*transcript.AgentResult, error) {
+		if !first && sessionID == "" {
+			return nil, fmt.Errorf("agent %s: turn %d: the previous turn reported no session id, so the conversation cannot be resumed", req.Provider, s.sent)
+		}
+		res, err := a.invocation(prompt, sessionID).run(ctx, s.req, emit)
+		// A resumed session may come back under a new id (claude can
+		// fork one); the next turn continues the latest.
+		if res != nil && res.SessionID != "" {
+			sessionID = res.SessionID
+		}
+		return res, err
+	}
+	return s, nil
+}
+
+// Send runs one user turn: it emits message.user (blocks[0] prompt; on
+// the first turn blocks[1] the system prompt when non-empty; router
+// fidelity), then what the provider streams, and returns this turn's own
+// result (its reply, usage and provider turns). On failure the result
+// holds what the turn produced before it failed, and the step should stop:
+// the session cannot be trusted to continue.
+func (s *Session) Send(ctx context.Context, prompt string) (*transcript.AgentResult, error) {
+	first := s.sent == 0
+	s.sent++
+	blocks := []transcript.ContentBlock{{Type: transcript.BlockText, Fidelity: transcript.FidelityRouter, Text: prompt}}
+	if first && s.req.SystemPrompt != "" {
+		blocks = append(blocks, transcript.ContentBlock{Type: transcript.BlockText, Fidelity: transcript.FidelityRouter, Text: s.req.SystemPrompt})
+	}
+	if err := s.emit(transcript.ExchangeEvent{
+		Type:      transcript.MessageUser,
+		Timestamp: time.Now(),
+		Payload:   &transcript.MessagePayload{Role: "user", Blocks: blocks},
+	}); err != nil {
+		return nil, fmt.Errorf("agent %s: record message.user: %w", s.req.Provider, err)
+	}
+	if first {
+		s.start = time.Now()
+	}
+	res, err := s.turn(ctx, prompt, first, s.emit)
+	if res == nil {
+		res = &transcript.AgentResult{}
+	}
+	res.Provider = s.req.Provider
+	s.add(res)
+	return res, err
+}
+
+// add folds one turn's result into the step's.
+func (s *Session) add(t *transcript.AgentResult) {
+	r := &s.res
+	r.Output = t.Output
+	if t.Model != "" {
+		r.Model = t.Model
+	}
+	if t.SessionID != "" {
+		r.SessionID = t.SessionID
+	}
+	r.Usage.Add(t.Usage)
+	if t.CostUSD != nil {
+		c := *t.CostUSD
+		if r.CostUSD != nil {
+			c += *r.CostUSD
+		}
+		r.CostUSD = &c
+	}
+	r.Turns += t.Turns
+	for k, n := range t.Skipped {
+		if r.Skipped == nil {
+			r.Skipped = map[string]int{}
+		}
+		r.Skipped[k] += n
+	}
+}
+
+// UserTurns reports how many user messages were sent (the step's prompt
+// and its follow-ups); the result's Turns counts provider turns instead.
+func (s *Session) UserTurns() int { return s.sent }
+
+// Result returns the step's result so far: the last turn's output, usage,
+// cost and provider turns summed over the turns, the latest model and
+// session id, and the duration since the first turn began. With
+// OutputFormat json the output is the JSON value found in the last reply;
+// when it holds none, Result returns the raw reply with an error matching
+// ErrNotJSON.
+func (s *Session) Result() (*transcript.AgentResult, error) {
+	res := s.res
+	res.Provider = s.req.Provider
+	res.Skipped = maps.Clone(s.res.Skipped)
+	if s.sent > 0 {
+		res.DurationMS = time.Since(s.start).Milliseconds()
+	}
+	if s.req.OutputFormat == "json" {
+		js, err := ExtractJSON(res.Output)
+		if err != nil {
+			return &res, fmt.Errorf("agent %s: output_format json: %w", s.req.Provider, err)
+		}
+		res.Output = string(js)
+	}
+	return &res, nil
+}
