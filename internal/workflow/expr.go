@@ -132,49 +132,43 @@ func parseTemplate(src string, pos Pos) (*Template, error) {
 	return t, nil
 }
 
-// stateRefs returns the state names the template reads through
-// .states.NAME (and index .states "NAME").
-func (t *Template) stateRefs() []string {
+// walk calls visit on every node of the template's parse tree, parents
+// before children.
+func (t *Template) walk(visit func(parse.Node)) {
 	if t == nil || t.tmpl == nil || t.tmpl.Tree == nil {
-		return nil
+		return
 	}
-	var refs []string
 	var walk func(n parse.Node)
 	walk = func(n parse.Node) {
 		switch n := n.(type) {
 		case nil:
+			return
 		case *parse.ListNode:
 			if n == nil {
 				return
 			}
+			visit(n)
 			for _, c := range n.Nodes {
 				walk(c)
 			}
-		case *parse.ActionNode:
-			walk(n.Pipe)
+			return
 		case *parse.PipeNode:
 			if n == nil {
 				return
 			}
+			visit(n)
 			for _, c := range n.Cmds {
 				walk(c)
 			}
+			return
+		}
+		visit(n)
+		switch n := n.(type) {
+		case *parse.ActionNode:
+			walk(n.Pipe)
 		case *parse.CommandNode:
-			if len(n.Args) == 3 {
-				if id, ok := n.Args[0].(*parse.IdentifierNode); ok && id.Ident == "index" {
-					if f, ok := n.Args[1].(*parse.FieldNode); ok && len(f.Ident) == 1 && f.Ident[0] == "states" {
-						if s, ok := n.Args[2].(*parse.StringNode); ok {
-							refs = append(refs, s.Text)
-						}
-					}
-				}
-			}
 			for _, c := range n.Args {
 				walk(c)
-			}
-		case *parse.FieldNode:
-			if len(n.Ident) >= 2 && n.Ident[0] == "states" {
-				refs = append(refs, n.Ident[1])
 			}
 		case *parse.IfNode:
 			walk(n.Pipe)
@@ -191,6 +185,30 @@ func (t *Template) stateRefs() []string {
 		}
 	}
 	walk(t.tmpl.Tree.Root)
+}
+
+// stateRefs returns the state names the template reads through
+// .states.NAME (and index .states "NAME").
+func (t *Template) stateRefs() []string {
+	var refs []string
+	t.walk(func(n parse.Node) {
+		switch n := n.(type) {
+		case *parse.CommandNode:
+			if len(n.Args) == 3 {
+				if id, ok := n.Args[0].(*parse.IdentifierNode); ok && id.Ident == "index" {
+					if f, ok := n.Args[1].(*parse.FieldNode); ok && len(f.Ident) == 1 && f.Ident[0] == "states" {
+						if s, ok := n.Args[2].(*parse.StringNode); ok {
+							refs = append(refs, s.Text)
+						}
+					}
+				}
+			}
+		case *parse.FieldNode:
+			if len(n.Ident) >= 2 && n.Ident[0] == "states" {
+				refs = append(refs, n.Ident[1])
+			}
+		}
+	})
 	return refs
 }
 

@@ -1212,52 +1212,14 @@ func (l *loader) conversation(n *yaml.Node) []*Template {
 // usesTurn reports whether t reads .turn (or $.turn), which only a
 // conversation follow-up has; elsewhere it would silently render empty.
 func usesTurn(t *Template) bool {
-	if t == nil || t.tmpl == nil || t.tmpl.Tree == nil {
-		return false
-	}
 	found := false
-	var walk func(n parse.Node)
-	walk = func(n parse.Node) {
-		if found {
-			return
-		}
+	t.walk(func(n parse.Node) {
 		switch n := n.(type) {
-		case *parse.ListNode:
-			if n != nil {
-				for _, c := range n.Nodes {
-					walk(c)
-				}
-			}
-		case *parse.ActionNode:
-			walk(n.Pipe)
-		case *parse.PipeNode:
-			if n != nil {
-				for _, c := range n.Cmds {
-					walk(c)
-				}
-			}
-		case *parse.CommandNode:
-			for _, c := range n.Args {
-				walk(c)
-			}
 		case *parse.FieldNode:
-			found = len(n.Ident) > 0 && n.Ident[0] == "turn"
+			found = found || len(n.Ident) > 0 && n.Ident[0] == "turn"
 		case *parse.VariableNode:
-			found = len(n.Ident) > 1 && n.Ident[0] == "$" && n.Ident[1] == "turn"
-		case *parse.IfNode:
-			walk(n.Pipe)
-			walk(n.List)
-			walk(n.ElseList)
-		case *parse.RangeNode:
-			walk(n.Pipe)
-			walk(n.List)
-			walk(n.ElseList)
-		case *parse.WithNode:
-			walk(n.Pipe)
-			walk(n.List)
-			walk(n.ElseList)
+			found = found || len(n.Ident) > 1 && n.Ident[0] == "$" && n.Ident[1] == "turn"
 		}
-	}
-	walk(t.tmpl.Tree.Root)
+	})
 	return found
 }
