@@ -59,7 +59,15 @@ func (r *run) execAgent(ctx context.Context, sc scope, st *workflow.State) outco
 			return nil
 		})
 		if err == nil {
-			res, err = converse(actx, sess, st, data, prompt)
+			show := r.newOutputWriter(sp.path)
+			turns := len(st.Conversation) + 1
+			res, err = converse(actx, sess, st, data, prompt, func(n int, output string) {
+				if turns > 1 {
+					fmt.Fprintf(show, "turn %d/%d\n", n, turns)
+				}
+				fmt.Fprintln(show, output)
+			})
+			show.flush()
 		}
 		var o outcome
 		switch {
@@ -77,9 +85,6 @@ func (r *run) execAgent(ctx context.Context, sc scope, st *workflow.State) outco
 		if res != nil {
 			output = res.Output
 			r.addUsage(res.Usage, res.CostUSD)
-			show := r.newOutputWriter(sp.path)
-			fmt.Fprintln(show, output)
-			show.flush()
 		}
 		v := stateValue(o, output, "")
 		if res != nil {

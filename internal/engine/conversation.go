@@ -14,9 +14,11 @@ import (
 // converse runs an agent step's turns in one provider session: the step's
 // prompt, then each conversation follow-up, rendered with the data of the
 // step plus .turn, the previous turn's reply. The first failing turn ends
-// the step; the result covers every turn that ran.
-func converse(ctx context.Context, sess *agent.Session, st *workflow.State, data map[string]any, prompt string) (*transcript.AgentResult, error) {
+// the step; the result covers every turn that ran. show receives each
+// turn's reply as soon as it is complete, numbered from 1.
+func converse(ctx context.Context, sess *agent.Session, st *workflow.State, data map[string]any, prompt string, show func(turn int, output string)) (*transcript.AgentResult, error) {
 	turn, err := sess.Send(ctx, prompt)
+	show(1, turn.Output)
 	for i, t := range st.Conversation {
 		if err != nil {
 			break
@@ -34,6 +36,7 @@ func converse(ctx context.Context, sess *agent.Session, st *workflow.State, data
 			break
 		}
 		turn, err = sess.Send(ctx, p)
+		show(i+2, turn.Output)
 	}
 	res, rerr := sess.Result()
 	if err == nil {

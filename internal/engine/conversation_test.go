@@ -114,6 +114,16 @@ func TestAgentConversationThreeTurns(t *testing.T) {
 	if rep.Usage != wantUsage {
 		t.Errorf("run usage %+v", rep.Usage)
 	}
+	// The display shows every turn's reply as it completes, numbered.
+	display := h.display.String()
+	at := 0
+	for _, want := range []string{"turn 1/3", "main.go divides by zero().", "turn 2/3", "1. division by zero", "turn 3/3", "Fixed: main.go now uses safeDiv."} {
+		i := strings.Index(display[at:], want)
+		if i < 0 {
+			t.Fatalf("display lacks %q after byte %d:\n%s", want, at, display)
+		}
+		at += i + len(want)
+	}
 	var cr transcript.CommandResult
 	transcript.DecodeResult(evs[len(evs)-2].Step().Result, &cr)
 	if cr.Output != "Fixed: main.go now uses safeDiv.\n" {
