@@ -96,6 +96,16 @@ func (l *loader) errf(n *yaml.Node, format string, args ...any) {
 	l.probs = append(l.probs, Problem{File: l.file, Pos: pos(n), Msg: fmt.Sprintf(format, args...)})
 }
 
+// oneOf reports whether value is one of allowed, and records a problem at
+// n naming them (and the likely intended one) when it is not.
+func (l *loader) oneOf(n *yaml.Node, what, value string, allowed []string) bool {
+	if contains(allowed, value) {
+		return true
+	}
+	l.errf(n, "%s %q is not one of %s%s", what, value, strings.Join(allowed, ", "), didYouMean(value, allowed))
+	return false
+}
+
 func (l *loader) errAt(p Pos, format string, args ...any) {
 	l.probs = append(l.probs, Problem{File: l.file, Pos: p, Msg: fmt.Sprintf(format, args...)})
 }
@@ -185,9 +195,7 @@ func (l *loader) unknownField(k *yaml.Node, what string, allowed []string, elsew
 	if elsewhere != "" {
 		msg = fmt.Sprintf("field %q is not valid in %s (it belongs to %s)", k.Value, what, elsewhere)
 	}
-	if s := suggest(k.Value, allowed); s != "" && s != k.Value {
-		msg += fmt.Sprintf(" (did you mean %q?)", s)
-	}
+	msg += didYouMean(k.Value, allowed)
 	l.errf(k, "%s", msg)
 }
 
@@ -443,15 +451,8 @@ func (l *loader) inputs(n *yaml.Node) []Input {
 				in.Name, _ = l.str(f.val, "input name")
 			case "type":
 				if s, ok := l.str(f.val, "input type"); ok {
-					switch s {
-					case "string", "integer", "boolean":
+					if l.oneOf(f.val, "input type", s, []string{"string", "integer", "boolean"}) {
 						in.Type = s
-					default:
-						msg := fmt.Sprintf("input type %q is not one of string, integer, boolean", s)
-						if sg := suggest(s, []string{"string", "integer", "boolean"}); sg != "" {
-							msg += fmt.Sprintf(" (did you mean %q?)", sg)
-						}
-						l.errf(f.val, "%s", msg)
 					}
 				}
 			case "required":
@@ -728,14 +729,7 @@ func (l *loader) state(k, n *yaml.Node) *State {
 			}
 		case "strategy":
 			if st, ok := l.str(v, "strategy"); ok {
-				all := []string{StrategyAllSucceed, StrategyAnySucceed, StrategyBestEffort}
-				if !contains(all, st) {
-					msg := fmt.Sprintf("strategy %q is not one of %s", st, strings.Join(all, ", "))
-					if sg := suggest(st, all); sg != "" {
-						msg += fmt.Sprintf(" (did you mean %q?)", sg)
-					}
-					l.errf(v, "%s", msg)
-				}
+				l.oneOf(v, "strategy", st, []string{StrategyAllSucceed, StrategyAnySucceed, StrategyBestEffort})
 				s.Strategy = st
 			}
 		case "max_concurrent":
@@ -862,9 +856,7 @@ func (l *loader) checkType(n *yaml.Node, typ string) {
 		msg += "; custom: " + strings.Join(l.opts.CustomTypes, ", ")
 	}
 	msg += ")"
-	if sg := suggest(typ, append(append([]string{}, BuiltinTypes...), l.opts.CustomTypes...)); sg != "" {
-		msg += fmt.Sprintf(" (did you mean %q?)", sg)
-	}
+	msg += didYouMean(typ, append(append([]string{}, BuiltinTypes...), l.opts.CustomTypes...))
 	l.errf(n, "%s", msg)
 }
 
@@ -880,9 +872,7 @@ func (l *loader) requireFields(k *yaml.Node, s *State) {
 			l.errf(k, "agent %q is missing provider", s.Name)
 		} else if !contains(providers, s.Provider) {
 			msg := fmt.Sprintf("agent %q: unknown provider %q (one of %s)", s.Name, s.Provider, strings.Join(providers, ", "))
-			if sg := suggest(s.Provider, providers); sg != "" {
-				msg += fmt.Sprintf(" (did you mean %q?)", sg)
-			}
+			msg += didYouMean(s.Provider, providers)
 			l.errf(k, "%s", msg)
 		}
 		if (s.Prompt == nil) == (s.PromptFile == "") {
@@ -952,14 +942,7 @@ func (l *loader) retry(n *yaml.Node) *Retry {
 			r.MaxDelay = l.duration(v, "max_delay")
 		case "backoff":
 			if b, ok := l.str(v, "backoff"); ok {
-				all := []string{"constant", "linear", "exponential"}
-				if !contains(all, b) {
-					msg := fmt.Sprintf("backoff %q is not one of constant, linear, exponential", b)
-					if sg := suggest(b, all); sg != "" {
-						msg += fmt.Sprintf(" (did you mean %q?)", sg)
-					}
-					l.errf(v, "%s", msg)
-				}
+				l.oneOf(v, "backoff", b, []string{"constant", "linear", "exponential"})
 				r.Backoff = b
 			}
 		case "multiplier":

@@ -43,8 +43,16 @@ func (ps Problems) sorted() Problems {
 	return ps
 }
 
-// suggest returns the candidate closest to s by edit distance, or "" when
-// none is close enough to be a plausible typo.
+// didYouMean returns ` (did you mean "X"?)` naming the candidate closest to
+// s by edit distance, or "" when none is close enough to be a plausible
+// typo, for appending to a problem message.
+func didYouMean(s string, candidates []string) string {
+	if sg := suggest(s, candidates); sg != "" && sg != s {
+		return fmt.Sprintf(" (did you mean %q?)", sg)
+	}
+	return ""
+}
+
 func suggest(s string, candidates []string) string {
 	best, bestD := "", -1
 	for _, c := range candidates {

@@ -17,9 +17,7 @@ func (l *loader) missingState(n *yaml.Node, what, name string, wf *Workflow) {
 
 func (l *loader) missingStateAt(p Pos, what, name string, wf *Workflow) {
 	msg := fmt.Sprintf("%s: unknown state %q", what, name)
-	if sg := suggest(name, wf.Order); sg != "" {
-		msg += fmt.Sprintf(" (did you mean %q?)", sg)
-	}
+	msg += didYouMean(name, wf.Order)
 	l.errAt(p, "%s", msg)
 }
 
@@ -97,9 +95,7 @@ func (l *loader) checkExprRefs(wf *Workflow, e *Expr) {
 	for _, ref := range e.stateRefs() {
 		if _, ok := wf.States[ref]; !ok {
 			msg := fmt.Sprintf("expression refers to unknown state %q", ref)
-			if sg := suggest(ref, wf.Order); sg != "" {
-				msg += fmt.Sprintf(" (did you mean %q?)", sg)
-			}
+			msg += didYouMean(ref, wf.Order)
 			l.errAt(e.Pos, "%s", msg)
 		}
 	}
@@ -112,9 +108,7 @@ func (l *loader) checkRefs(wf *Workflow, t *Template) {
 	for _, ref := range t.stateRefs() {
 		if _, ok := wf.States[ref]; !ok {
 			msg := fmt.Sprintf("template refers to unknown state %q", ref)
-			if sg := suggest(ref, wf.Order); sg != "" {
-				msg += fmt.Sprintf(" (did you mean %q?)", sg)
-			}
+			msg += didYouMean(ref, wf.Order)
 			l.errAt(t.Pos, "%s", msg)
 		}
 	}
