@@ -147,6 +147,7 @@ type Recorder struct {
 	// producer woken by a hand-off may find its line there.
 	inWrite     *commitGroup
 	inWriteUpTo uint64
+	unused      *commitGroup // a written group nobody waited on, for reuse
 	// idle is signalled when the writer gives up its role while Close
 	// waits for it, and when Close is done.
 	idle    *sync.Cond
@@ -432,6 +433,7 @@ func (r *Recorder) commit(e *ExchangeEvent, body []byte) (uint64, error) {
 		if r.inWrite != nil && seq <= r.inWriteUpTo {
 			g = r.inWrite
 		}
+		g.taken = true
 		r.mu.Unlock()
 		<-g.done
 		if !g.handOff {
@@ -461,6 +463,10 @@ type commitGroup struct {
 	// gave up its role; the producers then compete to take it.
 	handOff bool
 	err     error // the write's error, if any
+	// taken is set when a producer waits on the group. A group written
+	// with nobody waiting (a lone producer writes its own line) is not
+	// closed but kept for the next write, saving a channel per write.
+	taken bool
 }
 
 func newCommitGroup() *commitGroup { return &commitGroup{done: make(chan struct{})} }
@@ -521,7 +527,11 @@ func (r *Recorder) flushLocked() {
 	batch, upTo, evs, g := r.queue, r.seq, r.qevents, r.next
 	r.queue, r.spare = r.spare[:0], nil
 	r.qevents, r.sevents = r.sevents[:0], nil
-	r.next, r.inWrite, r.inWriteUpTo = newCommitGroup(), g, upTo
+	next := r.unused
+	if next == nil {
+		next = newCommitGroup()
+	}
+	r.next, r.unused, r.inWrite, r.inWriteUpTo = next, nil, g, upTo
 	doSync := false
 	switch r.opts.Fsync {
 	case FsyncAlways:
@@ -549,7 +559,13 @@ func (r *Recorder) flushLocked() {
 			r.fan.broadcast(evs[i])
 		}
 	}
-	close(g.done)
+	if g.taken || g.err != nil {
+		close(g.done)
+	} else {
+		// Nobody can take g from now on: its lines are written, and a
+		// producer only waits on a group holding an unwritten line.
+		r.unused = g
+	}
 	if cap(batch) <= 1<<20 {
 		r.spare = batch[:0]
 	}
