@@ -54,7 +54,7 @@ in DIR/.shadow/index.sqlite.`,
 		},
 	}
 	cmd.Flags().StringVar(&o.to, "to", "", "format to write: flowstudio or agentlog")
-	cmd.Flags().StringVar(&o.storage, "storage", "", "storage directory (default $"+runstore.EnvStorage+" or "+runstore.DefaultStorage+")")
+	cmd.Flags().StringVar(&o.storage, "storage", "", storageUsage)
 	cmd.Flags().BoolVar(&o.store, "store", false, "agentlog: write into Shadow's .shadow/ store and SQLite index under DIR")
 	cmd.Flags().BoolVar(&o.json, "json", false, "print what was written as JSON")
 	return cmd
@@ -71,7 +71,11 @@ func runExport(cmd *cobra.Command, ref, dir string, o *exportOptions) error {
 	if o.store && o.to != formatAgentlog {
 		return &exitError{code: 2, msg: "export: --store applies to --to agentlog only"}
 	}
-	path, err := runstore.New(runstore.StorageDir(o.storage)).Resolve(ref)
+	storage, err := storageDir(o.storage)
+	if err != nil {
+		return err
+	}
+	path, err := runstore.New(storage).Resolve(ref)
 	if err != nil {
 		return fmt.Errorf("export: %w", err)
 	}

@@ -83,7 +83,7 @@ Transcripts go to -o DIR, or to <storage>/transcripts.`,
 	}
 	cmd.Flags().StringVar(&o.from, "from", "auto", "input format, or auto to detect it per file")
 	cmd.Flags().StringVarP(&o.outDir, "output", "o", "", "write transcripts into DIR (default <storage>/transcripts)")
-	cmd.Flags().StringVar(&o.storage, "storage", "", "storage root (default $REEL_STORAGE or .reel/storage)")
+	cmd.Flags().StringVar(&o.storage, "storage", "", storageUsage)
 	cmd.Flags().BoolVar(&o.json, "json", false, "print the imported runs as JSON")
 	cmd.Flags().BoolVar(&o.noVerifyIDs, "no-verify-ids", false, "agentlog: do not recompute content ids")
 	return cmd
@@ -104,12 +104,9 @@ func runImport(ctx context.Context, cmd *cobra.Command, args []string, o *import
 	}
 	dir := o.outDir
 	if dir == "" {
-		storage := o.storage
-		if storage == "" {
-			storage = os.Getenv("REEL_STORAGE")
-		}
-		if storage == "" {
-			storage = filepath.Join(".reel", "storage")
+		storage, err := storageDir(o.storage)
+		if err != nil {
+			return err
 		}
 		dir = transcript.Dir(storage)
 	}

@@ -13,7 +13,6 @@ import (
 
 	"github.com/reelhq/reel/internal/agentlog"
 	"github.com/reelhq/reel/internal/flowstudio"
-	"github.com/reelhq/reel/internal/runstore"
 	"github.com/reelhq/reel/transcript"
 	"github.com/spf13/cobra"
 )
@@ -56,7 +55,11 @@ func importInteropRuns(ctx context.Context, format string, paths []string, o *im
 	}
 	dir := o.outDir
 	if dir == "" {
-		dir = transcript.Dir(runstore.StorageDir(o.storage))
+		storage, err := storageDir(o.storage)
+		if err != nil {
+			return nil, err
+		}
+		dir = transcript.Dir(storage)
 	}
 	if format == formatAgentlog {
 		expanded, err := agentlogFiles(paths)

@@ -13,7 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/reelhq/reel/internal/engine"
-	"github.com/reelhq/reel/internal/runstore"
+	"github.com/reelhq/reel/internal/project"
 	"github.com/reelhq/reel/internal/workflow"
 	"github.com/reelhq/reel/transcript"
 )
@@ -35,20 +35,17 @@ The exit status is the run's: 0 on success, the failing state's status
 otherwise, 130 when cancelled (Ctrl-C or SIGTERM).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			project, err := os.Getwd()
+			proj, err := findProject()
 			if err != nil {
 				return err
 			}
-			e, err := newEngine(project, storage)
-			if err != nil {
-				return err
-			}
+			e := newEngine(proj, storage)
 			e.NoTranscript = noTranscript
 			e.Display = cmd.OutOrStdout()
 			if maskSecrets {
 				e.Masker = transcript.NewMasker(os.Environ())
 			}
-			wf, err := loadWorkflow(cmd, e, project, args[0])
+			wf, err := loadWorkflow(cmd, e, proj.Root, args[0])
 			if err != nil {
 				return err
 			}
@@ -95,7 +92,7 @@ otherwise, 130 when cancelled (Ctrl-C or SIGTERM).`,
 		},
 	}
 	cmd.Flags().StringArrayVarP(&inputs, "input", "i", nil, "workflow input `key=value` (repeatable)")
-	cmd.Flags().StringVar(&storage, "storage", "", "storage `DIR` (default $REEL_STORAGE or .reel/storage)")
+	cmd.Flags().StringVar(&storage, "storage", "", storageUsage)
 	cmd.Flags().BoolVar(&noTranscript, "no-transcript", false, "do not write a transcript (the audit trail and display are unchanged)")
 	cmd.Flags().BoolVar(&maskSecrets, "mask-secrets", false, "mask secret-looking environment values and key shapes in the transcript, the display and the audit trail")
 	return cmd
@@ -111,20 +108,47 @@ func sigName(s os.Signal) string {
 	return s.String()
 }
 
-// newEngine configures an engine for the project in dir (its
-// .reel/config.yaml plugins) and the storage flag.
-func newEngine(dir, storage string) (*engine.Engine, error) {
-	cfg, err := engine.LoadProjectConfig(dir)
+// newEngine configures an engine for the project (its configured plugins)
+// and the storage flag.
+func newEngine(p *project.Project, storage string) *engine.Engine {
+	return &engine.Engine{Storage: p.Storage(storage), ProjectDir: p.Root, Plugins: p.Config.Plugins}
+}
+
+// findProject finds the project the working directory is in and reads its
+// configuration.
+func findProject() (*project.Project, error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return nil, err
+	}
+	p, err := project.Find(wd)
 	if err != nil {
 		return nil, &exitError{code: 2, msg: err.Error()}
 	}
-	return &engine.Engine{Storage: runstore.StorageDir(storage), ProjectDir: dir, Plugins: cfg.Plugins}, nil
+	return p, nil
 }
 
-// loadWorkflow finds ref by path or by name in .reel/workflows and loads it,
-// printing every problem of an invalid file.
-func loadWorkflow(cmd *cobra.Command, e *engine.Engine, project, ref string) (*workflow.Workflow, error) {
-	path, err := workflow.Find(ref, project, project)
+// storageUsage documents every command's --storage flag.
+const storageUsage = "storage `DIR` (default $REEL_STORAGE, else the project's .reel/storage, else the per-user storage)"
+
+// storageDir is the storage the --storage flag value, the environment and
+// the project discovered from the working directory select.
+func storageDir(flag string) (string, error) {
+	if flag != "" {
+		return flag, nil
+	}
+	p, err := findProject()
+	if err != nil {
+		return "", err
+	}
+	return p.Storage(""), nil
+}
+
+// loadWorkflow finds ref by path (relative to the working directory) or by
+// name in the project's workflow directories and loads it, printing every
+// problem of an invalid file.
+func loadWorkflow(cmd *cobra.Command, e *engine.Engine, projectRoot, ref string) (*workflow.Workflow, error) {
+	path, err := workflow.Find(ref, ".", projectRoot)
 	if err != nil {
 		return nil, &exitError{code: 2, msg: err.Error()}
 	}

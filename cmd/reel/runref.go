@@ -17,19 +17,26 @@ type runRefFlags struct {
 }
 
 func (f *runRefFlags) register(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&f.storage, "storage", "", "storage directory (default $"+runstore.EnvStorage+" or "+runstore.DefaultStorage+")")
+	cmd.Flags().StringVar(&f.storage, "storage", "", storageUsage)
 	cmd.Flags().BoolVar(&f.latest, "latest", false, "read the most recent run")
 }
 
-func (f *runRefFlags) store() *runstore.Store {
-	return runstore.New(runstore.StorageDir(f.storage))
+func (f *runRefFlags) store() (*runstore.Store, error) {
+	storage, err := storageDir(f.storage)
+	if err != nil {
+		return nil, err
+	}
+	return runstore.New(storage), nil
 }
 
 // resolve turns the arguments (run ids, unique prefixes, file paths) and
 // --latest into transcript paths; want is how many the command takes
 // (0: any number, at least one).
 func (f *runRefFlags) resolve(args []string, want int) ([]string, error) {
-	st := f.store()
+	st, err := f.store()
+	if err != nil {
+		return nil, err
+	}
 	var paths []string
 	if f.latest {
 		p, err := st.Latest()

@@ -38,7 +38,11 @@ func newRunsCmd() *cobra.Command {
 		Short: "List the runs in the storage (id, workflow, status, started, duration, tokens)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			paths, err := runstore.New(runstore.StorageDir(storage)).All()
+			dir, err := storageDir(storage)
+			if err != nil {
+				return err
+			}
+			paths, err := runstore.New(dir).All()
 			if err != nil {
 				return &exitError{code: 1, msg: err.Error()}
 			}
@@ -72,7 +76,7 @@ func newRunsCmd() *cobra.Command {
 			return tw.Flush()
 		},
 	}
-	cmd.Flags().StringVar(&storage, "storage", "", "storage `DIR` (default $REEL_STORAGE or .reel/storage)")
+	cmd.Flags().StringVar(&storage, "storage", "", storageUsage)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
 }

@@ -27,8 +27,11 @@ arguments, or with --all, every run in the storage is counted.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var paths []string
 			if all || len(args) == 0 && !refs.latest {
-				var err error
-				if paths, err = refs.store().All(); err != nil {
+				st, err := refs.store()
+				if err != nil {
+					return err
+				}
+				if paths, err = st.All(); err != nil {
 					return err
 				}
 			} else {

@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -12,21 +11,24 @@ import (
 
 func newValidateCmd() *cobra.Command {
 	return &cobra.Command{
-		Use:   "validate FILE...",
+		Use:   "validate FILE|NAME...",
 		Short: "Check workflow files and print every problem as file:line:col: problem",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			project, err := os.Getwd()
+			proj, err := findProject()
 			if err != nil {
 				return err
 			}
-			e, err := newEngine(project, "")
-			if err != nil {
-				return err
-			}
+			e := newEngine(proj, "")
 			bad := 0
-			for _, f := range args {
-				_, err := workflow.Load(f, e.LoadOptions())
+			for _, ref := range args {
+				f, err := workflow.Find(ref, ".", proj.Root)
+				if err != nil {
+					bad++
+					fmt.Fprintf(cmd.OutOrStdout(), "%s: %v\n", ref, err)
+					continue
+				}
+				_, err = workflow.Load(f, e.LoadOptions())
 				var probs workflow.Problems
 				switch {
 				case errors.As(err, &probs):

@@ -110,7 +110,13 @@ func (r *run) agentOptions(opts map[string]any) map[string]any {
 		return opts
 	}
 	out := maps.Clone(opts)
-	out["command"] = filepath.Join(filepath.Dir(r.wf.File), cmd)
+	p := filepath.Join(filepath.Dir(r.wf.File), cmd)
+	if !strings.Contains(p, "/") {
+		// Join drops "./" for a workflow in the working directory; a bare
+		// name would be looked up on $PATH instead.
+		p = "./" + p
+	}
+	out["command"] = p
 	return out
 }
 

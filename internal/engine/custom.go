@@ -6,15 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"syscall"
 	"time"
 
-	"gopkg.in/yaml.v3"
-
+	"github.com/reelhq/reel/internal/project"
 	"github.com/reelhq/reel/internal/workflow"
 )
 
@@ -65,74 +61,8 @@ func (e *Engine) Register(typ string, fn StepFunc) error {
 // Plugin is an executable step type. reel writes the step's request as
 // JSON on its stdin and reads a StepResult as JSON from its stdout, with
 // optional "error" (a non-empty one fails the step); a non-zero exit fails
-// the step too.
-type Plugin struct {
-	Command string        `yaml:"command"`
-	Args    []string      `yaml:"args"`
-	Timeout time.Duration `yaml:"-"`
-}
-
-// ProjectConfig is .reel/config.yaml.
-type ProjectConfig struct {
-	Plugins map[string]Plugin
-}
-
-// LoadProjectConfig reads <dir>/.reel/config.yaml. A missing file is an
-// empty config. Plugin commands are resolved relative to dir.
-//
-//	plugins:
-//	  slack.notify:
-//	    command: ./plugins/notify
-//	    args: ["--quiet"]
-//	    timeout: 30s
-func LoadProjectConfig(dir string) (*ProjectConfig, error) {
-	p := filepath.Join(dir, ".reel", "config.yaml")
-	b, err := os.ReadFile(p)
-	if errors.Is(err, os.ErrNotExist) {
-		return &ProjectConfig{}, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read project config: %w", err)
-	}
-	return ParseProjectConfig(b, p, dir)
-}
-
-// ParseProjectConfig parses the config file text b (read from path); plugin
-// commands are resolved relative to dir.
-func ParseProjectConfig(b []byte, p, dir string) (*ProjectConfig, error) {
-	var raw struct {
-		Plugins map[string]struct {
-			Command string   `yaml:"command"`
-			Args    []string `yaml:"args"`
-			Timeout string   `yaml:"timeout"`
-		} `yaml:"plugins"`
-	}
-	dec := yaml.NewDecoder(bytes.NewReader(b))
-	dec.KnownFields(true)
-	if err := dec.Decode(&raw); err != nil && !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("project config %s: %w", p, err)
-	}
-	cfg := &ProjectConfig{Plugins: map[string]Plugin{}}
-	for name, pl := range raw.Plugins {
-		if pl.Command == "" {
-			return nil, fmt.Errorf("project config %s: plugin %q has no command", p, name)
-		}
-		cmd := pl.Command
-		if !filepath.IsAbs(cmd) && (filepath.Base(cmd) != cmd) {
-			cmd = filepath.Join(dir, cmd)
-		}
-		plugin := Plugin{Command: cmd, Args: pl.Args}
-		if pl.Timeout != "" {
-			d, err := time.ParseDuration(pl.Timeout)
-			if err != nil {
-				return nil, fmt.Errorf("project config %s: plugin %q timeout: %w", p, name, err)
-			}
-			plugin.Timeout = d
-		}
-		cfg.Plugins[name] = plugin
-	}
-	return cfg, nil
-}
+// the step too. Plugins are configured in .reel/config.yaml (package project).
+type Plugin = project.Plugin
 
 func (r *run) execCustom(ctx context.Context, sc scope, st *workflow.State) outcome {
 	return r.attempts(ctx, st, func(attempt int) outcome {

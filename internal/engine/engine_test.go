@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reelhq/reel/internal/project"
 	"github.com/reelhq/reel/internal/verify"
 	"github.com/reelhq/reel/internal/workflow"
 	"github.com/reelhq/reel/transcript"
@@ -686,7 +687,7 @@ func TestRegisteredCustomStepAndPlugin(t *testing.T) {
 	plugin := h.write("plugins/upper", "#!/bin/sh\nread -r line\nprintf '{\"output\":\"plugin saw %s\",\"data\":{\"n\":7}}' \"$(echo \"$line\" | wc -c | tr -d ' ')\"\n")
 	os.Chmod(plugin, 0o755)
 	h.write(".reel/config.yaml", "plugins:\n  upper:\n    command: ./plugins/upper\n    timeout: 5s\n")
-	cfg, err := LoadProjectConfig(h.dir)
+	cfg, err := project.LoadConfig(h.dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,26 +16,6 @@ import (
 	"github.com/reelhq/reel/transcript"
 )
 
-// EnvStorage names the environment variable that overrides the storage
-// directory when no --storage flag is given.
-const EnvStorage = "REEL_STORAGE"
-
-// DefaultStorage is the storage directory, relative to the working
-// directory, used when neither the flag nor the environment sets one.
-const DefaultStorage = ".reel/storage"
-
-// StorageDir picks the storage directory: the flag value, else $REEL_STORAGE,
-// else DefaultStorage.
-func StorageDir(flag string) string {
-	if flag != "" {
-		return flag
-	}
-	if env := os.Getenv(EnvStorage); env != "" {
-		return env
-	}
-	return DefaultStorage
-}
-
 // Store finds transcripts under one storage directory.
 type Store struct {
 	// Dir is the transcripts directory, <storage>/transcripts.
@@ -115,7 +95,7 @@ func (s *Store) IDs() ([]string, error) {
 	entries, err := os.ReadDir(s.Dir)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("no transcripts: %s does not exist (set --storage or %s)", s.Dir, EnvStorage)
+			return nil, fmt.Errorf("no transcripts: %s does not exist (set --storage or REEL_STORAGE, or run reel inside a project)", s.Dir)
 		}
 		return nil, fmt.Errorf("list transcripts in %s: %w", s.Dir, err)
 	}

@@ -83,14 +83,3 @@ func TestChildPath(t *testing.T) {
 		}
 	}
 }
-
-func TestStorageDir(t *testing.T) {
-	t.Setenv(EnvStorage, "")
-	if StorageDir("") != DefaultStorage {
-		t.Error("default")
-	}
-	t.Setenv(EnvStorage, "/env")
-	if StorageDir("") != "/env" || StorageDir("/flag") != "/flag" {
-		t.Error("env or flag not honoured")
-	}
-}

@@ -198,7 +198,8 @@ func (l *loader) reachability(wf *Workflow) {
 
 // Find resolves a workflow reference: a path to a file (absolute, or
 // relative to baseDir), or a name looked up as NAME.yaml / NAME.yml beside
-// baseDir and then in projectDir/.reel/workflows.
+// baseDir and then in projectDir/.reel/workflows and projectDir/.awf/workflows
+// (AWF's place for them).
 func Find(ref, baseDir, projectDir string) (string, error) {
 	if ref == "" {
 		return "", fmt.Errorf("%w: empty name", ErrNotFound)
@@ -217,6 +218,7 @@ func Find(ref, baseDir, projectDir string) (string, error) {
 	add(baseDir)
 	if projectDir != "" && !filepath.IsAbs(ref) {
 		add(filepath.Join(projectDir, ".reel", "workflows"))
+		add(filepath.Join(projectDir, ".awf", "workflows"))
 	}
 	for _, c := range candidates {
 		if fi, err := os.Stat(c); err == nil && fi.Mode().IsRegular() {
