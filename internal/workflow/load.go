@@ -57,6 +57,7 @@ func Parse(data []byte, file string, opts Options) (*Workflow, error) {
 	if len(l.probs) > 0 {
 		return nil, l.probs.sorted()
 	}
+	wf.Warnings = l.warnings.sorted()
 	return wf, nil
 }
 
@@ -85,6 +86,10 @@ type loader struct {
 	opts  Options
 	probs Problems
 	nodes int // values converted so far, bounded by maxValueNodes
+	// step templates read so far, and the chain being expanded
+	templates map[string]*stepTemplate
+	tplStack  []string
+	warnings  Problems
 }
 
 func pos(n *yaml.Node) Pos { return Pos{n.Line, n.Column} }
@@ -101,6 +106,10 @@ func (l *loader) oneOf(n *yaml.Node, what, value string, allowed []string) bool 
 	}
 	l.errf(n, "%s %q is not one of %s%s", what, value, strings.Join(allowed, ", "), didYouMean(value, allowed))
 	return false
+}
+
+func (l *loader) warnAt(p Pos, format string, args ...any) {
+	l.warnings = append(l.warnings, Problem{File: l.file, Pos: p, Msg: fmt.Sprintf(format, args...), Warning: true})
 }
 
 func (l *loader) errAt(p Pos, format string, args ...any) {
@@ -208,7 +217,7 @@ func contains(list []string, s string) bool {
 // ErrNotFound reports that a workflow name resolved to no file.
 var ErrNotFound = errors.New("workflow not found")
 
-var topFields = []string{"name", "version", "description", "inputs", "outputs", "states"}
+var topFields = []string{"name", "version", "description", "inputs", "outputs", "states", "hooks"}
 
 func (l *loader) workflow(root *yaml.Node) *Workflow {
 	wf := &Workflow{File: l.file, States: map[string]*State{}}
@@ -244,6 +253,8 @@ func (l *loader) workflow(root *yaml.Node) *Workflow {
 		case "states":
 			haveStates = true
 			l.states(wf, f.val)
+		case "hooks":
+			wf.Hooks = l.workflowHooks(f.val)
 		default:
 			l.unknownField(f.key, "the workflow", topFields, "")
 		}

@@ -11,12 +11,17 @@ type Problem struct {
 	File string
 	Pos  Pos
 	Msg  string
+	// Warning marks a problem that does not make the file invalid.
+	Warning bool
 }
 
 func (p Problem) String() string {
 	file := p.File
 	if file == "" {
 		file = "<workflow>"
+	}
+	if p.Warning {
+		return fmt.Sprintf("%s:%d:%d: warning: %s", file, p.Pos.Line, p.Pos.Col, p.Msg)
 	}
 	return fmt.Sprintf("%s:%d:%d: %s", file, p.Pos.Line, p.Pos.Col, p.Msg)
 }
@@ -33,8 +38,19 @@ func (ps Problems) Error() string {
 	return strings.Join(lines, "\n")
 }
 
+// sorted orders problems by file (in the order files first appear: the
+// workflow, then the step templates it uses), then line and column.
 func (ps Problems) sorted() Problems {
+	rank := map[string]int{}
+	for _, p := range ps {
+		if _, ok := rank[p.File]; !ok {
+			rank[p.File] = len(rank)
+		}
+	}
 	sort.SliceStable(ps, func(i, j int) bool {
+		if ps[i].File != ps[j].File {
+			return rank[ps[i].File] < rank[ps[j].File]
+		}
 		if ps[i].Pos.Line != ps[j].Pos.Line {
 			return ps[i].Pos.Line < ps[j].Pos.Line
 		}

@@ -10,17 +10,17 @@ import (
 
 // Fields accepted by each state type, besides the flow fields.
 var typeFields = map[string][]string{
-	TypeStep:         {"command", "script_file", "dir", "timeout", "retry", "continue_on_error"},
-	TypeAgent:        {"provider", "prompt", "prompt_file", "system_prompt", "options", "output_format", "timeout", "retry", "conversation"},
+	TypeStep:         {"command", "script_file", "dir", "timeout", "retry", "continue_on_error", "capture", "operation"},
+	TypeAgent:        {"provider", "prompt", "prompt_file", "system_prompt", "options", "output_format", "timeout", "retry", "conversation", "capture"},
 	TypeTerminal:     {"status", "message"},
 	TypeParallel:     {"parallel", "strategy", "max_concurrent"},
 	TypeForEach:      {"items", "body", "max_iterations", "break_when", "on_complete"},
 	TypeWhile:        {"while", "body", "max_iterations", "break_when", "on_complete"},
-	TypeOperation:    {"operation", "inputs", "retry"},
+	TypeOperation:    {"operation", "inputs", "retry", "timeout", "capture"},
 	TypeCallWorkflow: {"call_workflow", "workflow", "inputs", "outputs", "timeout"},
 }
 
-var flowFields = []string{"type", "description", "on_success", "on_failure", "transitions"}
+var flowFields = []string{"type", "description", "on_success", "on_failure", "transitions", "hooks", "pre_hook", "post_hook"}
 
 // BuiltinTypes lists the state types with built-in meaning.
 var BuiltinTypes = []string{TypeStep, TypeAgent, TypeTerminal, TypeParallel, TypeForEach, TypeWhile, TypeOperation, TypeCallWorkflow}
@@ -95,6 +95,9 @@ func (l *loader) state(k, n *yaml.Node) *State {
 	fs, ok := l.mapping(n, "state "+name)
 	if !ok {
 		return nil
+	}
+	if hasField(fs, "use_template") {
+		return l.templateState(k, fs)
 	}
 	s := &State{Name: name, Pos: pos(k), MaxIterations: DefaultMaxIterations, Strategy: StrategyAllSucceed}
 	for _, f := range fs {
@@ -235,6 +238,12 @@ func (l *loader) state(k, n *yaml.Node) *State {
 			} else if !isNull(v) {
 				l.errf(v, "config must be a mapping, got %s", kindName(v))
 			}
+		case "hooks":
+			l.stepHooks(s, v)
+		case "pre_hook", "post_hook":
+			l.stepHookField(s, f.key, v)
+		case "capture":
+			s.Capture = l.capture(v)
 		case "on_success":
 			s.OnSuccess, _ = l.str(v, "on_success")
 		case "on_failure":
@@ -299,6 +308,7 @@ func (l *loader) requireFields(k *yaml.Node, s *State) {
 		if (s.Command == nil) == (s.ScriptFile == "") {
 			l.errf(k, "step %q needs exactly one of command or script_file", s.Name)
 		}
+		l.checkOperation(k, s)
 	case TypeAgent:
 		providers := []string{"claude", "codex", "gemini", "github_copilot", "openai_compatible"}
 		if s.Provider == "" {
@@ -334,13 +344,7 @@ func (l *loader) requireFields(k *yaml.Node, s *State) {
 			l.errf(k, "while %q is missing body", s.Name)
 		}
 	case TypeOperation:
-		if s.Operation == "" {
-			l.errf(k, "operation state %q is missing operation", s.Name)
-		} else if s.Operation != "http.request" {
-			l.errf(k, "operation %q is not supported (supported: http.request)", s.Operation)
-		} else if _, ok := s.Inputs["url"]; !ok {
-			l.errf(k, "operation %q: http.request needs inputs.url", s.Name)
-		}
+		l.checkOperation(k, s)
 	case TypeCallWorkflow:
 		if s.Call == nil || s.Call.Workflow == "" {
 			l.errf(k, "call_workflow %q is missing workflow", s.Name)

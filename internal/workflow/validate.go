@@ -75,19 +75,12 @@ func (l *loader) validate(wf *Workflow) {
 				l.errAt(s.Pos, "state %q: call_workflow: %v", s.Name, err)
 			}
 		}
-		if s.PromptFile != "" || s.ScriptFile != "" {
-			f := s.PromptFile + s.ScriptFile
-			if !filepath.IsAbs(f) && wf.File != "" {
-				f = filepath.Join(filepath.Dir(wf.File), f)
-			}
-			if _, err := os.Stat(f); err != nil && !strings.Contains(f, "{{") {
-				l.errAt(s.Pos, "state %q: file %s: %v", s.Name, f, err)
-			}
-		}
+		l.checkFiles(wf, s)
 	}
 	for _, o := range wf.Outputs {
 		l.checkExprRefs(wf, o.From)
 	}
+	l.checkHooks(wf)
 	l.reachability(wf)
 }
 
@@ -118,6 +111,7 @@ func (l *loader) checkRefs(wf *Workflow, t *Template) {
 func (s *State) templates() []*Template {
 	out := []*Template{s.Command, s.Dir, s.Prompt, s.SystemPrompt, s.Items}
 	out = append(out, s.Conversation...)
+	out = append(out, s.Hooks.templates()...)
 	if s.OnFailure != nil {
 		out = append(out, s.OnFailure.Message)
 	}

@@ -28,6 +28,10 @@ type Workflow struct {
 	// States holds every state by name; Order lists their names in file order.
 	States map[string]*State
 	Order  []string
+	// Hooks are the workflow's hooks (nil when it has none).
+	Hooks *WorkflowHooks
+	// Warnings are problems that do not make the file invalid.
+	Warnings Problems
 }
 
 // Input declares one workflow input.
@@ -142,6 +146,10 @@ type State struct {
 	OnSuccess   string
 	OnFailure   *FailureTarget
 	Transitions []Transition
+
+	// AWF's hooks and capture (nil when the state has none)
+	Hooks   *StepHooks
+	Capture *Capture
 }
 
 // Retry configures repeated attempts of a step.
