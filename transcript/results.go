@@ -44,6 +44,9 @@ type AgentResult struct {
 	// Skipped counts provider output units the normalizer could not use
 	// (noise lines, malformed JSON, unknown event types), by reason.
 	Skipped map[string]int `json:"skipped,omitempty"`
+	// Captured holds the step's captured variables (AWF's capture:
+	// variable name to value).
+	Captured map[string]string `json:"captured,omitempty"`
 }
 
 // CommandResult is the Result of a command step's step.completed.
@@ -54,6 +57,9 @@ type CommandResult struct {
 	// Truncated is set when output or stderr was cut at the output limit.
 	Truncated  bool  `json:"truncated"`
 	DurationMS int64 `json:"duration_ms,omitempty"`
+	// Captured holds the step's captured variables (AWF's capture:
+	// variable name to value).
+	Captured map[string]string `json:"captured,omitempty"`
 }
 
 // RunResult is the Result of run.completed.

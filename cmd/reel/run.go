@@ -111,7 +111,7 @@ func sigName(s os.Signal) string {
 // newEngine configures an engine for the project (its configured plugins)
 // and the storage flag.
 func newEngine(p *project.Project, storage string) *engine.Engine {
-	return &engine.Engine{Storage: p.Storage(storage), ProjectDir: p.Root, Plugins: p.Config.Plugins}
+	return &engine.Engine{Storage: p.Storage(storage), ProjectDir: p.Root, Plugins: p.Config.Plugins, NotifyBackend: p.Config.Notify.DefaultBackend}
 }
 
 // findProject finds the project the working directory is in and reads its
@@ -162,6 +162,9 @@ func loadWorkflow(cmd *cobra.Command, e *engine.Engine, projectRoot, ref string)
 	}
 	if err != nil {
 		return nil, &exitError{code: 2, msg: e.Masker.MaskString(err.Error())}
+	}
+	for _, w := range wf.Warnings {
+		fmt.Fprintln(cmd.ErrOrStderr(), e.Masker.MaskString(w.String()))
 	}
 	return wf, nil
 }

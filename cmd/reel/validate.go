@@ -28,7 +28,7 @@ func newValidateCmd() *cobra.Command {
 					fmt.Fprintf(cmd.OutOrStdout(), "%s: %v\n", ref, err)
 					continue
 				}
-				_, err = workflow.Load(f, e.LoadOptions())
+				wf, err := workflow.Load(f, e.LoadOptions())
 				var probs workflow.Problems
 				switch {
 				case errors.As(err, &probs):
@@ -41,6 +41,9 @@ func newValidateCmd() *cobra.Command {
 					fmt.Fprintf(cmd.OutOrStdout(), "%s:1:1: %v\n", f, err)
 				default:
 					fmt.Fprintf(cmd.OutOrStdout(), "%s: ok\n", f)
+					for _, w := range wf.Warnings {
+						fmt.Fprintln(cmd.OutOrStdout(), w)
+					}
 				}
 			}
 			if bad > 0 {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -26,11 +25,11 @@ func (r *run) execAgent(ctx context.Context, sc scope, st *workflow.State) outco
 		if perr == nil {
 			sys, perr = st.SystemPrompt.Execute(data)
 		}
-		sp := r.startSpan(sc, st.Name, transcript.KindAgent, "", attempt)
+		sp := r.startStep(ctx, sc, st, transcript.KindAgent, "", attempt)
 		if perr != nil {
 			o := fail("%v", perr)
 			r.setState(st.Name, stateValue(o, "", ""))
-			sp.end("failure", nil, o.err)
+			sp.finish(ctx, o, nil)
 			return o
 		}
 		actx := ctx
@@ -92,9 +91,9 @@ func (r *run) execAgent(ctx context.Context, sc scope, st *workflow.State) outco
 		}
 		r.setState(st.Name, v)
 		if res != nil {
-			sp.end(status(o), res, o.err)
+			sp.finish(ctx, o, res)
 		} else {
-			sp.end(status(o), nil, o.err)
+			sp.finish(ctx, o, nil)
 		}
 		return o
 	})
@@ -130,15 +129,11 @@ func (r *run) prompt(st *workflow.State, data map[string]any) (string, error) {
 		}
 		return s, nil
 	}
-	p := st.PromptFile
-	if !filepath.IsAbs(p) && r.wf.File != "" {
-		p = filepath.Join(filepath.Dir(r.wf.File), p)
-	}
-	b, err := os.ReadFile(p)
+	body, p, err := r.readStepFile(workflow.Prompts, "prompt_file", st.PromptFile, data)
 	if err != nil {
-		return "", fmt.Errorf("prompt_file: %w", err)
+		return "", err
 	}
-	t, err := workflow.ParseTemplate(string(b))
+	t, err := workflow.ParseTemplate(body)
 	if err != nil {
 		return "", fmt.Errorf("prompt_file %s: %w", p, err)
 	}

@@ -16,11 +16,11 @@ import (
 
 // execCall runs a sub-workflow as a child run with its own transcript file.
 func (r *run) execCall(ctx context.Context, sc scope, st *workflow.State) outcome {
-	sp := r.startSpan(sc, st.Name, transcript.KindCallWorkflow, "", 0)
+	sp := r.startStep(ctx, sc, st, transcript.KindCallWorkflow, "", 0)
 	failNow := func(format string, args ...any) outcome {
 		o := fail(format, args...)
 		r.setState(st.Name, stateValue(o, "", ""))
-		sp.end("failure", nil, o.err)
+		sp.finish(ctx, o, nil)
 		return o
 	}
 	call := st.Call
@@ -113,7 +113,7 @@ func (r *run) execCall(ctx context.Context, sc scope, st *workflow.State) outcom
 	v["JSON"] = outs
 	v["TokensUsed"] = rep.Usage.TotalTokens
 	r.setState(st.Name, v)
-	sp.end(status(o), map[string]any{"child_run_id": childID, "workflow": child.Name, "status": rep.Status, "exit_code": rep.ExitCode, "outputs": outs}, o.err)
+	sp.finish(ctx, o, map[string]any{"child_run_id": childID, "workflow": child.Name, "status": rep.Status, "exit_code": rep.ExitCode, "outputs": outs})
 	if rep.RecordError != nil {
 		r.mu.Lock()
 		if r.recErr == nil {

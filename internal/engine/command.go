@@ -34,7 +34,7 @@ func (r *run) attempts(ctx context.Context, st *workflow.State, fn func(attempt 
 	var out outcome
 	for a := 1; a <= rt.MaxAttempts; a++ {
 		out = fn(a)
-		if out.ok || out.cancelled || out.final || out.end != nil || a == rt.MaxAttempts || !retryable(rt, out.exitCode) {
+		if !willRetry(st, a, out) {
 			return out
 		}
 		if !sleepCtx(ctx, backoff(rt, a)) {
@@ -42,6 +42,16 @@ func (r *run) attempts(ctx context.Context, st *workflow.State, fn func(attempt 
 		}
 	}
 	return out
+}
+
+// willRetry reports whether attempt (1-based; 0 for a state without retry)
+// of st, which ended with o, is followed by another one.
+func willRetry(st *workflow.State, attempt int, o outcome) bool {
+	rt := st.Retry
+	if rt == nil || rt.MaxAttempts <= 1 || attempt < 1 {
+		return false
+	}
+	return !(o.ok || o.cancelled || o.final || o.end != nil || attempt >= rt.MaxAttempts || !retryable(rt, o.exitCode))
 }
 
 func retryable(rt *workflow.Retry, code int) bool {
@@ -92,52 +102,27 @@ func backoff(rt *workflow.Retry, n int) time.Duration {
 func (r *run) execCommand(ctx context.Context, sc scope, st *workflow.State) outcome {
 	return r.attempts(ctx, st, func(attempt int) outcome {
 		data := r.data(sc)
-		script, err := r.script(st, data)
+		scr, err := r.script(st, data)
 		if err != nil {
-			sp := r.startSpan(sc, st.Name, transcript.KindCommand, "", attempt)
+			sp := r.startStep(ctx, sc, st, transcript.KindCommand, "", attempt)
 			o := fail("%v", err)
-			sp.end("failure", transcript.CommandResult{ExitCode: 1}, o.err)
 			r.setState(st.Name, stateValue(o, "", ""))
+			sp.finish(ctx, o, transcript.CommandResult{ExitCode: 1})
 			return o
 		}
 		dir, err := st.Dir.Execute(data)
-		sp := r.startSpan(sc, st.Name, transcript.KindCommand, script, attempt)
+		sp := r.startStep(ctx, sc, st, transcript.KindCommand, scr.text, attempt)
 		if err != nil {
 			o := fail("dir: %v", err)
-			sp.end("failure", transcript.CommandResult{ExitCode: 1}, o.err)
 			r.setState(st.Name, stateValue(o, "", ""))
+			sp.finish(ctx, o, transcript.CommandResult{ExitCode: 1})
 			return o
 		}
-		res, o := r.shell(ctx, sp.path, script, dir, st.Timeout)
+		res, o := r.runScript(ctx, sp.path, scr, dir, st.Timeout)
 		r.setState(st.Name, stateValue(o, res.Output, res.Stderr))
-		sp.end(status(o), res, o.err)
+		sp.finish(ctx, o, res)
 		return o
 	})
-}
-
-// script returns the resolved command of a step: its command, or its
-// script_file read and resolved as a template.
-func (r *run) script(st *workflow.State, data map[string]any) (string, error) {
-	if st.Command != nil {
-		s, err := st.Command.Execute(data)
-		if err != nil {
-			return "", fmt.Errorf("command: %w", err)
-		}
-		return s, nil
-	}
-	p := st.ScriptFile
-	if !filepath.IsAbs(p) && r.wf.File != "" {
-		p = filepath.Join(filepath.Dir(r.wf.File), p)
-	}
-	b, err := os.ReadFile(p)
-	if err != nil {
-		return "", fmt.Errorf("script_file: %w", err)
-	}
-	t, err := workflow.ParseTemplate(string(b))
-	if err != nil {
-		return "", fmt.Errorf("script_file %s: %w", p, err)
-	}
-	return t.Execute(data)
 }
 
 // shellPath is $SHELL when it names an executable, else /bin/sh.
@@ -153,6 +138,12 @@ func (r *run) shellPath() string {
 // shell runs script with `$SHELL -c` in its own process group, so that a
 // timeout or a cancel ends everything it started.
 func (r *run) shell(ctx context.Context, path, script, dir string, timeout time.Duration) (transcript.CommandResult, outcome) {
+	return r.process(ctx, path, []string{r.shellPath(), "-c", script}, dir, timeout)
+}
+
+// process runs argv in its own process group, showing its output under
+// path in the display.
+func (r *run) process(ctx context.Context, path string, argv []string, dir string, timeout time.Duration) (transcript.CommandResult, outcome) {
 	start := time.Now()
 	sctx := ctx
 	if timeout > 0 {
@@ -160,7 +151,7 @@ func (r *run) shell(ctx context.Context, path, script, dir string, timeout time.
 		sctx, cancel = context.WithTimeout(ctx, timeout)
 		defer cancel()
 	}
-	cmd := exec.Command(r.shellPath(), "-c", script)
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = dir
 	if dir == "" {
 		cmd.Dir = r.e.Dir
@@ -187,8 +178,18 @@ func (r *run) shell(ctx context.Context, path, script, dir string, timeout time.
 			return transcript.CommandResult{ExitCode: 1, Stderr: o.err}, o
 		}
 	}
-	if err := cmd.Start(); err != nil {
-		o := fail("start %s: %v", r.shellPath(), err)
+	err := cmd.Start()
+	for try := 1; errors.Is(err, syscall.ETXTBSY) && try <= 10; try++ {
+		// A script just written can be held open for a moment by another
+		// goroutine's fork (golang/go#22315): try again.
+		time.Sleep(time.Duration(try) * 5 * time.Millisecond)
+		c := exec.Command(argv[0], argv[1:]...)
+		c.Dir, c.Env, c.SysProcAttr, c.Stdout, c.Stderr, c.WaitDelay = cmd.Dir, cmd.Env, cmd.SysProcAttr, cmd.Stdout, cmd.Stderr, cmd.WaitDelay
+		cmd = c
+		err = cmd.Start()
+	}
+	if err != nil {
+		o := fail("start %s: %v", argv[0], err)
 		o.exitCode = 127
 		return transcript.CommandResult{ExitCode: 127, Stderr: err.Error(), DurationMS: time.Since(start).Milliseconds()}, o
 	}
@@ -196,7 +197,6 @@ func (r *run) shell(ctx context.Context, path, script, dir string, timeout time.
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 
-	var err error
 	var stopped bool
 	select {
 	case err = <-done:

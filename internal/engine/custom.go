@@ -66,7 +66,7 @@ type Plugin = project.Plugin
 
 func (r *run) execCustom(ctx context.Context, sc scope, st *workflow.State) outcome {
 	return r.attempts(ctx, st, func(attempt int) outcome {
-		sp := r.startSpan(sc, st.Name, st.Type, "", attempt)
+		sp := r.startStep(ctx, sc, st, st.Type, "", attempt)
 		req := StepRequest{Type: st.Type, Name: st.Name, Path: sp.path, Iteration: sp.iter, RunID: r.id, Config: st.Config, Inputs: r.inputs}
 		if req.Config == nil {
 			req.Config = map[string]any{}
@@ -94,7 +94,7 @@ func (r *run) execCustom(ctx context.Context, sc scope, st *workflow.State) outc
 			v["Data"] = res.Data
 		}
 		r.setState(st.Name, v)
-		sp.end(status(o), res, o.err)
+		sp.finish(ctx, o, res)
 		return o
 	})
 }

@@ -99,6 +99,9 @@ type Engine struct {
 	// KillGrace is how long a cancelled or timed-out process group has
 	// between SIGTERM and SIGKILL (2s when 0).
 	KillGrace time.Duration
+	// NotifyBackend is the notify.send backend of steps that name none
+	// (the project config's notify.default_backend).
+	NotifyBackend string
 
 	custom    map[string]StepFunc
 	displayMu sync.Mutex

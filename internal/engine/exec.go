@@ -74,7 +74,7 @@ func (r *run) execute(ctx context.Context) *Report {
 	r.audit.write(auditEntry{Event: "workflow.started", RunID: r.id, ParentRunID: r.parentID, Workflow: r.wf.Name, Kind: transcript.KindWorkflow})
 	r.display(fmt.Sprintf("%s● %s", r.indent(), r.wf.Name))
 
-	end := r.machine(ctx)
+	end := r.hooked(ctx, r.machine)
 
 	d := time.Since(r.started)
 	rep := &Report{RunID: r.id, Status: end.status, ExitCode: end.exitCode, Duration: d}

@@ -85,7 +85,7 @@ func truncate(s string, n int) string {
 }
 
 func (r *run) execForEach(ctx context.Context, sc scope, st *workflow.State) outcome {
-	sp := r.startSpan(sc, st.Name, transcript.KindForEach, "", 0)
+	sp := r.startStep(ctx, sc, st, transcript.KindForEach, "", 0)
 	path := sp.path
 	items, err := r.items(sc, st)
 	if err == nil && len(items) > st.MaxIterations {
@@ -94,7 +94,7 @@ func (r *run) execForEach(ctx context.Context, sc scope, st *workflow.State) out
 	if err != nil {
 		o := fail("%v", err)
 		r.setState(st.Name, stateValue(o, "", ""))
-		sp.end("failure", nil, o.err)
+		sp.finish(ctx, o, nil)
 		return o
 	}
 	out := outcome{ok: true}
@@ -108,7 +108,7 @@ func (r *run) execForEach(ctx context.Context, sc scope, st *workflow.State) out
 			break
 		}
 	}
-	return r.endLoop(sp, st, out, map[string]any{"iterations": n, "items": len(items), "broke": broke})
+	return r.endLoop(ctx, sp, st, out, map[string]any{"iterations": n, "items": len(items), "broke": broke})
 }
 
 // iteration runs one pass of a loop's body and then its break_when. more is
@@ -130,20 +130,20 @@ func (r *run) iteration(ctx context.Context, isc scope, st *workflow.State) (out
 	return out, true, false
 }
 
-func (r *run) endLoop(sp *span, st *workflow.State, out outcome, result map[string]any) outcome {
+func (r *run) endLoop(ctx context.Context, sp *span, st *workflow.State, out outcome, result map[string]any) outcome {
 	v := stateValue(out, "", "")
 	v["Data"] = result
 	r.setState(st.Name, v)
 	if out.end != nil && out.end.status == "success" {
-		sp.end("success", result, "")
+		sp.finish(ctx, outcome{ok: true}, result)
 		return out
 	}
-	sp.end(status(out), result, out.err)
+	sp.finish(ctx, out, result)
 	return out
 }
 
 func (r *run) execWhile(ctx context.Context, sc scope, st *workflow.State) outcome {
-	sp := r.startSpan(sc, st.Name, transcript.KindWhile, "", 0)
+	sp := r.startStep(ctx, sc, st, transcript.KindWhile, "", 0)
 	path := sp.path
 	out := outcome{ok: true}
 	n, broke, capped := 0, false, false
@@ -178,11 +178,11 @@ func (r *run) execWhile(ctx context.Context, sc scope, st *workflow.State) outco
 		// result says so
 		res["max_iterations_reached"] = true
 	}
-	return r.endLoop(sp, st, out, res)
+	return r.endLoop(ctx, sp, st, out, res)
 }
 
 func (r *run) execParallel(ctx context.Context, sc scope, st *workflow.State) outcome {
-	sp := r.startSpan(sc, st.Name, transcript.KindParallel, "", 0)
+	sp := r.startStep(ctx, sc, st, transcript.KindParallel, "", 0)
 	bsc := scope{prefix: sp.path, iteration: sc.iteration, loop: sc.loop}
 	pctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -291,7 +291,7 @@ func (r *run) execParallel(ctx context.Context, sc scope, st *workflow.State) ou
 	v := stateValue(out, "", "")
 	v["Data"] = result
 	r.setState(st.Name, v)
-	sp.end(status(out), result, out.err)
+	sp.finish(ctx, out, result)
 	return out
 }
 

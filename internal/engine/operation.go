@@ -50,19 +50,45 @@ type httpResult struct {
 	Body          string            `json:"body"`
 	Headers       map[string]string `json:"headers"`
 	BodyTruncated bool              `json:"body_truncated"`
+	Captured      map[string]string `json:"captured,omitempty"`
 }
 
 func (r *run) execOperation(ctx context.Context, sc scope, st *workflow.State) outcome {
 	return r.attempts(ctx, st, func(attempt int) outcome {
-		sp := r.startSpan(sc, st.Name, transcript.KindOperation, "", attempt)
-		in, err := resolveValue(st.Inputs, r.data(sc))
-		var res *httpResult
-		var o outcome
-		if err != nil {
-			o = fail("inputs: %v", err)
-		} else {
-			res, o = r.httpRequest(ctx, in.(map[string]any))
+		sp := r.startStep(ctx, sc, st, transcript.KindOperation, "", attempt)
+		octx := ctx
+		if st.Timeout > 0 {
+			var cancel context.CancelFunc
+			octx, cancel = context.WithTimeout(ctx, st.Timeout)
+			defer cancel()
 		}
+		in, err := resolveValue(st.Inputs, r.data(sc))
+		if err != nil {
+			o := fail("inputs: %v", err)
+			r.setState(st.Name, stateValue(o, "", ""))
+			sp.finish(ctx, o, nil)
+			return o
+		}
+		if in == nil {
+			in = map[string]any{}
+		}
+		if st.Operation != "http.request" {
+			res, o := r.operate(octx, sp.path, st.Operation, in.(map[string]any))
+			o = timedOut(ctx, octx, o, st.Timeout)
+			v := stateValue(o, "", "")
+			if res != nil {
+				v["Output"], v["Response"], v["Data"], v["JSON"] = res.Output, res.Outputs, res.Outputs, res.Outputs
+			}
+			r.setState(st.Name, v)
+			if res == nil {
+				sp.finish(ctx, o, nil)
+			} else {
+				sp.finish(ctx, o, res)
+			}
+			return o
+		}
+		res, o := r.httpRequest(octx, in.(map[string]any))
+		o = timedOut(ctx, octx, o, st.Timeout)
 		v := stateValue(o, "", "")
 		if res != nil {
 			resp := map[string]any{"status_code": res.StatusCode, "body": res.Body, "headers": res.Headers, "body_truncated": res.BodyTruncated}
@@ -74,13 +100,24 @@ func (r *run) execOperation(ctx context.Context, sc scope, st *workflow.State) o
 			v["Response"] = resp
 			v["Data"] = resp
 			r.setState(st.Name, v)
-			sp.end(status(o), res, o.err)
+			sp.finish(ctx, o, res)
 			return o
 		}
 		r.setState(st.Name, v)
-		sp.end(status(o), nil, o.err)
+		sp.finish(ctx, o, nil)
 		return o
 	})
+}
+
+// timedOut turns the failure of an operation whose own timeout expired
+// into a timeout (exit status 124).
+func timedOut(ctx, octx context.Context, o outcome, timeout time.Duration) outcome {
+	if o.ok || ctx.Err() != nil || octx.Err() == nil {
+		return o
+	}
+	t := fail("timed out after %s", timeout)
+	t.exitCode = exitTimeout
+	return t
 }
 
 func (r *run) httpRequest(ctx context.Context, in map[string]any) (*httpResult, outcome) {

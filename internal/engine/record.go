@@ -27,12 +27,15 @@ type run struct {
 	audit    *auditLog
 	rec      *transcript.Recorder
 
-	mu      sync.Mutex
-	states  map[string]map[string]any
-	usage   transcript.Usage
-	cost    *float64
-	recErr  error
-	started time.Time
+	mu     sync.Mutex
+	states map[string]map[string]any
+	// lastState is the top-level state started last (.error.State of the
+	// workflow_error hook).
+	lastState string
+	usage     transcript.Usage
+	cost      *float64
+	recErr    error
+	started   time.Time
 }
 
 // emit records e in the transcript. A write error is kept and reported in
@@ -64,6 +67,11 @@ type span struct {
 	kind    string
 	attempt int
 	start   time.Time
+	// st and sc are the state and scope of a state's span (nil for a
+	// hook's); hookOf is the path of the step a hook span belongs to.
+	st     *workflow.State
+	sc     scope
+	hookOf string
 }
 
 func joinPath(prefix, name string) string {
@@ -75,13 +83,25 @@ func joinPath(prefix, name string) string {
 
 func (r *run) startSpan(sc scope, name, kind, command string, attempt int) *span {
 	sp := &span{r: r, path: joinPath(sc.prefix, name), iter: sc.iteration, name: name, kind: kind, attempt: attempt, start: time.Now()}
+	if sc.prefix == "" {
+		r.mu.Lock()
+		r.lastState = name
+		r.mu.Unlock()
+	}
+	r.open(sp, command)
+	return sp
+}
+
+// open writes a span's start: the step.started event, the audit entry and
+// the display line.
+func (r *run) open(sp *span, command string) {
+	name, kind, attempt := sp.name, sp.kind, sp.attempt
 	r.emit(transcript.ExchangeEvent{
 		Type: transcript.StepStarted, Path: sp.path, Iteration: sp.iter,
 		Payload: &transcript.StepPayload{Name: name, Kind: kind, Command: command, Attempt: attempt},
 	})
 	r.audit.write(auditEntry{Event: "step.started", RunID: r.id, Workflow: r.wf.Name, Path: sp.path, Iteration: sp.iter, Attempt: attempt, Kind: kind})
 	r.display(sp.startLine())
-	return sp
 }
 
 func (sp *span) startLine() string {
@@ -94,7 +114,12 @@ func (sp *span) startLine() string {
 
 func (sp *span) label() string {
 	l := sp.path
-	if sp.r.loopDepthOf(sp.path) > 0 {
+	at := sp.path
+	if sp.hookOf != "" {
+		// a loop's own hook runs outside its iterations
+		at = sp.hookOf
+	}
+	if sp.r.loopDepthOf(at) > 0 {
 		l += fmt.Sprintf(" [%d]", sp.iter)
 	}
 	if sp.attempt > 1 {

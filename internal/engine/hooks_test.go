@@ -1,0 +1,477 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/reelhq/reel/internal/golden"
+	"github.com/reelhq/reel/transcript"
+)
+
+// hookResult decodes the result of a hook step.
+func hookResult(t *testing.T, ev transcript.ExchangeEvent) HookResult {
+	t.Helper()
+	var hr HookResult
+	if err := transcript.DecodeResult(ev.Step().Result, &hr); err != nil {
+		t.Fatalf("hook result of %s: %v", ev.Path, err)
+	}
+	return hr
+}
+
+// find returns the first event of type typ at path.
+func find(t *testing.T, evs []transcript.ExchangeEvent, typ transcript.EventType, path string) transcript.ExchangeEvent {
+	t.Helper()
+	for _, e := range evs {
+		if e.Type == typ && e.Path == path {
+			return e
+		}
+	}
+	t.Fatalf("no %s at %q", typ, path)
+	return transcript.ExchangeEvent{}
+}
+
+func readLog(t *testing.T, p string) string {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// DECISIONS §11: each hook list is one command step nested under what it
+// hooks, and the hooks run in AWF's order (hooks-lifecycle.yaml).
+func TestHooksRunInOrderAndNest(t *testing.T) {
+	h := newHarness(t)
+	logf := filepath.Join(h.dir, "hook.log")
+	h.e.Environ = append(os.Environ(), "HOOK_LOG_FILE="+logf)
+	rep := h.run(context.Background(), `
+name: lifecycle
+hooks:
+  workflow_start:
+    - command: echo WORKFLOW_START >> {{.env.HOOK_LOG_FILE}}
+  workflow_end:
+    - command: echo WORKFLOW_END >> {{.env.HOOK_LOG_FILE}}
+    - log: "finished {{.states.step1.Output}}"
+states:
+  initial: step1
+  step1:
+    type: step
+    command: echo STEP1_COMMAND | tee -a {{.env.HOOK_LOG_FILE}}
+    hooks:
+      pre:
+        - command: echo STEP1_PRE >> {{.env.HOOK_LOG_FILE}}
+        - command: echo second pre
+      post:
+        - command: echo "STEP1_POST {{.states.step1.Output}} {{.states.step1.ExitCode}}" >> {{.env.HOOK_LOG_FILE}}
+    on_success: step2
+  step2:
+    type: step
+    command: echo STEP2_COMMAND >> {{.env.HOOK_LOG_FILE}}
+    pre_hook: {command: 'echo STEP2_PRE >> {{.env.HOOK_LOG_FILE}}'}
+    post_hook: {command: 'echo STEP2_POST >> {{.env.HOOK_LOG_FILE}}'}
+    on_success: done
+  done: {type: terminal}
+`, nil)
+	if rep.Status != "success" || rep.ExitCode != 0 {
+		t.Fatalf("report %+v", rep)
+	}
+	want := "WORKFLOW_START\nSTEP1_PRE\nSTEP1_COMMAND\nSTEP1_POST STEP1_COMMAND 0\nSTEP2_PRE\nSTEP2_COMMAND\nSTEP2_POST\nWORKFLOW_END\n"
+	if got := readLog(t, logf); got != want {
+		t.Fatalf("hook order:\n%s\nwant\n%s", got, want)
+	}
+	assertEvents(t, events(t, rep.TranscriptPath),
+		"run.started @0 workflow:lifecycle",
+		"step.started workflow_start@0 command:workflow_start",
+		"step.completed workflow_start@0 command:workflow_start",
+		"step.started step1@0 command:step1",
+		"step.started step1.pre_hook@0 command:pre_hook",
+		"step.completed step1.pre_hook@0 command:pre_hook",
+		"step.started step1.post_hook@0 command:post_hook",
+		"step.completed step1.post_hook@0 command:post_hook",
+		"step.completed step1@0 command:step1",
+		"step.started step2@0 command:step2",
+		"step.started step2.pre_hook@0 command:pre_hook",
+		"step.completed step2.pre_hook@0 command:pre_hook",
+		"step.started step2.post_hook@0 command:post_hook",
+		"step.completed step2.post_hook@0 command:post_hook",
+		"step.completed step2@0 command:step2",
+		"step.started done@0 terminal:done",
+		"step.completed done@0 terminal:done",
+		"step.started workflow_end@0 command:workflow_end",
+		"step.completed workflow_end@0 command:workflow_end",
+		"run.completed @0 workflow:lifecycle",
+	)
+	evs := readAll(t, rep.TranscriptPath)
+	preEv := find(t, evs, transcript.StepStarted, "step1.pre_hook")
+	pre := preEv.Step()
+	if pre.Command != "echo STEP1_PRE >> "+logf+"\necho second pre" {
+		t.Fatalf("pre_hook command %q", pre.Command)
+	}
+	hr := hookResult(t, find(t, evs, transcript.StepCompleted, "step1.pre_hook"))
+	if fmt.Sprint(hr.ExitCodes) != "[0 0]" || hr.Output != "second pre\n" || hr.ExitCode != 0 {
+		t.Fatalf("pre_hook result %+v", hr)
+	}
+	end := hookResult(t, find(t, evs, transcript.StepCompleted, "workflow_end"))
+	if fmt.Sprint(end.ExitCodes) != "[0]" || len(end.Logs) != 1 || end.Logs[0] != "finished STEP1_COMMAND" {
+		t.Fatalf("workflow_end result %+v", end)
+	}
+	if !strings.Contains(h.display.String(), "workflow_end │ finished STEP1_COMMAND") {
+		t.Fatalf("log line not displayed:\n%s", h.display.String())
+	}
+}
+
+// A failing workflow_start command ends the run before its first state
+// (hooks-failure.yaml): exit status 3, the rest of the list does not run,
+// and neither does workflow_error (as in AWF).
+func TestWorkflowStartHookFailureEndsRun(t *testing.T) {
+	h := newHarness(t)
+	logf := filepath.Join(h.dir, "hook.log")
+	h.e.Environ = append(os.Environ(), "HOOK_LOG_FILE="+logf)
+	rep := h.run(context.Background(), `
+name: hooks-failure
+hooks:
+  workflow_start:
+    - command: echo WORKFLOW_START >> {{.env.HOOK_LOG_FILE}}
+    - command: echo FAILING_HOOK >> {{.env.HOOK_LOG_FILE}} && echo "it broke" >&2 && exit 1
+    - command: echo NOT_RUN >> {{.env.HOOK_LOG_FILE}}
+  workflow_error:
+    - command: echo ERROR_HOOK >> {{.env.HOOK_LOG_FILE}}
+states:
+  initial: step1
+  step1: {type: step, command: 'echo STEP1_SHOULD_NOT_EXECUTE >> {{.env.HOOK_LOG_FILE}}', on_success: done}
+  done: {type: terminal}
+`, nil)
+	if rep.Status != "failure" || rep.ExitCode != exitHookFailed || !strings.Contains(rep.Error, "workflow_start hook failed: command 2 of 3: exit status 1: it broke") {
+		t.Fatalf("report %+v", rep)
+	}
+	if got := readLog(t, logf); got != "WORKFLOW_START\nFAILING_HOOK\n" {
+		t.Fatalf("log %q", got)
+	}
+	assertEvents(t, events(t, rep.TranscriptPath),
+		"run.started @0 workflow:hooks-failure",
+		"step.started workflow_start@0 command:workflow_start",
+		"step.completed workflow_start@0 command:workflow_start !",
+		"run.completed @0 workflow:hooks-failure !",
+	)
+	hr := hookResult(t, find(t, readAll(t, rep.TranscriptPath), transcript.StepCompleted, "workflow_start"))
+	if fmt.Sprint(hr.ExitCodes) != "[0 1]" || hr.ExitCode != 1 || hr.Stderr != "it broke\n" {
+		t.Fatalf("hook result %+v", hr)
+	}
+}
+
+// A failing step hook is recorded and the step goes on (AWF logs a
+// warning); a post hook runs after a failed step too, sees its result, and
+// the step's on_failure is followed. workflow_error sees .error.
+func TestStepHookFailuresAndErrorHook(t *testing.T) {
+	h := newHarness(t)
+	logf := filepath.Join(h.dir, "hook.log")
+	h.e.Environ = append(os.Environ(), "HOOK_LOG_FILE="+logf)
+	rep := h.run(context.Background(), `
+name: hk
+hooks:
+  workflow_end: [{command: 'echo END >> {{.env.HOOK_LOG_FILE}}'}]
+  workflow_error:
+    - command: echo "ERR {{.error.Message}} | {{.error.State}} | {{.error.ExitCode}} | {{.error.Type}}" >> {{.env.HOOK_LOG_FILE}}
+states:
+  initial: a
+  a:
+    type: step
+    command: echo A
+    hooks:
+      pre:
+        - command: exit 5
+        - command: echo PRE2 >> {{.env.HOOK_LOG_FILE}}
+    on_success: b
+  b:
+    type: step
+    command: echo B; exit 7
+    post_hook: {command: 'echo "POSTB {{.states.b.ExitCode}} {{.states.b.Status}} {{.states.b.Output}}" >> {{.env.HOOK_LOG_FILE}}'}
+    on_failure: bad
+  bad: {type: terminal, status: failure, message: 'b failed with {{.states.b.ExitCode}}'}
+`, nil)
+	if rep.Status != "failure" || rep.ExitCode != 1 {
+		t.Fatalf("report %+v", rep)
+	}
+	want := "PRE2\nPOSTB 7 failure B\nERR b failed with 7 | bad | 1 | execution\n"
+	if got := readLog(t, logf); got != want {
+		t.Fatalf("log:\n%s\nwant\n%s", got, want)
+	}
+	evs := readAll(t, rep.TranscriptPath)
+	pre := find(t, evs, transcript.StepCompleted, "a.pre_hook")
+	if hr := hookResult(t, pre); fmt.Sprint(hr.ExitCodes) != "[5 0]" || pre.Step().Error != "command 1 of 2: exit status 5" {
+		t.Fatalf("pre_hook %+v %q", hr, pre.Step().Error)
+	}
+	if a := find(t, evs, transcript.StepCompleted, "a"); a.Step().Error != "" {
+		t.Fatalf("a failed because of its hook: %q", a.Step().Error)
+	}
+	if !strings.Contains(h.display.String(), "✘ a.pre_hook") {
+		t.Fatalf("display:\n%s", h.display.String())
+	}
+}
+
+// Cancelling the run: the running step's post hook does not run,
+// workflow_cancel does (with a context of its own), and the transcript is
+// complete.
+func TestWorkflowCancelHook(t *testing.T) {
+	h := newHarness(t)
+	logf := filepath.Join(h.dir, "hook.log")
+	h.e.Environ = append(os.Environ(), "HOOK_LOG_FILE="+logf)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		for readLog(t, logf) == "" {
+			time.Sleep(5 * time.Millisecond)
+		}
+		cancel()
+	}()
+	rep := h.run(ctx, `
+name: hc
+hooks:
+  workflow_cancel: [{command: 'echo "CANCEL {{.states.a.Status}}" >> {{.env.HOOK_LOG_FILE}}'}]
+  workflow_end: [{command: 'echo END >> {{.env.HOOK_LOG_FILE}}'}]
+states:
+  initial: a
+  a:
+    type: step
+    command: echo started >> {{.env.HOOK_LOG_FILE}}; sleep 30
+    hooks: {post: [{command: 'echo POST >> {{.env.HOOK_LOG_FILE}}'}]}
+`, nil)
+	if rep.Status != "cancelled" {
+		t.Fatalf("report %+v", rep)
+	}
+	if got := readLog(t, logf); got != "started\nCANCEL cancelled\n" {
+		t.Fatalf("log %q", got)
+	}
+	assertEvents(t, events(t, rep.TranscriptPath),
+		"run.started @0 workflow:hc",
+		"step.started a@0 command:a",
+		"step.completed a@0 command:a !",
+		"step.started workflow_cancel@0 command:workflow_cancel",
+		"step.completed workflow_cancel@0 command:workflow_cancel",
+		"run.completed @0 workflow:hc !",
+	)
+}
+
+// With retries the pre hook runs once, inside the first attempt, and the
+// post hook once, inside the last.
+func TestHooksAroundRetries(t *testing.T) {
+	h := newHarness(t)
+	marks := filepath.Join(h.dir, "marks")
+	rep := h.run(context.Background(), fmt.Sprintf(`
+name: rt
+states:
+  initial: flaky
+  flaky:
+    type: step
+    command: 'echo x >> %[1]s; test $(wc -l < %[1]s) -ge 3'
+    retry: {max_attempts: 4}
+    hooks:
+      pre: [{command: echo pre}]
+      post: [{command: 'echo post {{.states.flaky.ExitCode}}'}]
+`, marks), nil)
+	if rep.Status != "success" {
+		t.Fatalf("report %+v", rep)
+	}
+	assertEvents(t, events(t, rep.TranscriptPath),
+		"run.started @0 workflow:rt",
+		"step.started flaky@0 command:flaky a1",
+		"step.started flaky.pre_hook@0 command:pre_hook",
+		"step.completed flaky.pre_hook@0 command:pre_hook",
+		"step.completed flaky@0 command:flaky a1 !",
+		"step.started flaky@0 command:flaky a2",
+		"step.completed flaky@0 command:flaky a2 !",
+		"step.started flaky@0 command:flaky a3",
+		"step.started flaky.post_hook@0 command:post_hook",
+		"step.completed flaky.post_hook@0 command:post_hook",
+		"step.completed flaky@0 command:flaky a3",
+		"run.completed @0 workflow:rt",
+	)
+	post := hookResult(t, find(t, readAll(t, rep.TranscriptPath), transcript.StepCompleted, "flaky.post_hook"))
+	if post.Output != "post 0\n" {
+		t.Fatalf("post hook saw %q", post.Output)
+	}
+}
+
+// Hooks of loops, loop bodies, parallel blocks and their branches, and a
+// hook timeout: each sits at its step's path and iteration.
+func TestHooksInLoopsAndBranches(t *testing.T) {
+	h := newHarness(t)
+	rep := h.run(context.Background(), `
+name: nest
+states:
+  initial: each
+  each:
+    type: for_each
+    items: [a, b]
+    body: [item]
+    hooks: {pre: [{command: echo loop pre}], post: [{command: echo loop post}]}
+    on_complete: fan
+  item:
+    type: step
+    command: echo {{.loop.Item}}
+    pre_hook: {command: 'echo pre {{.loop.Item}} {{.loop.Index}}'}
+  fan:
+    type: parallel
+    parallel: [slow]
+    post_hook: {command: echo fan post}
+  slow:
+    type: step
+    command: echo slow
+    pre_hook: {command: sleep 5, timeout: 100ms}
+`, nil)
+	if rep.Status != "success" {
+		t.Fatalf("report %+v", rep)
+	}
+	assertEvents(t, events(t, rep.TranscriptPath),
+		"run.started @0 workflow:nest",
+		"step.started each@0 for_each:each",
+		"step.started each.pre_hook@0 command:pre_hook",
+		"step.completed each.pre_hook@0 command:pre_hook",
+		"step.started each.item@0 command:item",
+		"step.started each.item.pre_hook@0 command:pre_hook",
+		"step.completed each.item.pre_hook@0 command:pre_hook",
+		"step.completed each.item@0 command:item",
+		"step.started each.item@1 command:item",
+		"step.started each.item.pre_hook@1 command:pre_hook",
+		"step.completed each.item.pre_hook@1 command:pre_hook",
+		"step.completed each.item@1 command:item",
+		"step.started each.post_hook@0 command:post_hook",
+		"step.completed each.post_hook@0 command:post_hook",
+		"step.completed each@0 for_each:each",
+		"step.started fan@0 parallel:fan",
+		"step.started fan.slow@0 command:slow",
+		"step.started fan.slow.pre_hook@0 command:pre_hook",
+		"step.completed fan.slow.pre_hook@0 command:pre_hook !",
+		"step.completed fan.slow@0 command:slow",
+		"step.started fan.post_hook@0 command:post_hook",
+		"step.completed fan.post_hook@0 command:post_hook",
+		"step.completed fan@0 parallel:fan",
+		"run.completed @0 workflow:nest",
+	)
+	evs := readAll(t, rep.TranscriptPath)
+	var second HookResult
+	for _, e := range evs {
+		if e.Type == transcript.StepCompleted && e.Path == "each.item.pre_hook" && e.Iteration == 1 {
+			second = hookResult(t, e)
+		}
+	}
+	if second.Output != "pre b 1\n" {
+		t.Fatalf("body hook saw %q", second.Output)
+	}
+	timeout := find(t, evs, transcript.StepCompleted, "fan.slow.pre_hook")
+	if hr := hookResult(t, timeout); fmt.Sprint(hr.ExitCodes) != "[124]" || !strings.Contains(timeout.Step().Error, "timed out after 100ms") {
+		t.Fatalf("timed out hook %+v %q", hr, timeout.Step().Error)
+	}
+	// A loop's own hooks are not shown as an iteration's.
+	if d := h.display.String(); !strings.Contains(d, "▶ each.pre_hook\n") || !strings.Contains(d, "▶ each.item.pre_hook [1]\n") {
+		t.Fatalf("display:\n%s", d)
+	}
+}
+
+// capture adds the captured variables to the capturing step's result
+// (DECISIONS §11), cut at max_size; templates read the output as
+// .states.NAME.Output as in AWF.
+func TestCaptureInResult(t *testing.T) {
+	h := newHarness(t)
+	rep := h.run(context.Background(), `
+name: cap
+states:
+  initial: a
+  a:
+    type: step
+    command: printf 'héllo world'; printf 'oops' >&2
+    capture: {stdout: greeting, stderr: problems, max_size: 4}
+    on_success: b
+  b: {type: step, command: 'echo "{{.states.a.Output}}"'}
+`, nil)
+	if rep.Status != "success" {
+		t.Fatalf("report %+v", rep)
+	}
+	evs := readAll(t, rep.TranscriptPath)
+	var cr transcript.CommandResult
+	a := find(t, evs, transcript.StepCompleted, "a")
+	transcript.DecodeResult(a.Step().Result, &cr)
+	if cr.Captured["greeting"] != "hél" || cr.Captured["problems"] != "oops" || cr.Output != "héllo world" {
+		t.Fatalf("result %+v", cr)
+	}
+	b := find(t, evs, transcript.StepCompleted, "b")
+	cr = transcript.CommandResult{}
+	transcript.DecodeResult(b.Step().Result, &cr)
+	if cr.Output != "héllo world\n" || cr.Captured != nil {
+		t.Fatalf("b %+v", cr)
+	}
+}
+
+// DECISIONS §10 holds for hooks: the audit trail and the display are the
+// same with and without the transcript; the display of a hooked run is
+// golden (testdata/hooks_display.golden).
+func TestHooksAuditAndDisplay(t *testing.T) {
+	const body = `
+name: hooked
+hooks:
+  workflow_start: [{log: "starting {{.workflow.name}}"}, {command: echo start}]
+  workflow_end: [{command: echo end}]
+states:
+  initial: each
+  each:
+    type: for_each
+    items: '["a","b"]'
+    body: [item]
+    hooks: {pre: [{command: echo before loop}]}
+    on_complete: last
+  item: {type: step, command: 'echo item {{.loop.Item}}', post_hook: {command: 'echo after {{.loop.Item}}'}}
+  last:
+    type: step
+    command: exit 3
+    retry: {max_attempts: 2}
+    pre_hook: {command: echo once}
+    post_hook: {command: 'echo saw {{.states.last.ExitCode}}; exit 9'}
+    continue_on_error: true
+`
+	var displays, audits [][]byte
+	for _, off := range []bool{false, true} {
+		h := newHarness(t)
+		h.e.NoTranscript = off
+		rep := h.run(context.Background(), body, nil)
+		if rep.Status != "success" {
+			t.Fatalf("no-transcript=%v: %+v", off, rep)
+		}
+		audit, err := os.ReadFile(filepath.Join(h.storage, "audit.jsonl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		displays = append(displays, normalize(h.display.Bytes()))
+		audits = append(audits, normalize(audit))
+		if off {
+			continue
+		}
+		// every hook execution has its audit pair
+		var n int
+		for line := range bytes.SplitSeq(bytes.TrimSpace(audit), []byte("\n")) {
+			var a auditEntry
+			if err := json.Unmarshal(line, &a); err != nil {
+				t.Fatal(err)
+			}
+			if strings.HasSuffix(a.Path, "_hook") || strings.HasPrefix(a.Path, "workflow_") {
+				n++
+			}
+		}
+		if n != 2*7 {
+			t.Fatalf("%d hook audit entries:\n%s", n, audit)
+		}
+	}
+	if !bytes.Equal(displays[0], displays[1]) {
+		t.Fatalf("display differs:\n--- with transcript\n%s\n--- without\n%s", displays[0], displays[1])
+	}
+	if !bytes.Equal(audits[0], audits[1]) {
+		t.Fatalf("audit differs:\n--- with transcript\n%s\n--- without\n%s", audits[0], audits[1])
+	}
+	golden.Check(t, filepath.Join("testdata", "hooks_display.golden"), displays[0])
+}
