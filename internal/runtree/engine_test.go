@@ -176,3 +176,62 @@ states:
 		}
 	}
 }
+
+// Hooks (DECISIONS §11) hang under the step they hook; a loop's own hooks
+// sit beside its iterations, not inside one; the workflow's hooks are top
+// level.
+func TestHookNodes(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "wf.yaml")
+	os.WriteFile(p, []byte(`
+name: hooked
+hooks:
+  workflow_start: [{command: echo start}]
+  workflow_end: [{command: echo end}]
+states:
+  initial: each
+  each:
+    type: while
+    while: loop.Index < 2
+    body: [item]
+    hooks: {pre: [{command: echo pre}], post: [{command: echo post}]}
+  item: {type: step, command: 'echo {{.loop.Index}}', pre_hook: {command: 'exit 2'}}
+`), 0o644)
+	e := &engine.Engine{Storage: filepath.Join(dir, "storage"), ProjectDir: dir}
+	wf, err := workflow.Load(p, e.LoadOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := e.Run(context.Background(), wf, engine.RunOptions{})
+	if err != nil || rep.Status != "success" {
+		t.Fatalf("%+v %v", rep, err)
+	}
+	tree, err := Build(rep.TranscriptPath, Options{})
+	if err != nil || len(tree.Warnings) > 0 {
+		t.Fatalf("%v %v", err, tree.Warnings)
+	}
+	var b strings.Builder
+	var dump func(n *Node, depth int)
+	dump = func(n *Node, depth int) {
+		for _, c := range n.Children {
+			fmt.Fprintf(&b, "%s%s %s %s@%d %s\n", strings.Repeat("  ", depth), c.Name, c.Kind, c.Path, c.Iteration, c.Status)
+			dump(c, depth+1)
+		}
+	}
+	dump(tree.Root, 0)
+	want := `workflow_start command workflow_start@0 success
+each while each@0 success
+  pre_hook command each.pre_hook@0 success
+  iteration 0 iteration each@0 success
+    item command each.item@0 success
+      pre_hook command each.item.pre_hook@0 failure
+  iteration 1 iteration each@1 success
+    item command each.item@1 success
+      pre_hook command each.item.pre_hook@1 failure
+  post_hook command each.post_hook@0 success
+workflow_end command workflow_end@0 success
+`
+	if b.String() != want {
+		t.Fatalf("tree:\n%s\nwant\n%s", b.String(), want)
+	}
+}

@@ -400,10 +400,17 @@ func (b *builder) parentFor(p string, iteration int) *Node {
 	if best == nil {
 		return b.root
 	}
-	if best.Kind == transcript.KindForEach || best.Kind == transcript.KindWhile {
+	if (best.Kind == transcript.KindForEach || best.Kind == transcript.KindWhile) && !isHookOf(best.Path, p) {
 		return iterationNode(best, iteration)
 	}
 	return best
+}
+
+// isHookOf reports whether p is the path of a hook of the step at a
+// (DECISIONS §11): a loop's own hooks run outside its iterations.
+func isHookOf(a, p string) bool {
+	rest, ok := strings.CutPrefix(p, a+".")
+	return ok && (rest == "pre_hook" || rest == "post_hook")
 }
 
 // iterationNode returns the group of loop's iteration i, creating it. A
