@@ -37,6 +37,15 @@ func find(t *testing.T, evs []transcript.ExchangeEvent, typ transcript.EventType
 	return transcript.ExchangeEvent{}
 }
 
+// hookHarness is a harness whose steps see HOOK_LOG_FILE, the file it
+// returns, as AWF's hook fixtures expect.
+func hookHarness(t *testing.T) (*harness, string) {
+	h := newHarness(t)
+	logf := filepath.Join(h.dir, "hook.log")
+	h.e.Environ = append(os.Environ(), "HOOK_LOG_FILE="+logf)
+	return h, logf
+}
+
 func readLog(t *testing.T, p string) string {
 	t.Helper()
 	b, err := os.ReadFile(p)
@@ -49,9 +58,7 @@ func readLog(t *testing.T, p string) string {
 // DECISIONS §11: each hook list is one command step nested under what it
 // hooks, and the hooks run in AWF's order (hooks-lifecycle.yaml).
 func TestHooksRunInOrderAndNest(t *testing.T) {
-	h := newHarness(t)
-	logf := filepath.Join(h.dir, "hook.log")
-	h.e.Environ = append(os.Environ(), "HOOK_LOG_FILE="+logf)
+	h, logf := hookHarness(t)
 	rep := h.run(context.Background(), `
 name: lifecycle
 hooks:
@@ -132,9 +139,7 @@ states:
 // (hooks-failure.yaml): exit status 3, the rest of the list does not run,
 // and neither does workflow_error (as in AWF).
 func TestWorkflowStartHookFailureEndsRun(t *testing.T) {
-	h := newHarness(t)
-	logf := filepath.Join(h.dir, "hook.log")
-	h.e.Environ = append(os.Environ(), "HOOK_LOG_FILE="+logf)
+	h, logf := hookHarness(t)
 	rep := h.run(context.Background(), `
 name: hooks-failure
 hooks:
@@ -171,9 +176,7 @@ states:
 // warning); a post hook runs after a failed step too, sees its result, and
 // the step's on_failure is followed. workflow_error sees .error.
 func TestStepHookFailuresAndErrorHook(t *testing.T) {
-	h := newHarness(t)
-	logf := filepath.Join(h.dir, "hook.log")
-	h.e.Environ = append(os.Environ(), "HOOK_LOG_FILE="+logf)
+	h, logf := hookHarness(t)
 	rep := h.run(context.Background(), `
 name: hk
 hooks:
@@ -221,9 +224,7 @@ states:
 // workflow_cancel does (with a context of its own), and the transcript is
 // complete.
 func TestWorkflowCancelHook(t *testing.T) {
-	h := newHarness(t)
-	logf := filepath.Join(h.dir, "hook.log")
-	h.e.Environ = append(os.Environ(), "HOOK_LOG_FILE="+logf)
+	h, logf := hookHarness(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
 		for readLog(t, logf) == "" {

@@ -184,3 +184,16 @@ func TestAWFExtensionsFile(t *testing.T) {
 		t.Fatalf("%+v", wf)
 	}
 }
+
+// An alias bomb deeper than the depth limit is one problem, quickly (it
+// was one problem per leaf, which stalled the fuzzer).
+func TestDeepAliasBombIsOneProblem(t *testing.T) {
+	start := time.Now()
+	_, err := Parse([]byte("ame: x\nstates:\n  initial: a\n  a: {type: foo, config: &c {k: [*c, *c, *c]}}\n"), "f.yaml", Options{})
+	if n := strings.Count(err.Error(), "nested more than"); n != 1 {
+		t.Fatalf("%d depth problems", n)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Fatalf("took %s", d)
+	}
+}

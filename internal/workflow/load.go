@@ -86,6 +86,8 @@ type loader struct {
 	opts  Options
 	probs Problems
 	nodes int // values converted so far, bounded by maxValueNodes
+	// tooDeep is set once a value deeper than maxValueDepth was reported
+	tooDeep bool
 	// step templates read so far, and the chain being expanded
 	templates map[string]*stepTemplate
 	tplStack  []string
@@ -219,14 +221,21 @@ var ErrNotFound = errors.New("workflow not found")
 
 var topFields = []string{"name", "version", "description", "inputs", "outputs", "states", "hooks"}
 
-func (l *loader) workflow(root *yaml.Node) *Workflow {
-	wf := &Workflow{File: l.file, States: map[string]*State{}}
+// document returns the top-level mapping of a parsed file (a workflow or
+// a step template).
+func (l *loader) document(root *yaml.Node, what string) (*yaml.Node, []field, bool) {
 	if root.Kind == 0 || len(root.Content) == 0 {
-		l.errAt(Pos{1, 1}, "empty workflow file")
-		return wf
+		l.errAt(Pos{1, 1}, "empty %s file", what)
+		return nil, nil, false
 	}
 	doc := deref(root.Content[0])
-	fs, ok := l.mapping(doc, "workflow")
+	fs, ok := l.mapping(doc, what)
+	return doc, fs, ok
+}
+
+func (l *loader) workflow(root *yaml.Node) *Workflow {
+	wf := &Workflow{File: l.file, States: map[string]*State{}}
+	doc, fs, ok := l.document(root, "workflow")
 	if !ok {
 		return wf
 	}

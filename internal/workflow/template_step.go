@@ -130,12 +130,7 @@ func (l *loader) loadTemplate(path string) *stepTemplate {
 		tl.probs = append(tl.probs, tl.yamlError(data, err))
 		return t
 	}
-	if root.Kind == 0 || len(root.Content) == 0 {
-		tl.errAt(Pos{1, 1}, "empty template file")
-		return t
-	}
-	doc := deref(root.Content[0])
-	fs, ok := tl.mapping(doc, "template")
+	doc, fs, ok := tl.document(&root, "template")
 	if !ok {
 		return t
 	}

@@ -155,14 +155,19 @@ const (
 )
 
 func (l *loader) valueDepth(n *yaml.Node, what string, templates bool, depth int) any {
-	if depth > maxValueDepth {
-		l.errf(n, "%s is nested more than %d levels deep (a recursive alias?)", what, maxValueDepth)
-		return nil
-	}
+	// Count first: an alias bomb deeper than the depth limit would
+	// otherwise report one problem per leaf, without bound.
 	l.nodes++
 	if l.nodes > maxValueNodes {
 		if l.nodes == maxValueNodes+1 {
 			l.errf(n, "%s expands to more than %d values (aliases?)", what, maxValueNodes)
+		}
+		return nil
+	}
+	if depth > maxValueDepth {
+		if !l.tooDeep {
+			l.tooDeep = true
+			l.errf(n, "%s is nested more than %d levels deep (a recursive alias?)", what, maxValueDepth)
 		}
 		return nil
 	}
