@@ -476,3 +476,35 @@ states:
 	}
 	golden.Check(t, filepath.Join("testdata", "hooks_display.golden"), displays[0])
 }
+
+// --mask-secrets covers hooks: their commands, output and logs in the
+// transcript, the display and the audit trail.
+func TestHooksMasked(t *testing.T) {
+	const secret = "hunter2-very-secret-value"
+	h := newHarness(t)
+	h.e.Environ = append(os.Environ(), "DEPLOY_TOKEN="+secret)
+	h.e.Masker = transcript.NewMasker(h.e.Environ)
+	rep := h.run(context.Background(), `
+name: masked
+hooks:
+  workflow_start:
+    - command: 'echo "token {{.env.DEPLOY_TOKEN}}"'
+    - log: 'using {{.env.DEPLOY_TOKEN}}'
+states:
+  initial: a
+  a: {type: step, command: 'true', pre_hook: {command: 'echo $DEPLOY_TOKEN; exit 1'}}
+`, nil)
+	if rep.Status != "success" {
+		t.Fatalf("report %+v", rep)
+	}
+	tr, _ := os.ReadFile(rep.TranscriptPath)
+	audit, _ := os.ReadFile(filepath.Join(h.storage, "audit.jsonl"))
+	for what, b := range map[string][]byte{"transcript": tr, "audit": audit, "display": h.display.Bytes()} {
+		if bytes.Contains(b, []byte(secret)) {
+			t.Errorf("%s shows the secret:\n%s", what, b)
+		}
+	}
+	if !bytes.Contains(tr, []byte("[MASKED]")) || !bytes.Contains(h.display.Bytes(), []byte("[MASKED]")) {
+		t.Fatalf("nothing masked:\n%s\n%s", tr, h.display.String())
+	}
+}
