@@ -31,6 +31,13 @@
 //     parent's run totals include the child's tokens. Cycles (a file
 //     already on the call stack) and nesting deeper than MaxDepth fail the
 //     call step.
+//   - Hooks (AWF's). Each hook list runs as one command step nested under
+//     what it hooks (DECISIONS §11); a failing workflow_start command ends
+//     the run with exit status 3, every other hook failure is recorded and
+//     changes nothing. See hooks.go.
+//   - Operations. http.request, github.* (package github) and notify.send
+//     (package notify) are built in; any other name fails its step, as in
+//     AWF where only a plugin could provide it.
 //   - Coexistence. The audit trail and the display are written from the
 //     same points whether or not the transcript is on; the run id and the
 //     transcript path are the CLI's to print (on stderr), not the
