@@ -176,6 +176,7 @@ states:
     provider: claude
     prompt_file: '{{.awf.prompts_dir}}/review.md'
     options: {command: %q}
+    capture: {stdout: verdict, max_size: 4}
 `, fake))
 	rep, err := h.e.Run(context.Background(), wf, RunOptions{})
 	if err != nil || rep.Status != "success" {
@@ -185,5 +186,11 @@ states:
 	ev := find(t, readAll(t, rep.TranscriptPath), transcript.MessageUser, "review")
 	if m := ev.Message(); m == nil || m.Blocks[0].Text != "Review main.go carefully." {
 		t.Fatalf("prompt %+v", ev.Payload)
+	}
+	// an agent step's capture keeps its reply
+	done := find(t, readAll(t, rep.TranscriptPath), transcript.StepCompleted, "review")
+	var ar transcript.AgentResult
+	if err := transcript.DecodeResult(done.Step().Result, &ar); err != nil || ar.Captured["verdict"] != "LGTM" || ar.Usage.TotalTokens == 0 {
+		t.Fatalf("agent result %+v %v", ar, err)
 	}
 }

@@ -220,8 +220,8 @@ func (t *stepTemplate) primary() field {
 var templateDropped = []string{"on_success", "on_failure", "transitions"}
 
 // templateState builds the state k: fs (a state with use_template) from
-// its template. It returns nil when the state cannot be built; the reasons
-// are reported.
+// its template. When it cannot, the reasons are reported and a stand-in
+// with the state's own flow is returned.
 func (l *loader) templateState(k *yaml.Node, fs []field) *State {
 	fields, ok := l.expandTemplate(k, fs)
 	if !ok {
