@@ -30,8 +30,9 @@ type opResult struct {
 }
 
 // operate runs a built-in operation other than http.request. An operation
-// reel does not know fails the step, as in AWF (whose validate accepts any
-// name outside its providers' namespaces, since a plugin may provide it).
+// reel does not know ends the run without following on_failure, as in AWF
+// (whose validate accepts any name outside its providers' namespaces, since
+// a plugin may provide it, and whose run stops there).
 func (r *run) operate(ctx context.Context, path, name string, in map[string]any) (*opResult, outcome) {
 	res := &opResult{Operation: name}
 	var outs map[string]any
@@ -66,6 +67,7 @@ func (r *run) operate(ctx context.Context, path, name string, in map[string]any)
 		names := slices.Sorted(maps.Keys(workflow.Operations))
 		o := fail("operation %q not found (built-in: %s)", name, strings.Join(names, ", "))
 		o.final = true
+		o.end = &ending{"failure", 1, fmt.Sprintf("state %s: %s", path, o.err)}
 		return nil, o
 	}
 	if outs == nil {

@@ -179,8 +179,8 @@ states:
 }
 
 // An operation reel has no provider for passes validate (AWF's
-// diagram-all-types.yaml uses one named noop) and fails when it runs, as in
-// AWF; an operation's timeout ends it.
+// diagram-all-types.yaml uses one named noop) and ends the run when it runs,
+// without on_failure, as in AWF; an operation's timeout ends it.
 func TestUnknownOperationAndTimeout(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		select {
@@ -199,27 +199,31 @@ states:
     type: operation
     operation: noop
     retry: {max_attempts: 3}
-    on_failure: slow
+    on_failure: error
+  error: {type: terminal, status: failure}
+`, nil)
+	if rep.Status != "failure" || rep.ExitCode != 1 || !strings.HasPrefix(rep.Error, `state noop: operation "noop" not found (built-in: github.add_comment`) {
+		t.Fatalf("report %+v", rep)
+	}
+	assertEvents(t, events(t, rep.TranscriptPath),
+		"run.started @0 workflow:ops",
+		"step.started noop@0 operation:noop a1",
+		"step.completed noop@0 operation:noop a1 !",
+		"run.completed @0 workflow:ops !",
+	)
+
+	rep = h.run(context.Background(), `
+name: slow
+states:
+  initial: slow
   slow:
     type: operation
     operation: github.get_pr
     inputs: {number: 1, repo: a/b}
     timeout: 200ms
 `, nil)
-	if rep.Status != "failure" || rep.ExitCode != 1 {
-		t.Fatalf("report %+v", rep)
-	}
-	got := events(t, rep.TranscriptPath)
-	if n := strings.Count(strings.Join(got, "\n"), "step.completed noop@0"); n != 1 {
-		t.Fatalf("an unknown operation is not retried: %d attempts", n)
-	}
-	evs := readAll(t, rep.TranscriptPath)
-	noop := find(t, evs, transcript.StepCompleted, "noop")
-	if !strings.Contains(noop.Step().Error, `operation "noop" not found (built-in: github.add_comment`) {
-		t.Fatalf("noop error %q", noop.Step().Error)
-	}
-	slow := find(t, evs, transcript.StepCompleted, "slow")
-	if slow.Step().Error != "timed out after 200ms" {
-		t.Fatalf("slow error %q", slow.Step().Error)
+	slow := find(t, readAll(t, rep.TranscriptPath), transcript.StepCompleted, "slow")
+	if rep.ExitCode != 1 || slow.Step().Error != "timed out after 200ms" {
+		t.Fatalf("slow %+v %q", rep, slow.Step().Error)
 	}
 }

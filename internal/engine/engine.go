@@ -36,8 +36,9 @@
 //     the run with exit status 3, every other hook failure is recorded and
 //     changes nothing. See hooks.go.
 //   - Operations. http.request, github.* (package github) and notify.send
-//     (package notify) are built in; any other name fails its step, as in
-//     AWF where only a plugin could provide it.
+//     (package notify) are built in; any other name ends the run when its
+//     state runs (on_failure is not followed), as in AWF where only a plugin
+//     could provide it.
 //   - Coexistence. The audit trail and the display are written from the
 //     same points whether or not the transcript is on; the run id and the
 //     transcript path are the CLI's to print (on stderr), not the
