@@ -582,4 +582,3 @@ func TestTokenizer(t *testing.T) {
 		t.Errorf("strings: %q", strs)
 	}
 }
-

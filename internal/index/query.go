@@ -65,6 +65,7 @@ func (ix *Index) scanRun(rows interface{ Scan(...any) error }) (Run, bool, error
 		c := cost.Float64
 		r.CostUSD = &c
 	}
+	r.Tokens = r.Usage.TotalTokens
 	r.Providers, r.Models = splitSet(providers), splitSet(mod)
 	r.Path = ix.file(r.RunID)
 	if !ended {

@@ -28,10 +28,12 @@ type Run struct {
 	LastEvent time.Time `json:"last_event"`
 	// DurationMS is the run's own account when it ended, else the time
 	// from its start to its last event.
-	DurationMS int64            `json:"duration_ms"`
-	Usage      transcript.Usage `json:"usage"`
-	CostUSD    *float64         `json:"cost_usd,omitempty"`
-	Error      string           `json:"error,omitempty"`
+	DurationMS int64 `json:"duration_ms"`
+	// Tokens is Usage.TotalTokens, at the top level for jq.
+	Tokens  int64            `json:"tokens"`
+	Usage   transcript.Usage `json:"usage"`
+	CostUSD *float64         `json:"cost_usd,omitempty"`
+	Error   string           `json:"error,omitempty"`
 	// Steps counts step executions, FailedSteps those that ended with an
 	// error, ToolCalls tool.call events, ToolErrors tool results with an
 	// error.
