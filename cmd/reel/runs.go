@@ -119,3 +119,24 @@ func openIndex(cmd *cobra.Command, storageFlag string) (*index.Index, error) {
 	}
 	return index.Open(cmd.Context(), storage)
 }
+
+// indexWritten brings an existing run index up to date with transcripts a
+// command just wrote (paths: files appended to; new files are found by the
+// directory check). Without an index it does nothing: the next reader
+// builds one. Failing to update is a warning: the transcripts are written
+// and the next reader catches up.
+func indexWritten(cmd *cobra.Command, storage string, paths ...string) {
+	if _, err := os.Stat(index.Path(storage)); err != nil {
+		return
+	}
+	ix, err := index.Open(cmd.Context(), storage)
+	if err == nil {
+		if _, err = ix.Update(cmd.Context(), paths...); err == nil {
+			err = ix.Sync(cmd.Context())
+		}
+		ix.Close()
+	}
+	if err != nil {
+		fmt.Fprintf(cmd.ErrOrStderr(), "reel: warning: run index not updated: %v\n", err)
+	}
+}

@@ -419,7 +419,12 @@ type row struct {
 	lastChunkFound     bool
 }
 
-func (ix *Index) readRow(ctx context.Context, tx *sql.Tx, runID string) (row, error) {
+// querier is a transaction or the database itself.
+type querier interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+func (ix *Index) readRow(ctx context.Context, tx querier, runID string) (row, error) {
 	var r row
 	var foldJSON string
 	err := tx.QueryRowContext(ctx, `SELECT size, mtime, head, offset, fold FROM runs WHERE run_id = ?`, runID).

@@ -308,13 +308,11 @@ func (p *prepared) read(ctx context.Context, r *bufio.Reader, from, foldFrom int
 	return nil
 }
 
+// readRowDB reads a row outside any transaction: the connections are opened
+// with BEGIN IMMEDIATE, which would wait for the writer, while a plain read
+// in WAL mode does not. apply rereads the row inside its transaction.
 func (ix *Index) readRowDB(ctx context.Context, runID string) (row, error) {
-	tx, err := ix.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
-	if err != nil {
-		return row{}, err
-	}
-	defer tx.Rollback()
-	return ix.readRow(ctx, tx, runID)
+	return ix.readRow(ctx, ix.db, runID)
 }
 
 // apply writes a prepared update inside tx. When the row changed since p
