@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/reelhq/reel/internal/index"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -166,7 +167,7 @@ func TestExportFlowStudioChildRunsRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatalf("runs: %v\n%s", err, stderr)
 	}
-	var list []runSummary
+	var list []index.Run
 	if err := json.Unmarshal([]byte(stdout), &list); err != nil {
 		t.Fatalf("runs --json: %v\n%s", err, stdout)
 	}

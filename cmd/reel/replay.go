@@ -1,9 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
+	"os"
 
 	"github.com/reelhq/reel/internal/replay"
+	"github.com/reelhq/reel/internal/webview"
 	"github.com/reelhq/reel/transcript"
 	"github.com/spf13/cobra"
 )
@@ -18,6 +21,9 @@ func newReplayCmd() *cobra.Command {
 		format   string
 		color    string
 		maxLines int
+		outFile  string
+		mask     bool
+		redacts  []string
 	)
 	cmd := &cobra.Command{
 		Use:   "replay RUN|--latest",
@@ -27,6 +33,12 @@ prompt, the assistant's text, its thinking (folded unless --thinking), every
 tool call with its input and result, command steps with their command, exit
 code and output, and the sub-workflows it called, inline.
 
+--format html -o FILE writes the run page of reel serve as one self-contained
+file (inline style and script, no external address) that opens from disk:
+execution tree, timeline, conversation with folding, and playback with a
+speed control. --mask-secrets and --redact REGEX (repeatable) remove secrets
+from every string before the file is written.
+
 On a terminal the replay is paced by the original timestamps (--speed 1,
 gaps capped at 2s before the speed-up) and coloured; piped, it is written at
 once and plain. --format markdown writes Markdown for sharing.`,
@@ -35,6 +47,12 @@ once and plain. --format markdown writes Markdown for sharing.`,
 			paths, err := refs.resolve(args, 1)
 			if err != nil {
 				return err
+			}
+			if format == "html" {
+				return replayHTML(cmd, paths[0], outFile, mask, redacts)
+			}
+			if outFile != "" || mask || len(redacts) > 0 {
+				return fmt.Errorf("-o, --mask-secrets and --redact go with --format html")
 			}
 			out := cmd.OutOrStdout()
 			tty := isTerminal(out)
@@ -78,9 +96,51 @@ once and plain. --format markdown writes Markdown for sharing.`,
 	fl.Float64Var(&speed, "speed", 1, "pace by the original timestamps, this many times faster")
 	fl.BoolVar(&instant, "instant", false, "write everything at once (the default when not on a terminal)")
 	fl.BoolVar(&thinking, "thinking", false, "show thinking blocks instead of folding them")
-	fl.StringVar(&format, "format", "text", "output format: text or markdown")
+	fl.StringVar(&format, "format", "text", "output format: text, markdown or html")
+	fl.StringVarP(&outFile, "output", "o", "", "write the html replay to this `FILE` (- for stdout)")
+	fl.BoolVar(&mask, "mask-secrets", false, "html: mask secret-looking environment values and key shapes")
+	fl.StringArrayVar(&redacts, "redact", nil, "html: replace what this Go `REGEX` matches with [REDACTED] (repeatable)")
 	fl.StringVar(&color, "color", "auto", "colour: auto (on a terminal), always or never")
 	fl.IntVar(&maxLines, "max-lines", 40, "cut tool and command outputs to this many lines (0: no limit)")
 	cmd.MarkFlagsMutuallyExclusive("speed", "instant")
 	return cmd
+}
+
+// replayHTML writes the self-contained html replay of the run at path.
+func replayHTML(cmd *cobra.Command, path, outFile string, mask bool, redacts []string) error {
+	if outFile == "" {
+		return fmt.Errorf("--format html needs -o FILE (or -o - for stdout)")
+	}
+	var masker *transcript.Masker
+	if mask {
+		masker = transcript.NewMasker(os.Environ())
+	}
+	var red *webview.Redactor
+	if mask || len(redacts) > 0 {
+		var err error
+		if red, err = webview.NewRedactor(masker, redacts); err != nil {
+			return &exitError{code: 2, msg: err.Error()}
+		}
+	}
+	run, err := webview.LoadRun(path, webview.RunOptions{Redact: red})
+	if err != nil {
+		return err
+	}
+	views, err := webview.New()
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	if err := views.Render(&buf, &webview.Page{Name: "run", Title: run.Workflow, Standalone: true, Data: run}); err != nil {
+		return err
+	}
+	if outFile == "-" {
+		_, err = cmd.OutOrStdout().Write(buf.Bytes())
+	} else {
+		err = os.WriteFile(outFile, buf.Bytes(), 0o600)
+	}
+	if err != nil {
+		return err
+	}
+	return reportWarnings(cmd, run.Warnings)
 }

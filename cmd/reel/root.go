@@ -32,6 +32,9 @@ func newRootCmd() *cobra.Command {
 		newEventsCmd(),
 		newStatsCmd(),
 		newDiffCmd(),
+		newIndexCmd(),
+		newSearchCmd(),
+		newServeCmd(),
 	)
 	return root
 }

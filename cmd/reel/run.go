@@ -82,6 +82,9 @@ otherwise, 130 when cancelled (Ctrl-C or SIGTERM).`,
 				// bad inputs (*engine.InputError) or unwritable storage
 				return &exitError{code: 2, msg: e.Masker.MaskString(err.Error())}
 			}
+			if !noTranscript {
+				indexWritten(cmd, e.Storage, filepath.Join(transcript.Dir(e.Storage), id+".jsonl"))
+			}
 			if rep.RecordError != nil {
 				fmt.Fprintf(errw, "reel: warning: transcript incomplete: %s\n", e.Masker.MaskString(rep.RecordError.Error()))
 			}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/reelhq/reel/internal/index"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -110,7 +111,7 @@ states:
 
 	// reel runs lists both runs, the child marked
 	runs := runBinary(t, dir, "runs", "--storage", storage, "--json")
-	var list []runSummary
+	var list []index.Run
 	if err := json.Unmarshal([]byte(runs.stdout), &list); err != nil || len(list) != 2 {
 		t.Fatalf("runs --json: %v\n%s", err, runs.stdout)
 	}

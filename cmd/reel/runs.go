@@ -1,133 +1,142 @@
 package main
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"os"
-	"sort"
+	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/reelhq/reel/internal/runstore"
-	"github.com/reelhq/reel/transcript"
+	"github.com/reelhq/reel/internal/index"
+	"github.com/reelhq/reel/internal/runstatus"
 )
 
-// runSummary is one line of `reel runs`.
-type runSummary struct {
-	RunID       string    `json:"run_id"`
-	ParentRunID string    `json:"parent_run_id,omitempty"`
-	Workflow    string    `json:"workflow"`
-	Status      string    `json:"status"`
-	ExitCode    *int      `json:"exit_code,omitempty"`
-	Started     time.Time `json:"started"`
-	DurationMS  int64     `json:"duration_ms"`
-	Tokens      int64     `json:"tokens"`
-	Error       string    `json:"error,omitempty"`
-	Path        string    `json:"path"`
-}
-
 func newRunsCmd() *cobra.Command {
-	var storage string
-	var asJSON bool
+	var (
+		storage      string
+		asJSON       bool
+		f            index.Filter
+		since, until string
+	)
 	cmd := &cobra.Command{
 		Use:   "runs",
-		Short: "List the runs in the storage (id, workflow, status, started, duration, tokens)",
-		Args:  cobra.NoArgs,
+		Short: "List the runs in the storage, newest first (history)",
+		Long: `List the runs in the storage, newest first: id, workflow, status, start,
+duration, tokens and cost. Child runs (sub-workflows) are marked with ↳.
+
+Statuses: ` + strings.Join(runstatus.All, ", ") + `.
+
+The list comes from the run index (<storage>/index.db), which is brought up
+to date with the transcripts first; reel index --rebuild rebuilds it.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			dir, err := storageDir(storage)
+			now := time.Now()
+			var err error
+			if f.Since, err = parseWhen(since, now); err != nil {
+				return fmt.Errorf("--since: %w", err)
+			}
+			if f.Until, err = parseWhen(until, now); err != nil {
+				return fmt.Errorf("--until: %w", err)
+			}
+			if f.Status != "" && !runstatus.Valid(f.Status) {
+				return fmt.Errorf("--status %q: want one of %s", f.Status, strings.Join(runstatus.All, ", "))
+			}
+			if f.Limit < 0 {
+				return fmt.Errorf("--limit must be 0 (all) or more")
+			}
+			ix, err := openIndex(cmd, storage)
 			if err != nil {
 				return err
 			}
-			paths, err := runstore.New(dir).All()
-			if err != nil {
-				return &exitError{code: 1, msg: err.Error()}
-			}
-			runs := make([]runSummary, 0, len(paths))
-			for _, p := range paths {
-				s, err := summarize(p)
-				if err != nil {
-					fmt.Fprintf(cmd.ErrOrStderr(), "reel: %s: %v\n", p, err)
-					continue
+			defer ix.Close()
+			limit := f.Limit
+			var runs []index.Run
+			for {
+				f.Limit = 1000
+				if limit > 0 {
+					f.Limit = min(1000, limit-len(runs))
 				}
-				runs = append(runs, s)
+				page, err := ix.List(cmd.Context(), f)
+				if err != nil {
+					return err
+				}
+				runs = append(runs, page.Runs...)
+				if page.Next == "" || limit > 0 && len(runs) >= limit {
+					break
+				}
+				f.After = page.Next
 			}
-			sort.SliceStable(runs, func(i, j int) bool { return runs[i].Started.After(runs[j].Started) })
 			out := cmd.OutOrStdout()
 			if asJSON {
 				return writeJSON(out, runs)
 			}
-			tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "RUN ID\tWORKFLOW\tSTATUS\tSTARTED\tDURATION\tTOKENS")
-			for _, r := range runs {
-				name := r.Workflow
-				if r.ParentRunID != "" {
-					name = "↳ " + name
-				}
-				dur := "-"
-				if r.Status != "incomplete" {
-					dur = (time.Duration(r.DurationMS) * time.Millisecond).String()
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\n", r.RunID, name, r.Status, r.Started.Local().Format("2006-01-02 15:04:05"), dur, r.Tokens)
-			}
-			return tw.Flush()
+			return writeRuns(out, runs)
 		},
 	}
-	cmd.Flags().StringVar(&storage, "storage", "", storageUsage)
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	fl := cmd.Flags()
+	fl.StringVar(&storage, "storage", "", storageUsage)
+	fl.BoolVar(&asJSON, "json", false, "print JSON")
+	fl.StringVar(&f.Workflow, "workflow", "", "only runs of this workflow")
+	fl.StringVar(&f.Status, "status", "", "only runs in this status ("+strings.Join(runstatus.All, ", ")+")")
+	fl.StringVar(&f.Provider, "provider", "", "only runs with an agent step of this provider")
+	fl.StringVar(&f.Model, "model", "", "only runs with an agent step of this model")
+	fl.StringVar(&since, "since", "", "only runs started at or after this time (RFC 3339, 2006-01-02, or a duration ago: 24h)")
+	fl.StringVar(&until, "until", "", "only runs started before this time")
+	fl.IntVarP(&f.Limit, "limit", "n", 0, "at most this many runs (0: all)")
 	return cmd
 }
 
-// tailSize is how much of a transcript's end is read to find run.completed,
-// which is a short line.
-const tailSize = 64 << 10
-
-// summarize reads a transcript's first event and its last line, so listing
-// many long transcripts stays fast.
-func summarize(path string) (runSummary, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return runSummary{}, err
-	}
-	defer f.Close()
-	rd := transcript.NewReader(f)
-	first, err := rd.Next()
-	if err != nil && !errors.Is(err, transcript.ErrUnknownEventType) {
-		return runSummary{}, fmt.Errorf("first event: %w", err)
-	}
-	s := runSummary{RunID: first.RunID, ParentRunID: first.ParentRunID, Started: first.Timestamp, Status: "incomplete", Path: path}
-	if p := first.Step(); p != nil {
-		s.Workflow = p.Name
-	}
-	st, err := f.Stat()
-	if err != nil {
-		return s, err
-	}
-	off := max(st.Size()-tailSize, 0)
-	buf := make([]byte, st.Size()-off)
-	if _, err := f.ReadAt(buf, off); err != nil && err != io.EOF {
-		return s, err
-	}
-	buf = bytes.TrimRight(buf, "\n")
-	if i := bytes.LastIndexByte(buf, '\n'); i >= 0 {
-		buf = buf[i+1:]
-	}
-	last, err := transcript.DecodeEvent(buf)
-	if err != nil || last.Type != transcript.RunCompleted {
-		s.DurationMS = max(0, last.Timestamp.Sub(s.Started).Milliseconds())
-		return s, nil
-	}
-	var res transcript.RunResult
-	if p := last.Step(); p != nil {
-		if err := transcript.DecodeResult(p.Result, &res); err == nil {
-			s.Status, s.DurationMS, s.Tokens = res.Status, res.DurationMS, res.Usage.TotalTokens
-			ec := res.ExitCode
-			s.ExitCode = &ec
+func writeRuns(out io.Writer, runs []index.Run) error {
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "RUN ID\tWORKFLOW\tSTATUS\tSTARTED\tDURATION\tTOKENS\tCOST")
+	for _, r := range runs {
+		name := r.Workflow
+		if r.ParentRunID != "" {
+			name = "↳ " + name
 		}
-		s.Error = p.Error
+		dur := (time.Duration(r.DurationMS) * time.Millisecond).String()
+		cost := "-"
+		if r.CostUSD != nil {
+			cost = fmt.Sprintf("$%.4f", *r.CostUSD)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", r.RunID, name, r.Status, r.Started.Local().Format("2006-01-02 15:04:05"), dur, r.Usage.TotalTokens, cost)
 	}
-	return s, nil
+	return tw.Flush()
+}
+
+// openIndex opens the run index of the storage the flag, the environment
+// and the project select, up to date with its transcripts.
+func openIndex(cmd *cobra.Command, storageFlag string) (*index.Index, error) {
+	storage, err := storageDir(storageFlag)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(storage); err != nil {
+		return nil, &exitError{code: 1, msg: fmt.Sprintf("no storage at %s (set --storage or REEL_STORAGE, or run reel inside a project)", storage)}
+	}
+	return index.Open(cmd.Context(), storage)
+}
+
+// indexWritten brings an existing run index up to date with transcripts a
+// command just wrote (paths: files appended to; new files are found by the
+// directory check). Without an index it does nothing: the next reader
+// builds one. Failing to update is a warning: the transcripts are written
+// and the next reader catches up.
+func indexWritten(cmd *cobra.Command, storage string, paths ...string) {
+	if _, err := os.Stat(index.Path(storage)); err != nil {
+		return
+	}
+	ix, err := index.Open(cmd.Context(), storage)
+	if err == nil {
+		if _, err = ix.Update(cmd.Context(), paths...); err == nil {
+			err = ix.Sync(cmd.Context())
+		}
+		ix.Close()
+	}
+	if err != nil {
+		fmt.Fprintf(cmd.ErrOrStderr(), "reel: warning: run index not updated: %v\n", err)
+	}
 }

@@ -22,6 +22,10 @@ type Side struct {
 	output     string
 }
 
+// Output is the execution's final output (agent reply or command output),
+// for showing how it changed.
+func (s *Side) Output() string { return s.output }
+
 // StepDiff compares one step execution across two runs. A or B is nil when
 // the execution happened in one run only.
 type StepDiff struct {

@@ -1,0 +1,478 @@
+// Package index keeps the run index: a SQLite database under the storage
+// directory (<storage>/index.db) that makes the run list, its filters and
+// full-text search fast. The transcripts stay the source of truth; the
+// index can be deleted at any time and is rebuilt from them alone.
+//
+// What is indexed. One row per transcript in runs: the run's workflow,
+// parent, start, last event, status (of the last run.started …
+// run.completed span), duration, token usage, cost, provider and model
+// sets, step, tool and failure counts, plus the file's size, mtime and the
+// byte offset up to which it was read. For text, each transcript is cut
+// into chunks of consecutive complete lines (chunkSize bytes, never
+// splitting a line); the distinct terms of every string value in the
+// chunk's payloads (prompts, replies, thinking, tool inputs and outputs,
+// commands and their output, errors; JSON keys left out) go into an FTS5
+// table (contentless, detail=none) whose rowid is the chunk's. A term is a
+// maximal run of letters and digits, lowercased, at most maxTermLen bytes:
+// longer runs are base64 images and hashes, which are left out.
+//
+// How a search is answered. FTS5 returns the chunks holding every query
+// term, newest first (rowids grow as transcripts are indexed, and a rebuild
+// indexes runs in order of start). Each candidate chunk is read back from
+// its transcript by byte range and every event in it checked against the
+// whole query (terms, prefixes, phrases, exclusions); the events that match
+// are the hits, with a snippet cut from the transcript. So the index stays
+// small and fast to build (a chunk's terms are a fraction of its bytes),
+// and a hit is always what the transcript says now.
+//
+// How staleness is detected. The database records the schema version; a
+// missing, unreadable or older database is rebuilt. Sync, which every read
+// through Open runs first, compares the transcripts directory's mtime with
+// the one recorded at the last full scan; when it changed (a transcript was
+// added or removed) every file's size and mtime is compared with its row.
+// Runs that have not ended are checked on every Sync, since they are the
+// ones that grow. A directory mtime less than a second old is not trusted
+// (a file created in the same clock tick would not change it), so the next
+// Sync scans again. Writers that append to an ended run (reel resume) or
+// write new runs call Update with the paths they wrote; reel index does a
+// full scan.
+//
+// How it stays consistent with transcripts written concurrently. Only
+// complete lines (ending in a newline) are read; a line being written is
+// left for the next update. Each file's update runs in one IMMEDIATE
+// transaction that rereads the file's row first, so two processes updating
+// the same index (reel serve and a finishing reel run) never index the same
+// lines twice. A file that shrank or whose first line changed is indexed
+// again from the start.
+package index
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+
+	"github.com/reelhq/reel/transcript"
+)
+
+// schemaVersion changes whenever the schema or what is indexed changes; an
+// index of another version is rebuilt.
+const schemaVersion = "1"
+
+// FileName is the index's file name under the storage directory.
+const FileName = "index.db"
+
+// chunkSize is how many transcript bytes one full-text chunk covers at
+// most: large enough that its distinct terms are a small fraction of its
+// bytes, small enough that checking a candidate chunk reads little.
+const chunkSize = 256 << 10
+
+const schema = `
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE runs (
+	run_id TEXT PRIMARY KEY,
+	parent_run_id TEXT NOT NULL DEFAULT '',
+	workflow TEXT NOT NULL DEFAULT '',
+	imported INTEGER NOT NULL DEFAULT 0,
+	started INTEGER NOT NULL DEFAULT 0,
+	last_event INTEGER NOT NULL DEFAULT 0,
+	ended INTEGER NOT NULL DEFAULT 0,
+	status TEXT NOT NULL DEFAULT '',
+	exit_code INTEGER,
+	duration_ms INTEGER NOT NULL DEFAULT 0,
+	error TEXT NOT NULL DEFAULT '',
+	input_tokens INTEGER NOT NULL DEFAULT 0,
+	output_tokens INTEGER NOT NULL DEFAULT 0,
+	cache_read_tokens INTEGER NOT NULL DEFAULT 0,
+	cache_write_tokens INTEGER NOT NULL DEFAULT 0,
+	reasoning_tokens INTEGER NOT NULL DEFAULT 0,
+	total_tokens INTEGER NOT NULL DEFAULT 0,
+	cost_usd REAL,
+	steps INTEGER NOT NULL DEFAULT 0,
+	failed_steps INTEGER NOT NULL DEFAULT 0,
+	tool_calls INTEGER NOT NULL DEFAULT 0,
+	tool_errors INTEGER NOT NULL DEFAULT 0,
+	events INTEGER NOT NULL DEFAULT 0,
+	providers TEXT NOT NULL DEFAULT '',
+	models TEXT NOT NULL DEFAULT '',
+	file TEXT NOT NULL,
+	size INTEGER NOT NULL,
+	mtime INTEGER NOT NULL,
+	head TEXT NOT NULL DEFAULT '',
+	offset INTEGER NOT NULL,
+	fold TEXT NOT NULL
+);
+CREATE INDEX runs_started ON runs(started DESC, run_id DESC);
+CREATE INDEX runs_workflow ON runs(workflow, started DESC);
+CREATE INDEX runs_status ON runs(status, started DESC);
+CREATE INDEX runs_open ON runs(ended) WHERE ended = 0;
+CREATE TABLE chunks (
+	id INTEGER PRIMARY KEY,
+	run_id TEXT NOT NULL,
+	start INTEGER NOT NULL,
+	end INTEGER NOT NULL
+);
+CREATE INDEX chunks_run ON chunks(run_id, start);
+CREATE VIRTUAL TABLE fts USING fts5(terms, content='', contentless_delete=1, detail=none, tokenize='ascii');
+`
+
+// Index is an open run index over one storage directory. It is safe for
+// concurrent use, and several processes may use the same index file.
+type Index struct {
+	db   *sql.DB
+	dir  string // the transcripts directory
+	path string
+
+	mu       sync.Mutex // serializes Sync within the process
+	lastScan time.Time
+}
+
+// Path returns the index file of a storage directory.
+func Path(storage string) string { return filepath.Join(storage, FileName) }
+
+// Open opens the index of the storage directory, creating or rebuilding it
+// when it is missing, of another schema version or unreadable, and brings
+// it up to date with the transcripts (Sync).
+func Open(ctx context.Context, storage string) (*Index, error) {
+	ix, err := open(storage)
+	if err == nil {
+		err = ix.Sync(ctx)
+		if err != nil {
+			ix.Close()
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return ix, nil
+}
+
+func open(storage string) (*Index, error) {
+	ix := &Index{dir: transcript.Dir(storage), path: Path(storage)}
+	if err := os.MkdirAll(storage, 0o700); err != nil {
+		return nil, fmt.Errorf("open index: %w", err)
+	}
+	if db, err := connect(ix.path); err == nil {
+		var v string
+		err = db.QueryRow(`SELECT value FROM meta WHERE key = 'schema'`).Scan(&v)
+		if err == nil && v == schemaVersion {
+			ix.db = db
+			return ix, nil
+		}
+		db.Close()
+	}
+	// Missing, older or damaged: start afresh. The transcripts hold
+	// everything the index does.
+	var err error
+	if err := removeDB(ix.path); err != nil {
+		return nil, err
+	}
+	if ix.db, err = connect(ix.path); err != nil {
+		return nil, err
+	}
+	if err := ix.create(); err != nil {
+		ix.db.Close()
+		return nil, err
+	}
+	return ix, nil
+}
+
+func connect(path string) (*sql.DB, error) {
+	dsn := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_txlock=immediate"
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open index %s: %w", path, err)
+	}
+	if err := db.Ping(); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open index %s: %w", path, err)
+	}
+	if err := os.Chmod(path, 0o600); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		db.Close()
+		return nil, fmt.Errorf("open index %s: %w", path, err)
+	}
+	return db, nil
+}
+
+func removeDB(path string) error {
+	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("remove stale index: %w", err)
+		}
+	}
+	return nil
+}
+
+func (ix *Index) create() error {
+	tx, err := ix.db.Begin()
+	if err != nil {
+		return fmt.Errorf("create index %s: %w", ix.path, err)
+	}
+	defer tx.Rollback()
+	var n int
+	// Another process may have created it between our check and now.
+	if tx.QueryRow(`SELECT count(*) FROM sqlite_master WHERE name = 'meta'`).Scan(&n); n > 0 {
+		return tx.Commit()
+	}
+	if _, err := tx.Exec(schema); err != nil {
+		return fmt.Errorf("create index %s: %w", ix.path, err)
+	}
+	if _, err := tx.Exec(`INSERT INTO meta(key, value) VALUES ('schema', ?), ('dir_mtime', '0')`, schemaVersion); err != nil {
+		return fmt.Errorf("create index %s: %w", ix.path, err)
+	}
+	return tx.Commit()
+}
+
+// file is the transcript of run id.
+func (ix *Index) file(id string) string { return filepath.Join(ix.dir, id+".jsonl") }
+
+// Close closes the database.
+func (ix *Index) Close() error { return ix.db.Close() }
+
+// Rebuild deletes the index of storage and builds it again from the
+// transcripts alone.
+func Rebuild(ctx context.Context, storage string) (*Index, Stats, error) {
+	if err := removeDB(Path(storage)); err != nil {
+		return nil, Stats{}, err
+	}
+	ix, err := open(storage)
+	if err != nil {
+		return nil, Stats{}, err
+	}
+	st, err := ix.scan(ctx)
+	if err != nil {
+		ix.Close()
+		return nil, st, err
+	}
+	return ix, st, nil
+}
+
+// Stats says what an update did.
+type Stats struct {
+	Files   int   // transcripts read (wholly or from where the index was)
+	Bytes   int64 // bytes read from them
+	Removed int   // runs whose transcript is gone
+}
+
+// Sync brings the index up to date with the transcripts directory, cheaply
+// when nothing changed (see the package comment).
+func (ix *Index) Sync(ctx context.Context) error {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	st, err := os.Stat(ix.dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("index: %w", err)
+	}
+	var recorded string
+	if err := ix.db.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = 'dir_mtime'`).Scan(&recorded); err != nil {
+		return fmt.Errorf("index: %w", err)
+	}
+	if recorded != fmt.Sprint(st.ModTime().UnixNano()) {
+		_, err := ix.scanLocked(ctx)
+		return err
+	}
+	rows, err := ix.db.QueryContext(ctx, `SELECT run_id FROM runs WHERE ended = 0`)
+	if err != nil {
+		return fmt.Errorf("index: %w", err)
+	}
+	var open []string
+	for rows.Next() {
+		var f string
+		if err := rows.Scan(&f); err != nil {
+			rows.Close()
+			return fmt.Errorf("index: %w", err)
+		}
+		open = append(open, ix.file(f))
+	}
+	rows.Close()
+	_, err = ix.update(ctx, open)
+	return err
+}
+
+// Scan compares every transcript with its row and updates what changed:
+// what reel index does, and what Sync does when the directory changed.
+func (ix *Index) Scan(ctx context.Context) (Stats, error) {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	return ix.scanLocked(ctx)
+}
+
+func (ix *Index) scan(ctx context.Context) (Stats, error) {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	return ix.scanLocked(ctx)
+}
+
+func (ix *Index) scanLocked(ctx context.Context) (Stats, error) {
+	var stats Stats
+	dirInfo, err := os.Stat(ix.dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return stats, nil
+	}
+	if err != nil {
+		return stats, fmt.Errorf("index: %w", err)
+	}
+	entries, err := os.ReadDir(ix.dir)
+	if err != nil {
+		return stats, fmt.Errorf("index: list transcripts: %w", err)
+	}
+	known := map[string][2]int64{}
+	rows, err := ix.db.QueryContext(ctx, `SELECT run_id, size, mtime FROM runs`)
+	if err != nil {
+		return stats, fmt.Errorf("index: %w", err)
+	}
+	for rows.Next() {
+		var id string
+		var size, mtime int64
+		if err := rows.Scan(&id, &size, &mtime); err != nil {
+			rows.Close()
+			return stats, fmt.Errorf("index: %w", err)
+		}
+		known[id] = [2]int64{size, mtime}
+	}
+	rows.Close()
+	var changed []candidate
+	for _, e := range entries {
+		id, ok := strings.CutSuffix(e.Name(), ".jsonl")
+		if !ok || e.IsDir() || transcript.ValidRunID(id) != nil {
+			continue
+		}
+		info, err := e.Info()
+		if err != nil {
+			continue // removed meanwhile
+		}
+		k, seen := known[id]
+		delete(known, id)
+		if seen && k[0] == info.Size() && k[1] == info.ModTime().UnixNano() {
+			continue
+		}
+		changed = append(changed, candidate{path: filepath.Join(ix.dir, e.Name()), size: info.Size()})
+	}
+	for id := range known {
+		if _, err := ix.db.ExecContext(ctx, `DELETE FROM fts WHERE rowid IN (SELECT id FROM chunks WHERE run_id = ?)`, id); err != nil {
+			return stats, fmt.Errorf("index: %w", err)
+		}
+		if _, err := ix.db.ExecContext(ctx, `DELETE FROM chunks WHERE run_id = ?; DELETE FROM runs WHERE run_id = ?`, id, id); err != nil {
+			return stats, fmt.Errorf("index: %w", err)
+		}
+		stats.Removed++
+	}
+	orderByStart(changed)
+	st, err := ix.updateCandidates(ctx, changed)
+	stats.Files, stats.Bytes = st.Files, st.Bytes
+	if err != nil {
+		return stats, err
+	}
+	// A directory changed in the last second may change again within the
+	// same mtime tick: leave it unrecorded so the next Sync scans again.
+	mt := dirInfo.ModTime()
+	rec := fmt.Sprint(mt.UnixNano())
+	if time.Since(mt) < time.Second {
+		rec = "0"
+	}
+	if _, err := ix.db.ExecContext(ctx, `UPDATE meta SET value = ? WHERE key = 'dir_mtime'`, rec); err != nil {
+		return stats, fmt.Errorf("index: %w", err)
+	}
+	ix.lastScan = time.Now()
+	return stats, nil
+}
+
+// Update indexes the transcripts at paths (new ones wholly, known ones
+// from where the index left them). Writers call it after writing runs.
+func (ix *Index) Update(ctx context.Context, paths ...string) (Stats, error) {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	return ix.update(ctx, paths)
+}
+
+func (ix *Index) update(ctx context.Context, paths []string) (Stats, error) {
+	cands := make([]candidate, 0, len(paths))
+	for _, p := range paths {
+		cands = append(cands, candidate{path: p})
+	}
+	return ix.updateCandidates(ctx, cands)
+}
+
+// row is what the index holds about one file before an update.
+type row struct {
+	found  bool
+	size   int64
+	mtime  int64
+	head   string
+	offset int64
+	fold   fold
+	// lastChunk is the run's last chunk, redone when it is small.
+	lastChunk          int64
+	lastStart, lastEnd int64
+	lastChunkFound     bool
+}
+
+// querier is a transaction or the database itself.
+type querier interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+func (ix *Index) readRow(ctx context.Context, tx querier, runID string) (row, error) {
+	var r row
+	var foldJSON string
+	err := tx.QueryRowContext(ctx, `SELECT size, mtime, head, offset, fold FROM runs WHERE run_id = ?`, runID).
+		Scan(&r.size, &r.mtime, &r.head, &r.offset, &foldJSON)
+	if errors.Is(err, sql.ErrNoRows) {
+		return r, nil
+	}
+	if err != nil {
+		return r, err
+	}
+	r.found = true
+	if err := json.Unmarshal([]byte(foldJSON), &r.fold); err != nil {
+		// A fold we cannot read is redone from the file.
+		r.found = false
+		return r, nil
+	}
+	err = tx.QueryRowContext(ctx, `SELECT id, start, end FROM chunks WHERE run_id = ? ORDER BY start DESC LIMIT 1`, runID).
+		Scan(&r.lastChunk, &r.lastStart, &r.lastEnd)
+	if err == nil {
+		r.lastChunkFound = true
+	} else if !errors.Is(err, sql.ErrNoRows) {
+		return r, err
+	}
+	return r, nil
+}
+
+func (ix *Index) deleteRun(ctx context.Context, tx *sql.Tx, runID string) error {
+	if _, err := tx.ExecContext(ctx, `DELETE FROM fts WHERE rowid IN (SELECT id FROM chunks WHERE run_id = ?)`, runID); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM chunks WHERE run_id = ?`, runID); err != nil {
+		return err
+	}
+	_, err := tx.ExecContext(ctx, `DELETE FROM runs WHERE run_id = ?`, runID)
+	return err
+}
+
+func joinSet(s []string) string {
+	if len(s) == 0 {
+		return ""
+	}
+	return "," + strings.Join(s, ",") + ","
+}
+
+func splitSet(s string) []string {
+	s = strings.Trim(s, ",")
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, ",")
+}

@@ -1,0 +1,235 @@
+package index
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/reelhq/reel/internal/rawevent"
+	"github.com/reelhq/reel/internal/rawjson"
+	"github.com/reelhq/reel/internal/runstatus"
+	"github.com/reelhq/reel/transcript"
+)
+
+// Run is one run as the index knows it: what the run list shows and filters
+// on. Everything is derived from the run's transcript.
+type Run struct {
+	RunID       string `json:"run_id"`
+	ParentRunID string `json:"parent_run_id,omitempty"`
+	Workflow    string `json:"workflow"`
+	// Imported is set for sessions brought in by reel import.
+	Imported bool `json:"imported,omitempty"`
+	// Status is success, failure, cancelled, interrupted or running
+	// (package runstatus).
+	Status    string    `json:"status"`
+	ExitCode  *int      `json:"exit_code,omitempty"`
+	Started   time.Time `json:"started"`
+	LastEvent time.Time `json:"last_event"`
+	// DurationMS is the run's own account when it ended, else the time
+	// from its start to its last event.
+	DurationMS int64 `json:"duration_ms"`
+	// Tokens is Usage.TotalTokens, at the top level for jq.
+	Tokens  int64            `json:"tokens"`
+	Usage   transcript.Usage `json:"usage"`
+	CostUSD *float64         `json:"cost_usd,omitempty"`
+	Error   string           `json:"error,omitempty"`
+	// Steps counts step executions, FailedSteps those that ended with an
+	// error, ToolCalls tool.call events, ToolErrors tool results with an
+	// error.
+	Steps       int      `json:"steps"`
+	FailedSteps int      `json:"failed_steps,omitempty"`
+	ToolCalls   int      `json:"tool_calls"`
+	ToolErrors  int      `json:"tool_errors,omitempty"`
+	Events      int      `json:"events"`
+	Providers   []string `json:"providers,omitempty"`
+	Models      []string `json:"models,omitempty"`
+	Path        string   `json:"path"`
+}
+
+// fold is the state of reading one transcript, kept in the index between
+// incremental updates so that new lines are added to it without reading
+// the file again from the start.
+type fold struct {
+	RunID       string `json:"run_id"`
+	ParentRunID string `json:"parent_run_id,omitempty"`
+	Workflow    string `json:"workflow"`
+	Started     int64  `json:"started"`
+	Last        int64  `json:"last"`
+	Ended       bool   `json:"ended"`
+	// Status, ExitCode, RunDurationMS, RunUsage and RunCost come from the
+	// last run.completed; they are cleared by a later run.started (resume).
+	Status        string            `json:"status,omitempty"`
+	ExitCode      *int              `json:"exit_code,omitempty"`
+	RunDurationMS int64             `json:"run_duration_ms,omitempty"`
+	RunUsage      *transcript.Usage `json:"run_usage,omitempty"`
+	RunCost       *float64          `json:"run_cost,omitempty"`
+	Error         string            `json:"error,omitempty"`
+	// AgentUsage and AgentCost add up the agent steps' results, for runs
+	// whose run.completed has no totals (yet).
+	AgentUsage  transcript.Usage `json:"agent_usage"`
+	AgentCost   *float64         `json:"agent_cost,omitempty"`
+	Steps       int              `json:"steps"`
+	FailedSteps int              `json:"failed_steps"`
+	ToolCalls   int              `json:"tool_calls"`
+	ToolErrors  int              `json:"tool_errors"`
+	Events      int              `json:"events"`
+	LastSeq     uint64           `json:"last_seq"`
+	Providers   []string         `json:"providers,omitempty"`
+	Models      []string         `json:"models,omitempty"`
+}
+
+// line folds one complete transcript line in. env is reused between calls.
+func (f *fold) line(env *rawevent.Envelope, line []byte) error {
+	if err := env.Parse(line); err != nil {
+		return err
+	}
+	f.Events++
+	if f.RunID == "" {
+		f.RunID, f.ParentRunID = env.RunID, env.ParentRunID
+	}
+	if v, ok, _ := rawjson.Field(line, "seq"); ok {
+		var n uint64
+		for _, c := range v {
+			if c < '0' || c > '9' {
+				n = 0
+				break
+			}
+			n = n*10 + uint64(c-'0')
+		}
+		if n > f.LastSeq {
+			f.LastSeq = n
+		}
+	}
+	ts := env.Time()
+	if !ts.IsZero() {
+		us := ts.UnixMicro()
+		if f.Started == 0 {
+			f.Started = us
+		}
+		f.Last = max(f.Last, us)
+	}
+	switch transcript.EventType(env.Type) {
+	case transcript.ToolCall:
+		f.ToolCalls++
+	case transcript.ToolResult:
+		if v, ok, _ := rawjson.Field(env.Payload, "error"); ok {
+			if s, _ := rawjson.String(v); s != "" {
+				f.ToolErrors++
+			}
+		}
+	case transcript.StepStarted:
+		f.Steps++
+	case transcript.RunStarted, transcript.RunCompleted, transcript.StepCompleted:
+		ev, err := transcript.DecodeEvent(line)
+		if err != nil && !errors.Is(err, transcript.ErrUnknownBlockType) {
+			return err
+		}
+		f.event(&ev)
+	}
+	return nil
+}
+
+func (f *fold) event(ev *transcript.ExchangeEvent) {
+	sp := ev.Step()
+	switch ev.Type {
+	case transcript.RunStarted:
+		if sp != nil && f.Workflow == "" {
+			f.Workflow = sp.Name
+		}
+		if !ev.Timestamp.IsZero() && f.Started == 0 {
+			f.Started = ev.Timestamp.UnixMicro()
+		}
+		// A resumed run opens a new span: until its run.completed the
+		// run has not ended.
+		f.Ended, f.Status, f.ExitCode, f.RunUsage, f.RunCost, f.Error = false, "", nil, nil, nil, ""
+	case transcript.RunCompleted:
+		st, rr := runstatus.Completed(sp)
+		f.Ended, f.Status = true, st
+		ec := rr.ExitCode
+		f.ExitCode = &ec
+		f.RunDurationMS = rr.DurationMS
+		if rr.Usage != (transcript.Usage{}) {
+			u := rr.Usage
+			f.RunUsage = &u
+		}
+		f.RunCost = rr.CostUSD
+		if sp != nil {
+			f.Error = sp.Error
+			if f.Workflow == "" {
+				f.Workflow = sp.Name
+			}
+		}
+	case transcript.StepCompleted:
+		if sp == nil {
+			return
+		}
+		if sp.Error != "" {
+			f.FailedSteps++
+		}
+		if sp.Kind != transcript.KindAgent || sp.Result == nil {
+			return
+		}
+		var ar transcript.AgentResult
+		if transcript.DecodeResult(sp.Result, &ar) != nil {
+			return
+		}
+		f.AgentUsage.Add(ar.Usage)
+		if c := stepCost(&ar); c != nil {
+			sum := *c
+			if f.AgentCost != nil {
+				sum += *f.AgentCost
+			}
+			f.AgentCost = &sum
+		}
+		f.Providers = addSorted(f.Providers, ar.Provider)
+		f.Models = addSorted(f.Models, ar.Model)
+	}
+}
+
+func addSorted(list []string, s string) []string {
+	if s == "" {
+		return list
+	}
+	i, found := slices.BinarySearch(list, s)
+	if found {
+		return list
+	}
+	return slices.Insert(list, i, s)
+}
+
+// stepCost is what one agent step cost in US dollars, or nil when unknown.
+// It reads the cost the transcript recorded; it is the one place a price
+// table would come in.
+func stepCost(ar *transcript.AgentResult) *float64 { return ar.CostUSD }
+
+// runCost is what a run cost: the run's own account when run.completed
+// gives one, else the sum over its agent steps so far.
+func (f *fold) runCost() *float64 {
+	if f.RunCost != nil {
+		return f.RunCost
+	}
+	return f.AgentCost
+}
+
+// usage is the run's token account: run.completed's totals when it has
+// them, else the sum over its agent steps so far.
+func (f *fold) usage() transcript.Usage {
+	if f.RunUsage != nil {
+		return *f.RunUsage
+	}
+	return f.AgentUsage
+}
+
+// durationMS is the run's own account when it ended, else the span of its
+// events.
+func (f *fold) durationMS() int64 {
+	if f.Ended && f.RunDurationMS > 0 {
+		return f.RunDurationMS
+	}
+	return max(0, (f.Last-f.Started)/1000)
+}
+
+// imported reports whether the run came from reel import, whose runs are
+// named import:<file>.
+func imported(workflow string) bool { return strings.HasPrefix(workflow, "import:") }

@@ -1,0 +1,63 @@
+// Package runstatus decides what state a run is in, from its transcript, in
+// the one vocabulary every command, the web view and the docs use:
+// success, failure, cancelled (the run ended itself and its last
+// run.completed says which), running and interrupted (no run.completed
+// closes the last span).
+//
+// This is the subset reel serve and the run index need; the lifecycle
+// work (issue 11) owns the package and its full version supersedes this
+// one, telling running from interrupted by the recorder's file lock.
+package runstatus
+
+import "github.com/reelhq/reel/transcript"
+
+// The statuses.
+const (
+	Success     = "success"
+	Failure     = "failure"
+	Cancelled   = "cancelled"
+	Interrupted = "interrupted"
+	Running     = "running"
+)
+
+// All lists the statuses in the order the docs give them.
+var All = []string{Success, Failure, Cancelled, Interrupted, Running}
+
+// Valid reports whether s is one of the statuses.
+func Valid(s string) bool {
+	for _, x := range All {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// Ended reports whether a run in status s has finished by itself (it has a
+// run.completed).
+func Ended(s string) bool { return s == Success || s == Failure || s == Cancelled }
+
+// Completed is the status a run.completed payload gives: its result's
+// status, or failure when only an error says how it went.
+func Completed(p *transcript.StepPayload) (string, transcript.RunResult) {
+	var rr transcript.RunResult
+	if p == nil {
+		return Success, rr
+	}
+	if p.Result != nil {
+		_ = transcript.DecodeResult(p.Result, &rr)
+	}
+	switch {
+	case rr.Status != "":
+		return rr.Status, rr
+	case p.Error != "":
+		return Failure, rr
+	}
+	return Success, rr
+}
+
+// Open is the status of a run whose last span has no run.completed.
+func Open(path string) string {
+	_ = path
+	return Interrupted
+}
