@@ -52,6 +52,8 @@ func TestStructuralEquivalence(t *testing.T) {
 		GeminiStreamJSON: "gemini-stream-json.jsonl",
 		OpenAIChatStream: "openai-chat-stream.txt",
 		AnthropicSSE:     "anthropic-sse.txt",
+		VibeStreaming:    "vibe-streaming.jsonl",
+		OpencodeJSON:     "opencode-json.jsonl",
 	}
 	want := []string{`tool.call {"city":"Paris"}`, "assistant[text,tool_use]", "assistant[text]"}
 	for f, name := range files {
@@ -134,6 +136,8 @@ func TestEmitsBeforeStreamEnds(t *testing.T) {
 		CodexRollout:     "testdata/recordings/codex-rollout/custom-and-fallback.jsonl",
 		CopilotJSON:      "testdata/recordings/copilot-json/session-events.jsonl",
 		ClaudeSessionLog: "testdata/recordings/claude-session-log/two-turns.jsonl",
+		VibeStreaming:    "testdata/equiv/vibe-streaming.jsonl",
+		OpencodeJSON:     "testdata/equiv/opencode-json.jsonl",
 	}
 	for f, path := range cases {
 		data, err := os.ReadFile(path)

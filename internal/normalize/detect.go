@@ -74,6 +74,10 @@ func detectLine(t []byte) (Format, bool) {
 		return ClaudeSessionLog, true
 	case typ == "system" && subtype != "" || keys["parent_tool_use_id"] || typ == "result" && keys["total_cost_usd"] || typ == "rate_limit_event" || typ == "stream_event":
 		return ClaudeStreamJSON, true
+	case typ == "" && keys["role"] && (keys["message_id"] || keys["tool_call_id"] || keys["tool_calls"] || keys["reasoning_content"] || keys["injected"]):
+		return VibeStreaming, true
+	case keys["sessionID"] && keys["part"] || typ == "step_start" || typ == "step_finish" || typ == "done" && keys["rejected"]:
+		return OpencodeJSON, true
 	case typ == "init" && keys["session_id"] || typ == "tool_use" && keys["tool_id"] || typ == "tool_result" && keys["tool_id"] ||
 		typ == "message" && keys["role"] || typ == "result" && keys["stats"]:
 		return GeminiStreamJSON, true
@@ -93,6 +97,8 @@ func detectLine(t []byte) (Format, bool) {
 		{`"type":"thread.started"`, CodexExecJSON},
 		{`"parentUuid"`, ClaudeSessionLog},
 		{`"type":"system","subtype":"init"`, ClaudeStreamJSON},
+		{`{"role":"system","content":`, VibeStreaming},
+		{`"type":"step_start","timestamp":`, OpencodeJSON},
 	} {
 		if bytes.Contains(compact, []byte(c.sub)) {
 			return c.f, true
@@ -106,6 +112,8 @@ func detectDocument(head []byte) (Format, bool) {
 	switch {
 	case bytes.Contains(c, []byte(`"object":"chat.completion`)):
 		return OpenAIChatStream, true
+	case bytes.HasPrefix(c, []byte(`[{"role":`)):
+		return VibeStreaming, true // vibe --output json: the messages as one array
 	case bytes.Contains(c, []byte(`"type":"gemini"`)) || bytes.Contains(c, []byte(`"projectHash"`)) ||
 		bytes.Contains(c, []byte(`"toolCalls"`)) || bytes.Contains(c, []byte(`"messages":[`)):
 		return GeminiSession, true

@@ -78,6 +78,8 @@ func FuzzGeminiSession(f *testing.F)    { fuzzParser(f, GeminiSession) }
 func FuzzCopilotJSON(f *testing.F)      { fuzzParser(f, CopilotJSON) }
 func FuzzOpenAIChatStream(f *testing.F) { fuzzParser(f, OpenAIChatStream) }
 func FuzzAnthropicSSE(f *testing.F)     { fuzzParser(f, AnthropicSSE) }
+func FuzzVibeStreaming(f *testing.F)    { fuzzParser(f, VibeStreaming) }
+func FuzzOpencodeJSON(f *testing.F)     { fuzzParser(f, OpencodeJSON) }
 
 // FuzzDetect: any head is either recognized or not, never a panic, and a
 // recognized format is one NewParser accepts.

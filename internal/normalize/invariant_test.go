@@ -135,6 +135,13 @@ func providerToolIDs(f Format, vals []map[string]any) map[string]bool {
 			if b := obj(v, "content_block"); s(b["type"]) == "tool_use" {
 				add(s(b["id"]))
 			}
+		case VibeStreaming:
+			for _, tc := range arr(v["tool_calls"]) {
+				add(s(obj(tc)["id"]))
+			}
+			add(s(v["tool_call_id"]))
+		case OpencodeJSON:
+			add(s(obj(v, "part")["callID"]))
 		}
 	}
 	return ids
@@ -221,6 +228,15 @@ func providerUsage(f Format, vals []map[string]any) (u transcript.Usage, ok bool
 			}
 		}
 		return u, ok
+	case OpencodeJSON:
+		for _, v := range vals {
+			if s(v["type"]) == "step_finish" {
+				m := obj(v, "part", "tokens")
+				u.Add(transcript.Usage{InputTokens: n(m["input"]), OutputTokens: n(m["output"]), ReasoningTokens: n(m["reasoning"]),
+					CacheReadTokens: n(obj(m, "cache")["read"]), CacheWriteTokens: n(obj(m, "cache")["write"]), TotalTokens: n(m["total"])})
+				ok = true
+			}
+		}
 	case AnthropicSSE:
 		var cur transcript.Usage
 		for _, v := range vals {

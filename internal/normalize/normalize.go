@@ -54,12 +54,14 @@ const (
 	CopilotJSON      Format = "copilot-json"       // copilot -p … --output-format json
 	OpenAIChatStream Format = "openai-chat-stream" // Chat Completions chunks (SSE or one JSON per line) or a chat.completion
 	AnthropicSSE     Format = "anthropic-sse"      // Messages API streaming events
+	VibeStreaming    Format = "vibe-streaming"     // vibe --prompt … --output streaming (or json); a session's messages.jsonl
+	OpencodeJSON     Format = "opencode-json"      // opencode run --format json
 )
 
 // Formats lists every supported format.
 func Formats() []Format {
 	return []Format{ClaudeStreamJSON, ClaudeSessionLog, CodexExecJSON, CodexRollout,
-		GeminiStreamJSON, GeminiSession, CopilotJSON, OpenAIChatStream, AnthropicSSE}
+		GeminiStreamJSON, GeminiSession, CopilotJSON, OpenAIChatStream, AnthropicSSE, VibeStreaming, OpencodeJSON}
 }
 
 // ParseFormat returns the format named s.
@@ -171,6 +173,10 @@ func NewParser(f Format, emit Emit) (*Parser, error) {
 		newOpenAI(p)
 	case AnthropicSSE:
 		newAnthropic(p)
+	case VibeStreaming:
+		newVibe(p)
+	case OpencodeJSON:
+		newOpencode(p)
 	default:
 		_, err := ParseFormat(string(f))
 		return nil, err

@@ -1,0 +1,176 @@
+package normalize
+
+import (
+	"strings"
+	"time"
+
+	"github.com/reelhq/reel/transcript"
+)
+
+// opencode reads `opencode run --format json`: one JSON object per line,
+// {type, timestamp (Unix milliseconds), sessionID, part}, where part is the
+// message part that just completed. A model call is a step: step_start,
+// then its text, reasoning and tool parts, then step_finish with the
+// step's tokens and cost. A tool part is printed once, completed or
+// failed, so it carries the call and its result together. error lines
+// report a session error; done ends the run.
+type opencode struct {
+	st *state
+	// msg is the provider message id whose parts are being assembled.
+	msg  string
+	cost float64
+}
+
+func newOpencode(p *Parser) {
+	o := &opencode{st: p.st}
+	p.st.res.Agent.Provider = "opencode"
+	p.line = o.line
+}
+
+func (o *opencode) line(v []byte) error {
+	var typ, sid string
+	var part, errv, rejected []byte
+	var ts time.Time
+	err := eachField(v, func(k, val []byte) {
+		switch string(k) {
+		case "type":
+			typ = str(val)
+		case "sessionID":
+			sid = str(val)
+		case "timestamp":
+			if n := num(val); n > 0 {
+				ts = time.UnixMilli(n).UTC()
+			}
+		case "part":
+			part = val
+		case "error":
+			errv = val
+		case "rejected":
+			rejected = val
+		}
+	})
+	if err != nil {
+		return err
+	}
+	s := o.st
+	if sid != "" {
+		s.res.Agent.SessionID = sid
+	}
+	var p struct {
+		msgID, text, callID, tool string
+		state, tokens, cost       []byte
+	}
+	_ = eachField(part, func(k, val []byte) {
+		switch string(k) {
+		case "messageID":
+			p.msgID = str(val)
+		case "text":
+			p.text = str(val)
+		case "callID":
+			p.callID = str(val)
+		case "tool":
+			p.tool = str(val)
+		case "state":
+			p.state = val
+		case "tokens":
+			p.tokens = val
+		case "cost":
+			p.cost = val
+		}
+	})
+	if p.msgID != o.msg {
+		// Parts of another provider message: the previous one is over.
+		s.flush()
+		o.msg = p.msgID
+	}
+	switch typ {
+	case "step_start":
+		s.flush()
+		s.res.Agent.Turns++
+	case "text":
+		s.text(p.text, ts)
+	case "reasoning":
+		s.thinking(p.text, ts)
+	case "tool_use":
+		var status, errText string
+		var input, output []byte
+		_ = eachField(p.state, func(k, val []byte) {
+			switch string(k) {
+			case "status":
+				status = str(val)
+			case "input":
+				input = val
+			case "output":
+				output = val
+			case "error":
+				errText = str(val)
+			}
+		})
+		id := s.toolUse(p.callID, p.tool, raw(input), ts)
+		switch status {
+		case "completed":
+			s.result(id, p.tool, raw(output), "", ts)
+		case "error":
+			if errText == "" {
+				errText = "tool failed"
+			}
+			s.result(id, p.tool, nil, errText, ts)
+		}
+		// Any other status is a call still under way; Close answers it.
+	case "step_finish":
+		s.addUsage(opencodeUsage(p.tokens))
+		if c, ok := float(p.cost); ok {
+			o.cost += c
+			total := o.cost
+			s.res.Agent.CostUSD = &total
+		}
+		s.flush()
+	case "error":
+		s.flush()
+		s.fail(opencodeError(errv))
+	case "done":
+		s.flush()
+		_ = eachElem(rejected, func(r []byte) {
+			if name := str(r); name != "" {
+				s.warn("permission rejected: " + name)
+			}
+		})
+	default:
+		s.skip(SkipUnknownEvent)
+	}
+	return nil
+}
+
+// opencodeUsage reads a step-finish part's tokens: {total?, input, output,
+// reasoning, cache: {read, write}}.
+func opencodeUsage(v []byte) transcript.Usage {
+	var u transcript.Usage
+	_ = eachField(v, func(k, val []byte) {
+		switch string(k) {
+		case "input":
+			u.InputTokens = num(val)
+		case "output":
+			u.OutputTokens = num(val)
+		case "reasoning":
+			u.ReasoningTokens = num(val)
+		case "total":
+			u.TotalTokens = num(val)
+		case "cache":
+			u.CacheReadTokens = num(field(val, "read"))
+			u.CacheWriteTokens = num(field(val, "write"))
+		}
+	})
+	return u
+}
+
+// opencodeError reads a session error {name, data: {message}}: the message
+// when there is one, else the error's name.
+func opencodeError(v []byte) string {
+	if msg := str(field(field(v, "data"), "message")); msg != "" {
+		return msg
+	}
+	if name := str(field(v, "name")); name != "" {
+		return strings.TrimSuffix(name, "Error") + " error"
+	}
+	return str(v)
+}

@@ -1,0 +1,124 @@
+package normalize
+
+import (
+	"strings"
+	"time"
+)
+
+// vibe reads Mistral Vibe's programmatic output: `vibe --prompt … --output
+// streaming` prints each message of the agent loop as one JSON line, the
+// way vibe's LLMMessage serializes ({role, content, reasoning_content,
+// tool_calls, name, tool_call_id, message_id, injected, …}); `--output
+// json` prints the same messages as one JSON array at the end, and a saved
+// session's messages.jsonl holds them one per line too. The stream carries
+// no token counts, model name or timestamps.
+type vibe struct{ st *state }
+
+func newVibe(p *Parser) {
+	v := &vibe{st: p.st}
+	p.st.res.Agent.Provider = "mistral_vibe"
+	p.line = v.line
+}
+
+// Tags vibe wraps around a failed or cancelled tool call's answer.
+const (
+	vibeToolError    = "tool_error"
+	vibeCancellation = "user_cancellation"
+)
+
+func (v *vibe) line(b []byte) error {
+	var role, content, reasoning, name, callID, sid string
+	var calls []byte
+	err := eachField(b, func(k, val []byte) {
+		switch string(k) {
+		case "role":
+			role = str(val)
+		case "content":
+			content = vibeContent(val)
+		case "reasoning_content":
+			reasoning = vibeContent(val)
+		case "tool_calls":
+			calls = val
+		case "name":
+			name = str(val)
+		case "tool_call_id":
+			callID = str(val)
+		case "session_id":
+			sid = str(val)
+		}
+	})
+	if err != nil {
+		return err
+	}
+	s := v.st
+	if sid != "" {
+		s.res.Agent.SessionID = sid
+	}
+	var ts time.Time
+	switch role {
+	case "system":
+		// vibe's own system prompt (tool descriptions, project context):
+		// the agent's configuration rather than a turn of the exchange.
+		s.skip("system message")
+	case "user":
+		s.user([]string{content}, ts, true)
+	case "assistant":
+		s.flush()
+		if reasoning != "" {
+			s.thinking(reasoning, ts)
+		}
+		s.text(content, ts)
+		_ = eachElem(calls, func(c []byte) {
+			fn := field(c, "function")
+			s.toolUse(str(field(c, "id")), str(field(fn, "name")), jsonText(str(field(fn, "arguments"))), ts)
+		})
+		s.res.Agent.Turns++
+		s.flush()
+	case "tool":
+		s.flush()
+		out, errMsg := vibeToolAnswer(content)
+		if out == nil {
+			s.result(callID, name, nil, errMsg, ts)
+		} else {
+			s.result(callID, name, *out, errMsg, ts)
+		}
+	default:
+		s.skip(SkipUnknownEvent)
+	}
+	return nil
+}
+
+// vibeContent reads a message's content: a string, or (older saves) a list
+// of {type, text} parts joined by newlines, as vibe itself joins them.
+func vibeContent(v []byte) string {
+	if len(v) > 0 && v[0] == '[' {
+		var parts []string
+		_ = eachElem(v, func(e []byte) {
+			if t := str(field(e, "text")); t != "" {
+				parts = append(parts, t)
+			}
+		})
+		return strings.Join(parts, "\n")
+	}
+	return str(v)
+}
+
+// vibeToolAnswer splits a tool message into its output or, when vibe
+// wrapped it in <tool_error> or <user_cancellation>, the error text.
+func vibeToolAnswer(content string) (*string, string) {
+	t := strings.TrimSpace(content)
+	for _, tag := range []string{vibeToolError, vibeCancellation} {
+		open, end := "<"+tag+">", "</"+tag+">"
+		if strings.HasPrefix(t, open) {
+			msg := strings.TrimSpace(strings.TrimSuffix(strings.TrimPrefix(t, open), end))
+			if msg == "" {
+				msg = tag
+			}
+			if tag == vibeCancellation {
+				msg = "cancelled: " + msg
+			}
+			return nil, msg
+		}
+	}
+	return &content, ""
+}
