@@ -6,37 +6,52 @@
 // CLI providers run as a subprocess in their own process group, in
 // Request.Dir with Request.Env, stdout parsed live by package normalize:
 //
-//	claude          claude -p --output-format stream-json --verbose [--resume ID] [--append-system-prompt S] [--model M] [--max-turns N] [ARGS] -- PROMPT
-//	codex           codex exec --json --skip-git-repo-check [--model M] [ARGS] [resume ID] -- PROMPT
-//	gemini          gemini --output-format stream-json [--resume=ID] [--model M] [ARGS] --prompt=PROMPT
-//	github_copilot  copilot --output-format json [--resume=ID] [--model M] [ARGS] --prompt=PROMPT
+//	claude          claude -p --output-format stream-json --verbose [--resume ID] [--append-system-prompt S] [FLAGS] -- PROMPT
+//	codex           codex exec --json --skip-git-repo-check [FLAGS] [resume ID] -- PROMPT
+//	gemini          gemini --output-format stream-json [--resume=ID] [FLAGS] --prompt=PROMPT
+//	github_copilot  copilot --output-format json [--resume=ID] [FLAGS] --prompt=PROMPT
+//	mistral_vibe    vibe --prompt=PROMPT --output streaming --agent PROFILE [FLAGS]
+//	opencode        opencode run --format json [--session ID] [FLAGS]      (PROMPT on stdin)
 //
-// The executable is options.command, else $REEL_<PROVIDER>_BIN (REEL_CLAUDE_BIN,
-// REEL_CODEX_BIN, REEL_GEMINI_BIN, REEL_GITHUB_COPILOT_BIN), else the name
-// above searched in the step's PATH; a relative path is taken from Dir.
-// ARGS is options.args, passed through verbatim (permission flags such as
-// claude's --permission-mode or copilot's --allow-all-tools go there). CLIs
-// without a system prompt flag get the system prompt ahead of the prompt. A
-// prompt over 64 KiB goes to claude and codex on stdin instead of argv.
+// The executable is options.command, else $REEL_<PROVIDER>_BIN
+// (REEL_CLAUDE_BIN, REEL_CODEX_BIN, REEL_GEMINI_BIN, REEL_GITHUB_COPILOT_BIN,
+// REEL_MISTRAL_VIBE_BIN, REEL_OPENCODE_BIN), else the name above searched in
+// the step's PATH; a relative path is taken from Dir. FLAGS come from the
+// options AWF defines for each CLI (model; claude max_turns, allowed_tools,
+// dangerously_skip_permissions; codex and gemini dangerously_skip_permissions;
+// copilot mode, effort, allowed_tools, denied_tools, allow_all; vibe
+// agent_profile, max_turns, max_tokens, max_price, enabled_tools, workdir,
+// add_dirs, trust, with model passed as VIBE_ACTIVE_MODEL; opencode agent,
+// variant, thinking, dangerously_skip_permissions), then options.args
+// verbatim. CheckOptions validates them without running anything. CLIs
+// without a system prompt flag get the system prompt ahead of the step's
+// first prompt. A prompt over 64 KiB goes to claude, codex and vibe on stdin
+// instead of argv; opencode always reads it there.
 //
 // A multi-turn step (workflow conversation) is a Session: the first Send
 // starts the provider's session and every later Send continues it. The
 // CLIs continue through their own resume flag (the bracketed parts above)
 // with the session id the previous turn's stream reported (claude's
 // system/init or result session_id, codex's thread.started thread_id,
-// gemini's init session_id, copilot's sessionId), so the agent keeps its
-// full context, tool results included; a turn whose predecessor reported
-// no session id fails rather than silently starting over. The system
-// prompt goes with every claude turn (--append-system-prompt configures one
-// process only); the CLIs without such a flag got it ahead of the first
-// prompt, inside the resumed session already.
+// gemini's init session_id, copilot's sessionId, opencode's sessionID), so
+// the agent keeps its full context, tool results included; a turn whose
+// predecessor reported no session id fails rather than silently starting
+// over. vibe reports none, so its later turns carry the conversation so far
+// (each user message and reply) in the prompt. The system prompt goes with
+// every claude turn (--append-system-prompt configures one process only);
+// the CLIs without such a flag got it ahead of the first prompt, inside the
+// resumed session already. A step may also continue another step's session
+// (Request.Continue, from Session.Snapshot).
 //
 // openai_compatible speaks Chat Completions over HTTP with streaming
 // (options: base_url, default https://api.openai.com/v1; model, required;
 // api_key_env, default OPENAI_API_KEY, looked up in Env, and no key at all
 // is fine for local servers; api_key; max_turns, default 20; max_retries,
-// default 2; temperature; max_tokens; tools, a subset of the builtin tools;
-// bash_timeout in seconds). reel serves its builtin tools through one
+// default 2; temperature; top_p; max_tokens or max_completion_tokens;
+// tools, a subset of the builtin tools; bash_timeout in seconds).
+// anthropic is the same client aimed at Anthropic's Chat Completions
+// compatible endpoint (base_url https://api.anthropic.com/v1, api_key_env
+// ANTHROPIC_API_KEY). reel serves its builtin tools through one
 // tools.Router confined to Dir, so each call is recorded once with router
 // fidelity. A conversation keeps the whole chat history (system prompt,
 // user messages, assistant replies with their tool calls, tool messages)
@@ -47,13 +62,34 @@ package agent
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 
 	"github.com/reelhq/reel/transcript"
 )
 
 // Providers returns the provider names Run accepts.
 func Providers() []string {
-	return []string{"claude", "codex", "gemini", "github_copilot", "openai_compatible"}
+	return append(slices.Clone(cliProviders), "openai_compatible", "anthropic")
+}
+
+// CheckOptions checks a step's options for provider the way a run would,
+// without looking for the executable or the API key: for validating a
+// workflow before it runs.
+func CheckOptions(provider string, options map[string]any) error {
+	if isHTTP(provider) {
+		_, err := openAIConfigFrom(Request{Provider: provider, Options: options})
+		return err
+	}
+	spec, ok := specFor(provider)
+	if !ok {
+		return fmt.Errorf("%w %q", ErrUnknownProvider, provider)
+	}
+	if _, err := optString(options, "command"); err != nil {
+		return err
+	}
+	_, _, err := cliFlags(spec, options)
+	return err
 }
 
 // Request describes one agent step.
@@ -73,6 +109,9 @@ type Request struct {
 	Dir string
 	// Env is the environment of subprocesses (nil = os.Environ()).
 	Env []string
+	// Continue, when set, resumes another step's session (its Snapshot)
+	// instead of starting a new one.
+	Continue *Snapshot
 }
 
 // ErrUnknownProvider is returned for a provider Run does not know.

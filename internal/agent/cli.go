@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -29,101 +28,14 @@ const (
 	waitDelay = 2 * time.Second
 )
 
-// cliSpec says how to run one agent CLI.
-type cliSpec struct {
-	bin    string // default executable name
-	env    string // executable override variable
-	format normalize.Format
-	// stdinPrompt is set for CLIs that read the prompt from stdin when it is
-	// not on the command line.
-	stdinPrompt bool
-	// systemFlag appends the system prompt; empty means the CLI has none
-	// and the system prompt is prepended to the prompt.
-	systemFlag string
-	modelFlag  string
-	// args builds the command line from the prompt ("" when it goes to
-	// stdin), the session to resume ("" on a conversation's first turn) and
-	// the flags reel composed.
-	args func(prompt, resume string, flags []string) []string
-}
-
-// specFor returns how to run provider's CLI.
-func specFor(provider string) (cliSpec, bool) {
-	switch provider {
-	case "claude":
-		// claude -p --output-format stream-json --verbose [--resume ID] [flags] -- PROMPT
-		return cliSpec{
-			bin: "claude", env: "REEL_CLAUDE_BIN", format: normalize.ClaudeStreamJSON, stdinPrompt: true,
-			systemFlag: "--append-system-prompt", modelFlag: "--model",
-			args: func(prompt, resume string, flags []string) []string {
-				a := []string{"-p", "--output-format", "stream-json", "--verbose"}
-				if resume != "" {
-					a = append(a, "--resume", resume)
-				}
-				a = append(a, flags...)
-				if prompt != "" {
-					a = append(a, "--", prompt)
-				}
-				return a
-			},
-		}, true
-	case "codex":
-		// codex exec --json [flags] [resume ID] -- PROMPT   (or "-" to read stdin)
-		return cliSpec{
-			bin: "codex", env: "REEL_CODEX_BIN", format: normalize.CodexExecJSON, stdinPrompt: true,
-			modelFlag: "--model",
-			args: func(prompt, resume string, flags []string) []string {
-				a := append([]string{"exec", "--json", "--skip-git-repo-check"}, flags...)
-				if resume != "" {
-					// exec's own flags stay before the subcommand, where
-					// codex exec resume takes them too.
-					a = append(a, "resume", resume)
-				}
-				if prompt == "" {
-					prompt = "-"
-				}
-				return append(a, "--", prompt)
-			},
-		}, true
-	case "gemini":
-		// gemini --output-format stream-json [--resume=ID] [flags] --prompt=PROMPT
-		return cliSpec{
-			bin: "gemini", env: "REEL_GEMINI_BIN", format: normalize.GeminiStreamJSON,
-			modelFlag: "--model",
-			args: func(prompt, resume string, flags []string) []string {
-				a := []string{"--output-format", "stream-json"}
-				if resume != "" {
-					// --resume alone means "latest"; the = form keeps the
-					// id attached to it.
-					a = append(a, "--resume="+resume)
-				}
-				return append(append(a, flags...), "--prompt="+prompt)
-			},
-		}, true
-	case "github_copilot":
-		// copilot --output-format json [--resume=ID] [flags] --prompt=PROMPT
-		return cliSpec{
-			bin: "copilot", env: "REEL_GITHUB_COPILOT_BIN", format: normalize.CopilotJSON,
-			modelFlag: "--model",
-			args: func(prompt, resume string, flags []string) []string {
-				a := []string{"--output-format", "json"}
-				if resume != "" {
-					a = append(a, "--resume="+resume)
-				}
-				return append(append(a, flags...), "--prompt="+prompt)
-			},
-		}, true
-	}
-	return cliSpec{}, false
-}
-
 // cliAgent is a CLI provider configured for one step: every turn of the
 // step's conversation runs the same executable with the same flags.
 type cliAgent struct {
 	provider string
 	spec     cliSpec
 	path     string   // resolved executable
-	flags    []string // model, max_turns and options.args
+	flags    []string // from the options
+	env      []string // added to the step's environment
 	system   string
 }
 
@@ -132,9 +44,12 @@ type invocation struct {
 	provider string
 	path     string // resolved executable
 	args     []string
+	env      []string
 	stdin    string
 	format   normalize.Format
-	prompt   string
+	// prompt is the user message as recorded; sent is the text the CLI
+	// got, which may carry the system prompt or the conversation so far.
+	prompt, sent string
 }
 
 func newCLIAgent(req Request) (*cliAgent, error) {
@@ -157,6 +72,10 @@ func newCLIAgent(req Request) (*cliAgent, error) {
 	if bin == "" {
 		bin, source = spec.bin, ""
 	}
+	flags, env, err := cliFlags(spec, o)
+	if err != nil {
+		return fail(err)
+	}
 	path, err := lookPath(bin, req.Dir, req.Env)
 	if err != nil {
 		if source == "" {
@@ -164,56 +83,56 @@ func newCLIAgent(req Request) (*cliAgent, error) {
 		}
 		return fail(fmt.Errorf("%s: %w", source, err))
 	}
-
-	var flags []string
-	if m, err := optString(o, "model"); err != nil {
-		return fail(err)
-	} else if m != "" {
-		flags = append(flags, spec.modelFlag, m)
-	}
-	if n, ok, err := optInt(o, "max_turns"); err != nil {
-		return fail(err)
-	} else if ok {
-		if req.Provider != "claude" {
-			return fail(errors.New("options.max_turns is supported by claude only (the other CLIs have no such flag)"))
-		}
-		if n < 1 {
-			return fail(fmt.Errorf("options.max_turns %d: want at least 1", n))
-		}
-		flags = append(flags, "--max-turns", strconv.FormatInt(n, 10))
-	}
-	extra, _, err := optStrings(o, "args")
-	if err != nil {
-		return fail(err)
-	}
-	flags = append(flags, extra...)
-	return &cliAgent{provider: req.Provider, spec: spec, path: path, flags: flags, system: req.SystemPrompt}, nil
+	return &cliAgent{provider: req.Provider, spec: spec, path: path, flags: flags, env: env, system: req.SystemPrompt}, nil
 }
 
+// exchange is one user message and the reply to it, kept for CLIs that
+// take the conversation so far in the prompt.
+type exchange struct{ user, reply string }
+
 // invocation builds the command line of one turn. resume is the session
-// to continue, "" on the first turn.
-func (a *cliAgent) invocation(prompt, resume string) *invocation {
+// to continue ("" for a new one); first is set on the step's first turn;
+// history is the conversation so far, for a CLI that resumes in the
+// prompt.
+func (a *cliAgent) invocation(prompt, resume string, first bool, history []exchange) *invocation {
 	var flags []string
-	recorded := prompt
+	sent := prompt
 	if a.system != "" {
 		if a.spec.systemFlag != "" {
 			// The flag configures this process only, so every turn of a
 			// conversation passes it again.
 			flags = append(flags, a.spec.systemFlag, a.system)
-		} else if resume == "" {
-			// No system prompt flag: the CLI gets it ahead of the first
-			// prompt, where the resumed session keeps it. The transcript
-			// still records the two apart (message.user).
-			prompt = a.system + "\n\n" + prompt
+		} else if first {
+			// No system prompt flag: the CLI gets it ahead of the step's
+			// first prompt, where a resumed session keeps it. The
+			// transcript still records the two apart (message.user).
+			sent = a.system + "\n\n" + sent
 		}
 	}
-	flags = append(flags, a.flags...)
-	inv := &invocation{provider: a.provider, path: a.path, format: a.spec.format, prompt: recorded}
-	if a.spec.stdinPrompt && len(prompt) > stdinPromptOver {
-		inv.stdin, prompt = prompt, ""
+	if a.spec.resumeInPrompt && len(history) > 0 {
+		sent = conversationSoFar(history, sent)
 	}
-	inv.args = a.spec.args(prompt, resume, flags)
+	flags = append(flags, a.flags...)
+	inv := &invocation{provider: a.provider, path: a.path, env: a.env, format: a.spec.format, prompt: prompt, sent: sent}
+	arg := sent
+	if a.spec.alwaysStdin || a.spec.stdinPrompt && len(sent) > stdinPromptOver {
+		inv.stdin, arg = sent, ""
+	}
+	inv.args = a.spec.args(arg, resume, flags)
 	return inv
+}
+
+// conversationSoFar frames a follow-up for a CLI that cannot resume its
+// own session: the earlier messages, then the new one to answer.
+func conversationSoFar(history []exchange, prompt string) string {
+	var b strings.Builder
+	b.WriteString("This continues an earlier conversation between you and the user, quoted below. Reply to the user's last message.\n\n<conversation>\n")
+	for _, e := range history {
+		fmt.Fprintf(&b, "<user>\n%s\n</user>\n<assistant>\n%s\n</assistant>\n", e.user, e.reply)
+	}
+	b.WriteString("</conversation>\n\n")
+	b.WriteString(prompt)
+	return b.String()
 }
 
 // lookPath finds bin the way a shell started with env in dir would: a name
@@ -314,12 +233,15 @@ func (inv *invocation) run(ctx context.Context, req Request, emit Emit) (*transc
 	}
 	assistant := 0
 	// The prompt is already recorded as the router's message.user; a
-	// parser that finds it in the stream again must not record it twice.
+	// parser that finds it in the stream again (as recorded, or as sent
+	// with what reel put around it) must not record it twice.
 	filtered := func(e transcript.ExchangeEvent) error {
 		switch e.Type {
 		case transcript.MessageUser:
-			if m := e.Message(); m != nil && userText(m) == strings.TrimSpace(inv.prompt) {
-				return nil
+			if m := e.Message(); m != nil {
+				if t := userText(m); t == strings.TrimSpace(inv.prompt) || t == strings.TrimSpace(inv.sent) {
+					return nil
+				}
 			}
 		case transcript.MessageAssistant:
 			assistant++
@@ -335,7 +257,7 @@ func (inv *invocation) run(ctx context.Context, req Request, emit Emit) (*transc
 	defer stop()
 	cmd := exec.CommandContext(runCtx, inv.path, inv.args...)
 	cmd.Dir = req.Dir
-	cmd.Env = req.Env
+	cmd.Env = append(req.Env[:len(req.Env):len(req.Env)], inv.env...)
 	if inv.stdin != "" {
 		cmd.Stdin = strings.NewReader(inv.stdin)
 	}

@@ -205,7 +205,7 @@ func TestCLIOptionErrors(t *testing.T) {
 		{"claude", map[string]any{"command": "/nonexistent/claude"}, nil, "options.command: executable /nonexistent/claude"},
 		{"codex", nil, []string{"REEL_CODEX_BIN=no-such-codex-binary"}, `REEL_CODEX_BIN: executable "no-such-codex-binary" not found in PATH`},
 		{"gemini", map[string]any{"command": "./testdata"}, nil, "not an executable file"},
-		{"codex", map[string]any{"command": fakeAgentPath(), "max_turns": 3}, nil, "max_turns is supported by claude only"},
+		{"codex", map[string]any{"command": fakeAgentPath(), "max_turns": 3}, nil, "max_turns is supported by claude and mistral_vibe only"},
 		{"claude", map[string]any{"command": fakeAgentPath(), "args": "--x"}, nil, ""},
 		{"claude", map[string]any{"command": fakeAgentPath(), "args": []any{1}}, nil, "options.args[0]: want a string"},
 		{"nope", nil, nil, `unknown agent provider "nope"`},

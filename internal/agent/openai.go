@@ -22,6 +22,9 @@ import (
 const (
 	defaultBaseURL  = "https://api.openai.com/v1"
 	defaultMaxTurns = 20
+	// anthropic is openai_compatible pointed at Anthropic's Chat
+	// Completions compatible endpoint, with its key variable.
+	anthropicBaseURL = "https://api.anthropic.com/v1"
 )
 
 // ErrMaxTurns is returned when the model still asks for tools after
@@ -30,6 +33,7 @@ var ErrMaxTurns = errors.New("max_turns reached")
 
 // openAIConfig is an openai_compatible step's options, checked.
 type openAIConfig struct {
+	provider    string
 	baseURL     string
 	model       string
 	apiKey      string
@@ -37,16 +41,29 @@ type openAIConfig struct {
 	maxRetries  int
 	temperature *float64
 	maxTokens   int64
-	tools       []tools.Definition
-	bashTimeout time.Duration
+	// maxCompletionTokens is sent as max_completion_tokens, the newer
+	// name OpenAI prefers; maxTokens as the older max_tokens.
+	maxCompletionTokens int64
+	topP                *float64
+	tools               []tools.Definition
+	bashTimeout         time.Duration
 }
 
 func openAIConfigFrom(req Request) (*openAIConfig, error) {
 	o := req.Options
 	c := &openAIConfig{baseURL: defaultBaseURL, maxTurns: defaultMaxTurns, maxRetries: 2}
+	keyEnv := "OPENAI_API_KEY"
+	if req.Provider == "anthropic" {
+		c.baseURL, keyEnv = anthropicBaseURL, "ANTHROPIC_API_KEY"
+	}
+	provider := req.Provider
+	if provider == "" {
+		provider = "openai_compatible"
+	}
+	c.provider = provider
 	var err error
 	fail := func(err error) (*openAIConfig, error) {
-		return nil, fmt.Errorf("agent openai_compatible: %w", err)
+		return nil, fmt.Errorf("agent %s: %w", provider, err)
 	}
 	if s, err := optString(o, "base_url"); err != nil {
 		return fail(err)
@@ -69,7 +86,7 @@ func openAIConfigFrom(req Request) (*openAIConfig, error) {
 		return fail(err)
 	}
 	if c.apiKey == "" {
-		envName := "OPENAI_API_KEY"
+		envName := keyEnv
 		if s, err := optString(o, "api_key_env"); err != nil {
 			return fail(err)
 		} else if s != "" {
@@ -103,6 +120,22 @@ func openAIConfigFrom(req Request) (*openAIConfig, error) {
 		return fail(err)
 	} else if ok {
 		c.maxTokens = n
+	}
+	if n, ok, err := optInt(o, "max_completion_tokens"); err != nil {
+		return fail(err)
+	} else if ok {
+		if c.maxTokens > 0 {
+			return fail(errors.New("options.max_completion_tokens and max_tokens name the same limit; set one"))
+		}
+		c.maxCompletionTokens = n
+	}
+	if f, ok, err := optFloat(o, "top_p"); err != nil {
+		return fail(err)
+	} else if ok {
+		if f < 0 || f > 1 {
+			return fail(fmt.Errorf("options.top_p %v: want 0..1", f))
+		}
+		c.topP = &f
 	}
 	if n, ok, err := optInt(o, "bash_timeout"); err != nil {
 		return fail(err)
@@ -258,6 +291,12 @@ func (c *openAIConfig) params(messages []openai.ChatCompletionMessageParamUnion)
 	if c.maxTokens > 0 {
 		p.MaxTokens = openai.Int(c.maxTokens)
 	}
+	if c.maxCompletionTokens > 0 {
+		p.MaxCompletionTokens = openai.Int(c.maxCompletionTokens)
+	}
+	if c.topP != nil {
+		p.TopP = openai.Float(*c.topP)
+	}
 	for _, d := range c.tools {
 		p.Tools = append(p.Tools, openai.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{
 			Name:        d.Name,
@@ -323,18 +362,24 @@ type openAIChat struct {
 	model    string
 }
 
-func (c *openAIConfig) newChat(req Request, emit Emit) (*openAIChat, error) {
+// newChat starts a conversation, or continues history (another step's)
+// when it is not empty.
+func (c *openAIConfig) newChat(req Request, emit Emit, history []openai.ChatCompletionMessageParamUnion) (*openAIChat, error) {
 	allow := make([]string, 0, len(c.tools))
 	for _, d := range c.tools {
 		allow = append(allow, d.Name)
 	}
 	router, err := tools.NewRouter(req.Dir, tools.Emit(emit), tools.Options{Env: req.Env, BashTimeout: c.bashTimeout, Allow: allow})
 	if err != nil {
-		return nil, fmt.Errorf("agent openai_compatible: %w", err)
+		return nil, fmt.Errorf("agent %s: %w", c.provider, err)
 	}
 	ch := &openAIChat{cfg: c, svc: c.service(), router: router, emit: emit, model: c.model}
+	ch.messages = slices.Clone(history)
 	if req.SystemPrompt != "" {
-		ch.messages = append(ch.messages, openai.SystemMessage(req.SystemPrompt))
+		// A continued conversation takes this step's system prompt in
+		// place of the one it had.
+		ch.messages = slices.DeleteFunc(ch.messages, func(m openai.ChatCompletionMessageParamUnion) bool { return m.OfSystem != nil })
+		ch.messages = append([]openai.ChatCompletionMessageParamUnion{openai.SystemMessage(req.SystemPrompt)}, ch.messages...)
 	}
 	return ch, nil
 }
@@ -346,7 +391,7 @@ func (ch *openAIChat) send(ctx context.Context, prompt string) (*transcript.Agen
 	c := ch.cfg
 	res := &transcript.AgentResult{Model: ch.model}
 	fail := func(err error) (*transcript.AgentResult, error) {
-		return res, fmt.Errorf("agent openai_compatible: %w", err)
+		return res, fmt.Errorf("agent %s: %w", c.provider, err)
 	}
 	ch.messages = append(ch.messages, openai.UserMessage(prompt))
 	emit := ch.emit

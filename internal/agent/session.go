@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/openai/openai-go/v3"
+
 	"github.com/reelhq/reel/transcript"
 )
 
@@ -24,6 +26,9 @@ import (
 type Session struct {
 	req  Request
 	emit Emit
+	// snapshot returns the provider session's state after the turns so
+	// far.
+	snapshot func() *Snapshot
 	// turn runs one user turn with the provider; first is set for the
 	// step's opening prompt.
 	turn  func(ctx context.Context, prompt string, first bool, emit Emit) (*transcript.AgentResult, error)
@@ -58,20 +63,37 @@ func NewSession(req Request, emit Emit) (*Session, error) {
 		req.Dir = wd
 	}
 	s := &Session{req: req, emit: emit}
-	if req.Provider == "openai_compatible" {
+	if c := req.Continue; c != nil && c.Provider != req.Provider {
+		return nil, fmt.Errorf("agent %s: cannot continue a %s session (%s): a session does not move between providers", req.Provider, c.Provider, c.From)
+	}
+	if isHTTP(req.Provider) {
 		cfg, err := openAIConfigFrom(req)
 		if err != nil {
 			return nil, err
 		}
 		var chat *openAIChat
+		var history []openai.ChatCompletionMessageParamUnion
+		if c := req.Continue; c != nil {
+			if len(c.chat) == 0 {
+				return nil, fmt.Errorf("agent %s: %s has no conversation to continue", req.Provider, c.From)
+			}
+			history = c.chat
+		}
 		s.turn = func(ctx context.Context, prompt string, first bool, emit Emit) (*transcript.AgentResult, error) {
 			if first {
 				var err error
-				if chat, err = cfg.newChat(s.req, emit); err != nil {
+				if chat, err = cfg.newChat(s.req, emit, history); err != nil {
 					return nil, err
 				}
 			}
 			return chat.send(ctx, prompt)
+		}
+		s.snapshot = func() *Snapshot {
+			sn := &Snapshot{Provider: req.Provider, chat: history}
+			if chat != nil {
+				sn.chat = slices.Clone(chat.messages)
+			}
+			return sn
 		}
 		return s, nil
 	}
@@ -80,20 +102,66 @@ func NewSession(req Request, emit Emit) (*Session, error) {
 		return nil, err
 	}
 	var sessionID string
+	var history []exchange
+	if c := req.Continue; c != nil {
+		sessionID, history = c.SessionID, slices.Clone(c.history)
+		if !a.spec.resumeInPrompt && sessionID == "" {
+			return nil, fmt.Errorf("agent %s: %s reported no session id, so its session cannot be continued", req.Provider, c.From)
+		}
+	}
 	s.turn = func(ctx context.Context, prompt string, first bool, emit Emit) (*transcript.AgentResult, error) {
-		if !first && sessionID == "" {
+		resume := sessionID
+		if a.spec.resumeInPrompt {
+			resume = ""
+		} else if !first && sessionID == "" {
 			return nil, fmt.Errorf("agent %s: turn %d: the previous turn reported no session id, so the conversation cannot be resumed", req.Provider, s.sent)
 		}
-		res, err := a.invocation(prompt, sessionID).run(ctx, s.req, emit)
-		// A resumed session may come back under a new id (claude can
-		// fork one); the next turn continues the latest.
-		if res != nil && res.SessionID != "" {
-			sessionID = res.SessionID
+		inv := a.invocation(prompt, resume, first, history)
+		res, err := inv.run(ctx, s.req, emit)
+		if res != nil {
+			// A resumed session may come back under a new id (claude can
+			// fork one); the next turn continues the latest.
+			if res.SessionID != "" {
+				sessionID = res.SessionID
+			}
+			user := prompt
+			if first && len(history) == 0 {
+				user = inv.sent // the system prompt went with it
+			}
+			history = append(history, exchange{user: user, reply: res.Output})
 		}
 		return res, err
 	}
+	s.snapshot = func() *Snapshot {
+		return &Snapshot{Provider: req.Provider, SessionID: sessionID, history: slices.Clone(history)}
+	}
 	return s, nil
 }
+
+// isHTTP reports whether provider speaks Chat Completions over HTTP.
+func isHTTP(provider string) bool { return provider == "openai_compatible" || provider == "anthropic" }
+
+// Snapshot is an agent step's provider session after its turns, for a
+// later step to continue (AWF's conversation.continue_from): the session
+// id a CLI reported, or the chat history of an HTTP provider, or the
+// exchanges of a CLI that cannot resume its own session.
+type Snapshot struct {
+	Provider  string
+	SessionID string
+	// From names where the session comes from, for error messages (the
+	// engine sets it to the step).
+	From    string
+	history []exchange
+	chat    []openai.ChatCompletionMessageParamUnion
+}
+
+// Empty reports whether the snapshot holds nothing to continue.
+func (s *Snapshot) Empty() bool {
+	return s == nil || s.SessionID == "" && len(s.history) == 0 && len(s.chat) == 0
+}
+
+// Snapshot returns the session's state after the turns sent so far.
+func (s *Session) Snapshot() *Snapshot { return s.snapshot() }
 
 // Send runs one user turn: it emits message.user (blocks[0] prompt; on
 // the first turn blocks[1] the system prompt when non-empty; router

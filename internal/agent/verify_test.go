@@ -83,6 +83,12 @@ func TestTranscriptsPassVerify(t *testing.T) {
 			recordRun(t, context.Background(), req)
 		})
 	}
+	for _, p := range []struct{ provider, file string }{{"mistral_vibe", "vibe-turn1.jsonl"}, {"opencode", "opencode-turn1.jsonl"}} {
+		t.Run(p.provider, func(t *testing.T) {
+			req, _ := replayRequest(t, p.provider, cliTestdata(t, p.file))
+			recordRun(t, context.Background(), req)
+		})
+	}
 	t.Run("crash", func(t *testing.T) {
 		bin := script(t, `head -n 2 "`+cliTestdata(t, "claude-tool-json.jsonl")+`"; printf '\000\377 garbage'; exit 1`)
 		recordRun(t, context.Background(), Request{Provider: "claude", Prompt: "p", Options: map[string]any{"command": bin}, Dir: t.TempDir(), Env: baseEnv()})

@@ -8,13 +8,17 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// conversation reads an agent state's follow-up prompts: a non-empty list
-// of non-empty template strings. A mapping form (per-turn options) is
-// refused on purpose: a turn continues the step's provider session, so
-// there is nothing a turn could set that the step does not already.
-func (l *loader) conversation(n *yaml.Node) []*Template {
+// conversation reads an agent state's conversation: reel's list of
+// follow-up prompts (non-empty template strings), or AWF's mapping
+// (session tracking, continue_from and mode conversation's settings),
+// which goes to s.Agent.
+func (l *loader) conversation(s *State, n *yaml.Node) []*Template {
+	if n.Kind == yaml.MappingNode {
+		l.conversationMapping(s, n)
+		return nil
+	}
 	if n.Kind != yaml.SequenceNode {
-		l.errf(n, "conversation must be a list of follow-up prompts (strings), got %s", kindName(n))
+		l.errf(n, "conversation must be a list of follow-up prompts (strings) or a mapping (continue_from, max_turns, stop_condition, inject_context), got %s", kindName(n))
 		return nil
 	}
 	if len(n.Content) == 0 {

@@ -28,10 +28,10 @@ func TestConversationLoads(t *testing.T) {
 // at the offending node.
 func TestConversationBadShapes(t *testing.T) {
 	for _, c := range []struct{ yaml, want string }{
-		{"    conversation: Now fix it.\n", `f.yaml:8:19: conversation must be a list of follow-up prompts (strings), got the string "Now fix it."`},
-		{"    conversation:\n", "f.yaml:8:18: conversation must be a list of follow-up prompts (strings), got null"},
+		{"    conversation: Now fix it.\n", `f.yaml:8:19: conversation must be a list of follow-up prompts (strings) or a mapping (continue_from, max_turns, stop_condition, inject_context), got the string "Now fix it."`},
+		{"    conversation:\n", "f.yaml:8:18: conversation must be a list of follow-up prompts (strings) or a mapping (continue_from, max_turns, stop_condition, inject_context), got null"},
 		{"    conversation: []\n", "f.yaml:8:19: conversation lists no follow-up prompts (remove it for a single-turn step)"},
-		{"    conversation: {turn2: fix it}\n", "f.yaml:8:19: conversation must be a list of follow-up prompts (strings), got a mapping"},
+		{"    conversation: {turn2: fix it}\n", `f.yaml:8:20: unknown field "turn2" in conversation`},
 		{"    conversation:\n      - ok\n      - 42\n", "f.yaml:10:9: conversation[1] must be a prompt string, got an integer"},
 		{"    conversation:\n      - ''\n", "f.yaml:9:9: conversation[0] is an empty prompt"},
 		{"    conversation:\n      - \"  \\n\"\n", "f.yaml:9:9: conversation[0] is an empty prompt"},

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/reelhq/reel/internal/agentfiles"
 )
 
 // Options adjust loading.
@@ -22,6 +24,13 @@ type Options struct {
 	// ProjectDir, when set, lets validation check that call_workflow
 	// targets exist (beside the file or in ProjectDir/.reel/workflows).
 	ProjectDir string
+	// AgentFiles, when set, finds the skills and roles agent states name,
+	// so that a missing one is a load problem; nil leaves them unchecked.
+	AgentFiles *agentfiles.Finder
+	// AgentOptions, when set, checks the options of an agent state whose
+	// provider is known at load time (options holding templates are left
+	// out).
+	AgentOptions func(provider string, options map[string]any) error
 }
 
 // maxFileSize bounds what Load reads: workflow files are small, and a

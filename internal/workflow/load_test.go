@@ -46,7 +46,7 @@ func TestGoodWorkflowLoadsEveryField(t *testing.T) {
 	if f := wf.States["flat"].Call; f.Workflow != "child" || f.Outputs["result"] != "result" || f.Inputs["a"].Source != "b" {
 		t.Errorf("flat call %+v", f)
 	}
-	if th := wf.States["think"]; th.Timeout != time.Minute || th.OutputFormat != "json" || th.Options["model"] != "gpt-4o-mini" {
+	if th := wf.States["think"]; th.Timeout != time.Minute || th.OutputFormat != "json" || literal(th.Options["model"]) != "gpt-4o-mini" {
 		t.Errorf("think %+v", th)
 	}
 	if wf.States["fan"].Strategy != StrategyBestEffort || wf.States["each"].MaxIterations != 50 || wf.States["spin"].MaxIterations != DefaultMaxIterations {

@@ -11,7 +11,7 @@ import (
 // Fields accepted by each state type, besides the flow fields.
 var typeFields = map[string][]string{
 	TypeStep:         {"command", "script_file", "dir", "timeout", "retry", "continue_on_error", "capture", "operation"},
-	TypeAgent:        {"provider", "prompt", "prompt_file", "system_prompt", "options", "output_format", "timeout", "retry", "conversation", "capture"},
+	TypeAgent:        append([]string{"provider", "prompt", "prompt_file", "system_prompt", "options", "output_format", "timeout", "retry", "conversation", "capture"}, agentFields...),
 	TypeTerminal:     {"status", "message"},
 	TypeParallel:     {"parallel", "strategy", "max_concurrent"},
 	TypeForEach:      {"items", "body", "max_iterations", "break_when", "on_complete"},
@@ -144,7 +144,7 @@ func (l *loader) state(k, n *yaml.Node) *State {
 		case "system_prompt":
 			s.SystemPrompt = l.template(v, "system_prompt")
 		case "options":
-			if m, ok := l.value(v, "options", false).(map[string]any); ok {
+			if m, ok := l.value(v, "options", true).(map[string]any); ok {
 				s.Options = m
 			} else if !isNull(v) {
 				l.errf(v, "options must be a mapping, got %s", kindName(v))
@@ -157,7 +157,9 @@ func (l *loader) state(k, n *yaml.Node) *State {
 				s.OutputFormat = of
 			}
 		case "conversation":
-			s.Conversation = l.conversation(v)
+			s.Conversation = l.conversation(s, v)
+		case "mode", "skills", "role", "model", "max_tokens":
+			l.agentField(s, key, v)
 		case "status":
 			if st, ok := l.str(v, "status"); ok {
 				if st != "success" && st != "failure" {
@@ -310,14 +312,7 @@ func (l *loader) requireFields(k *yaml.Node, s *State) {
 		}
 		l.checkOperation(k, s)
 	case TypeAgent:
-		providers := []string{"claude", "codex", "gemini", "github_copilot", "openai_compatible"}
-		if s.Provider == "" {
-			l.errf(k, "agent %q is missing provider", s.Name)
-		} else if !contains(providers, s.Provider) {
-			msg := fmt.Sprintf("agent %q: unknown provider %q (one of %s)", s.Name, s.Provider, strings.Join(providers, ", "))
-			msg += didYouMean(s.Provider, providers)
-			l.errf(k, "%s", msg)
-		}
+		l.finishAgent(k, s)
 		if (s.Prompt == nil) == (s.PromptFile == "") {
 			l.errf(k, "agent %q needs exactly one of prompt or prompt_file", s.Name)
 		}

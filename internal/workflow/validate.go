@@ -64,6 +64,7 @@ func (l *loader) validate(wf *Workflow) {
 		for _, t := range s.templates() {
 			l.checkRefs(wf, t)
 		}
+		l.validateAgent(wf, s)
 		for _, e := range []*Expr{s.BreakWhen, s.While} {
 			l.checkExprRefs(wf, e)
 		}
@@ -112,6 +113,7 @@ func (s *State) templates() []*Template {
 	out := []*Template{s.Command, s.Dir, s.Prompt, s.SystemPrompt, s.Items}
 	out = append(out, s.Conversation...)
 	out = append(out, s.Hooks.templates()...)
+	out = append(out, s.agentTemplates()...)
 	if s.OnFailure != nil {
 		out = append(out, s.OnFailure.Message)
 	}

@@ -112,6 +112,12 @@ type State struct {
 	// .turn.Output (and .turn.JSON when it parses as JSON) and its own
 	// turn number as .turn.Number (2 for the first follow-up).
 	Conversation []*Template
+	// Agent holds the agent fields of AWF's syntax (mode, the
+	// conversation mapping, skills, role, a templated provider); nil when
+	// the state sets none.
+	Agent *AgentSpec
+	// shorthands are step-level model/max_tokens until they join Options.
+	shorthands map[string]shorthandValue
 
 	// terminal
 	Status  string
