@@ -41,6 +41,17 @@ type AgentResult struct {
 	DurationMS int64    `json:"duration_ms"`
 	Turns      int      `json:"turns,omitempty"`
 	SessionID  string   `json:"session_id,omitempty"`
+	// UserTurns counts the user messages of a multi-turn step (its prompt
+	// and each follow-up); Turns counts the provider's own turns.
+	UserTurns int `json:"user_turns,omitempty"`
+	// StoppedBy says why a multi-turn step sent no further message:
+	// "conversation_end" (its list of follow-ups ran out), "user_exit" (an
+	// empty line, exit, quit or the end of input), "stop_condition" or
+	// "max_turns".
+	StoppedBy string `json:"stopped_by,omitempty"`
+	// ContinuedFrom is the path of the step whose provider session this
+	// step resumed.
+	ContinuedFrom string `json:"continued_from,omitempty"`
 	// Skipped counts provider output units the normalizer could not use
 	// (noise lines, malformed JSON, unknown event types), by reason.
 	Skipped map[string]int `json:"skipped,omitempty"`

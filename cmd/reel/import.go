@@ -74,7 +74,8 @@ Formats (--from): auto, ` + strings.Join(formats, ", ") + `, and the
 interop formats flowstudio and agentlog.
 
 A directory is searched recursively for session files (for example
-~/.claude/projects or ~/.codex/sessions) and each becomes its own run.
+~/.claude/projects, ~/.codex/sessions or ~/.vibe/logs/session) and each
+becomes its own run.
 Transcripts go to -o DIR, or to <storage>/transcripts.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {

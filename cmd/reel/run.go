@@ -31,6 +31,8 @@ func newRunCmd() *cobra.Command {
 		Long: `Run a workflow file, or a workflow found by name in .reel/workflows/.
 
 The display goes to stdout; the run id and transcript path go to stderr.
+Agent steps in mode: conversation read the user's messages from stdin, a
+line each (an empty line, exit, quit or the end of input ends them).
 The exit status is the run's: 0 on success, the failing state's status
 otherwise, 130 when cancelled (Ctrl-C or SIGTERM).`,
 		Args: cobra.ExactArgs(1),
@@ -42,6 +44,7 @@ otherwise, 130 when cancelled (Ctrl-C or SIGTERM).`,
 			e := newEngine(proj, storage)
 			e.NoTranscript = noTranscript
 			e.Display = cmd.OutOrStdout()
+			e.Stdin = cmd.InOrStdin()
 			if maskSecrets {
 				e.Masker = transcript.NewMasker(os.Environ())
 			}

@@ -193,7 +193,7 @@ func readBody(path string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return StripFrontMatter(string(b)), nil
+	return strings.TrimSpace(StripFrontMatter(string(b))), nil
 }
 
 // StripFrontMatter removes a leading YAML front matter block (between

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"maps"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/reelhq/reel/internal/agent"
+	"github.com/reelhq/reel/internal/agentfiles"
 	"github.com/reelhq/reel/internal/workflow"
 	"github.com/reelhq/reel/transcript"
 )
@@ -16,16 +18,13 @@ import (
 // execAgent runs an agent step through package agent, recording what the
 // provider streams under the step's path and iteration. A step with a
 // conversation runs every turn inside its one step.started/step.completed
-// pair; a retry attempt starts a fresh provider session from turn 1.
+// pair; a retry attempt starts a fresh provider session from turn 1 (or
+// from the session it continues).
 func (r *run) execAgent(ctx context.Context, sc scope, st *workflow.State) outcome {
 	return r.attempts(ctx, st, func(attempt int) outcome {
 		data := r.data(sc)
-		prompt, perr := r.prompt(st, data)
-		var sys string
-		if perr == nil {
-			sys, perr = st.SystemPrompt.Execute(data)
-		}
 		sp := r.startStep(ctx, sc, st, transcript.KindAgent, "", attempt)
+		req, perr := r.agentRequest(st, data)
 		if perr != nil {
 			o := fail("%v", perr)
 			r.setState(st.Name, stateValue(o, "", ""))
@@ -38,20 +37,8 @@ func (r *run) execAgent(ctx context.Context, sc scope, st *workflow.State) outco
 			actx, cancel = context.WithTimeout(ctx, st.Timeout)
 			defer cancel()
 		}
-		format := st.OutputFormat
-		if format == "" {
-			format = "text"
-		}
-		req := agent.Request{
-			Provider:     st.Provider,
-			Prompt:       prompt,
-			SystemPrompt: sys,
-			Options:      r.agentOptions(st.Options),
-			OutputFormat: format,
-			Dir:          r.e.workDir(),
-			Env:          r.e.environ(),
-		}
 		var res *transcript.AgentResult
+		var conv *conversationLog
 		sess, err := agent.NewSession(req, func(ev transcript.ExchangeEvent) error {
 			ev.Path, ev.Iteration = sp.path, sp.iter
 			r.emit(ev)
@@ -59,14 +46,11 @@ func (r *run) execAgent(ctx context.Context, sc scope, st *workflow.State) outco
 		})
 		if err == nil {
 			show := r.newOutputWriter(sp.path)
-			turns := len(st.Conversation) + 1
-			res, err = converse(actx, sess, st, data, prompt, func(n int, output string) {
-				if turns > 1 {
-					fmt.Fprintf(show, "turn %d/%d\n", n, turns)
-				}
-				fmt.Fprintln(show, output)
-			})
+			res, conv, err = r.converse(actx, sess, st, sc, data, req, show)
 			show.flush()
+			if st.Tracked() {
+				r.setSession(st.Name, sess.Snapshot(), sp.path)
+			}
 		}
 		var o outcome
 		switch {
@@ -84,12 +68,11 @@ func (r *run) execAgent(ctx context.Context, sc scope, st *workflow.State) outco
 		if res != nil {
 			output = res.Output
 			r.addUsage(res.Usage, res.CostUSD)
+			if req.Continue != nil {
+				res.ContinuedFrom = r.sessionPath(st.Agent.Session.ContinueFrom)
+			}
 		}
-		v := stateValue(o, output, "")
-		if res != nil {
-			v["TokensUsed"] = res.Usage.TotalTokens
-		}
-		r.setState(st.Name, v)
+		r.setState(st.Name, agentStateValue(stateValue(o, output, ""), res, conv))
 		if res != nil {
 			sp.finish(ctx, o, res)
 		} else {
@@ -97,6 +80,175 @@ func (r *run) execAgent(ctx context.Context, sc scope, st *workflow.State) outco
 		}
 		return o
 	})
+}
+
+// agentRequest resolves what one execution of an agent step sends: the
+// provider (a template is rendered here), the prompt behind its skills,
+// the system prompt behind its role, the options rendered, and the
+// session it continues.
+func (r *run) agentRequest(st *workflow.State, data map[string]any) (agent.Request, error) {
+	var req agent.Request
+	a := st.Agent
+	if a == nil {
+		a = &workflow.AgentSpec{}
+	}
+	provider := st.Provider
+	if a.ProviderTemplate != nil {
+		p, err := a.ProviderTemplate.Execute(data)
+		if err != nil {
+			return req, fmt.Errorf("provider: %w", err)
+		}
+		provider = strings.TrimSpace(p)
+		if !slices.Contains(agent.Providers(), provider) {
+			return req, fmt.Errorf("provider %q (from %s) is not a known provider (one of %s)", provider, st.Provider, strings.Join(agent.Providers(), ", "))
+		}
+	}
+	prompt, err := r.prompt(st, data)
+	if err != nil {
+		return req, err
+	}
+	files := r.e.agentFiles()
+	base := r.wfDir()
+	if len(a.Skills) > 0 {
+		skills := make([]*agentfiles.Skill, 0, len(a.Skills))
+		for _, ref := range a.Skills {
+			var s *agentfiles.Skill
+			if ref.Path != "" {
+				s, err = files.SkillAt(ref.Path, base)
+			} else {
+				s, err = files.Skill(ref.Name)
+			}
+			if err != nil {
+				return req, fmt.Errorf("skills: %w", err)
+			}
+			skills = append(skills, s)
+		}
+		prompt = agentfiles.WithSkills(skills, prompt)
+	}
+	sys, err := st.SystemPrompt.Execute(data)
+	if err != nil {
+		return req, fmt.Errorf("system_prompt: %w", err)
+	}
+	if a.Role != nil {
+		ref, err := a.Role.Execute(data)
+		if err != nil {
+			return req, fmt.Errorf("role: %w", err)
+		}
+		if ref = strings.TrimSpace(ref); ref != "" {
+			role, err := files.Role(ref, base)
+			if err != nil {
+				return req, fmt.Errorf("role: %w", err)
+			}
+			sys = agentfiles.SystemPrompt(role, sys)
+		}
+	}
+	opts, err := workflow.RenderOptions(st.Options, data)
+	if err != nil {
+		return req, err
+	}
+	format := st.OutputFormat
+	if format == "" {
+		format = "text"
+	}
+	req = agent.Request{
+		Provider:     provider,
+		Prompt:       prompt,
+		SystemPrompt: sys,
+		Options:      r.agentOptions(opts),
+		OutputFormat: format,
+		Dir:          r.e.workDir(),
+		Env:          r.e.environ(),
+	}
+	if c := a.Session; c != nil && c.ContinueFrom != "" {
+		snap, err := r.session(c.ContinueFrom)
+		if err != nil {
+			return req, fmt.Errorf("conversation.continue_from: %w", err)
+		}
+		req.Continue = snap
+	}
+	return req, nil
+}
+
+// wfDir is the directory of the workflow file, where relative paths in it
+// are resolved.
+func (r *run) wfDir() string {
+	if r.wf.File == "" {
+		return r.e.workDir()
+	}
+	return filepath.Dir(r.wf.File)
+}
+
+// agentFiles finds skills and roles for the engine's project.
+func (e *Engine) agentFiles() *agentfiles.Finder {
+	dir := e.ProjectDir
+	if dir == "" {
+		dir = e.workDir()
+	}
+	return &agentfiles.Finder{ProjectDir: dir, Env: e.environ()}
+}
+
+// sessionEntry is the provider session an agent step left behind.
+type sessionEntry struct {
+	snap *agent.Snapshot
+	path string
+}
+
+func (r *run) setSession(name string, snap *agent.Snapshot, path string) {
+	snap.From = fmt.Sprintf("step %q", name)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.sessions == nil {
+		r.sessions = map[string]sessionEntry{}
+	}
+	r.sessions[name] = sessionEntry{snap, path}
+}
+
+// session returns the session the latest execution of step name left.
+func (r *run) session(name string) (*agent.Snapshot, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	e, ok := r.sessions[name]
+	switch {
+	case !ok:
+		return nil, fmt.Errorf("step %q has not run yet in this run", name)
+	case e.snap.Empty():
+		return nil, fmt.Errorf("step %q has no session id or conversation history to resume", name)
+	}
+	return e.snap, nil
+}
+
+func (r *run) sessionPath(name string) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.sessions[name].path
+}
+
+// agentStateValue adds an agent step's own fields to its state value:
+// token counts as AWF names them and, for a multi-turn step, the
+// conversation.
+func agentStateValue(v map[string]any, res *transcript.AgentResult, conv *conversationLog) map[string]any {
+	if res == nil {
+		return v
+	}
+	v["TokensUsed"] = res.Usage.TotalTokens
+	v["TokensInput"] = res.Usage.InputTokens
+	v["TokensOutput"] = res.Usage.OutputTokens
+	// reel records what the provider reports and never estimates.
+	v["TokensEstimated"] = false
+	if conv != nil {
+		turns := make([]any, 0, len(conv.turns))
+		for _, t := range conv.turns {
+			turns = append(turns, map[string]any{"Role": t.role, "Content": t.content})
+		}
+		v["Conversation"] = map[string]any{
+			"SessionID":   res.SessionID,
+			"Turns":       turns,
+			"TotalTurns":  len(turns),
+			"TotalTokens": res.Usage.TotalTokens,
+			"StoppedBy":   res.StoppedBy,
+		}
+	}
+	return v
 }
 
 // agentOptions resolves a relative options.command path ("./x", "dir/x")

@@ -1,8 +1,11 @@
 package engine
 
 import (
+	"bufio"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"strings"
 
@@ -11,15 +14,191 @@ import (
 	"github.com/reelhq/reel/transcript"
 )
 
+// Why a multi-turn step stopped (transcript.AgentResult.StoppedBy).
+const (
+	stoppedByEnd       = "conversation_end"
+	stoppedByUser      = "user_exit"
+	stoppedByCondition = "stop_condition"
+	stoppedByMaxTurns  = "max_turns"
+)
+
+// conversationLog is a session-tracked step's exchange, as its state's
+// Conversation shows it.
+type conversationLog struct{ turns []logTurn }
+
+type logTurn struct{ role, content string }
+
+func (l *conversationLog) add(role, content string) {
+	if l != nil {
+		l.turns = append(l.turns, logTurn{role, content})
+	}
+}
+
+// turnSource says what the user says after each reply, and when the
+// conversation is over. One of three, by the step's syntax:
+//   - a conversation list: its follow-ups in order, each rendered with the
+//     previous reply as .turn;
+//   - mode conversation with max_turns or stop_condition (AWF before
+//     F083): the step's prompt again, until the condition holds after a
+//     reply or max_turns turns ran;
+//   - mode conversation otherwise (AWF since F083): a line of the run's
+//     input each, until an empty line, exit, quit or the end of input.
+//
+// inject_context, when set, is appended to every message after the first.
+type turnSource struct {
+	r     *run
+	st    *workflow.State
+	sc    scope
+	data  map[string]any
+	sess  *agent.Session
+	kind  string // "single", "list", "repeat" or "input"
+	max   int
+	multi bool
+}
+
+func newTurnSource(r *run, st *workflow.State, sc scope, data map[string]any, sess *agent.Session) *turnSource {
+	s := &turnSource{r: r, st: st, sc: sc, data: data, sess: sess, kind: "single"}
+	switch {
+	case len(st.Conversation) > 0:
+		s.kind, s.max = "list", len(st.Conversation)+1
+	case st.Agent != nil && st.Agent.Mode == workflow.ModeConversation:
+		s.kind = "input"
+		if c := st.Agent.Session; c != nil && (c.MaxTurns > 0 || c.StopCondition != nil) {
+			s.kind, s.max = "repeat", c.MaxTurns
+			if s.max == 0 {
+				s.max = workflow.DefaultMaxTurns
+			}
+		}
+	}
+	s.multi = s.kind != "single"
+	return s
+}
+
+// label numbers a turn for the display.
+func (s *turnSource) label(n int) string {
+	switch {
+	case !s.multi:
+		return ""
+	case s.max > 0:
+		return fmt.Sprintf("turn %d/%d", n, s.max)
+	}
+	return fmt.Sprintf("turn %d", n)
+}
+
+// next returns the user message of turn n+1 after turn n's reply, or
+// more=false with the reason the conversation ends.
+func (s *turnSource) next(ctx context.Context, n int, reply *transcript.AgentResult) (msg string, more bool, stoppedBy string, err error) {
+	output := ""
+	if reply != nil {
+		output = reply.Output
+	}
+	tv := turnValue(output, n+1)
+	switch s.kind {
+	case "single":
+		return "", false, "", nil
+	case "list":
+		if n > len(s.st.Conversation) {
+			return "", false, stoppedByEnd, nil
+		}
+		d := maps.Clone(s.data)
+		d["turn"] = tv
+		msg, err = s.st.Conversation[n-1].Execute(d)
+		if err != nil {
+			return "", false, "", fmt.Errorf("conversation[%d]: %w", n-1, err)
+		}
+	case "repeat":
+		if c := s.st.Agent.Session; c.StopCondition != nil {
+			stop, err := c.StopCondition.True(s.stopEnv(n, output))
+			if err != nil {
+				return "", false, "", fmt.Errorf("conversation.stop_condition: %w", err)
+			}
+			if stop {
+				return "", false, stoppedByCondition, nil
+			}
+		}
+		if n >= s.max {
+			return "", false, stoppedByMaxTurns, nil
+		}
+		if msg, err = s.r.prompt(s.st, s.data); err != nil {
+			return "", false, "", err
+		}
+	case "input":
+		line, ok, err := s.r.readTurn(ctx, s.r.newOutputWriter(joinPath(s.sc.prefix, s.st.Name)).prefix)
+		if err != nil {
+			return "", false, "", err
+		}
+		if !ok {
+			return "", false, stoppedByUser, nil
+		}
+		msg = line
+	}
+	if c := s.st.Agent; c != nil && c.Session != nil && c.Session.InjectContext != nil {
+		d := maps.Clone(s.data)
+		d["turn"] = tv
+		extra, err := c.Session.InjectContext.Execute(d)
+		if err != nil {
+			return "", false, "", fmt.Errorf("conversation.inject_context: %w", err)
+		}
+		if extra = strings.TrimSpace(extra); extra != "" {
+			msg += "\n\n" + extra
+		}
+	}
+	return msg, true, "", nil
+}
+
+// stopEnv is stop_condition's environment after turn n's reply: the
+// expressions' usual variables, turn, and AWF's inputs.response,
+// inputs.turn_count and inputs.total_tokens (unless the workflow declares
+// inputs of those names).
+func (s *turnSource) stopEnv(n int, output string) map[string]any {
+	env := maps.Clone(s.r.exprEnv(s.sc))
+	var total int64
+	if res, _ := s.sess.Result(); res != nil {
+		total = res.Usage.TotalTokens
+	}
+	t := turnValue(output, n)
+	t["TotalTokens"] = total
+	env["turn"] = t
+	inputs := map[string]any{}
+	if in, ok := env["inputs"].(map[string]any); ok {
+		inputs = maps.Clone(in)
+	}
+	for k, v := range map[string]any{"response": t["Output"], "turn_count": n, "total_tokens": total} {
+		if _, declared := inputs[k]; !declared {
+			inputs[k] = v
+		}
+	}
+	env["inputs"] = inputs
+	return env
+}
+
 // converse runs an agent step's turns in one provider session: the step's
-// prompt, then each conversation follow-up, rendered with the data of the
-// step plus .turn, the previous turn's reply. The first failing turn ends
-// the step; the result covers every turn that ran. show receives each
-// turn's reply as soon as it is complete, numbered from 1.
-func converse(ctx context.Context, sess *agent.Session, st *workflow.State, data map[string]any, prompt string, show func(turn int, output string)) (*transcript.AgentResult, error) {
-	turn, err := sess.Send(ctx, prompt)
-	show(1, turn.Output)
-	for i, t := range st.Conversation {
+// prompt, then what its turn source says, each answered before the next
+// is sent. The first failing turn ends the step; the result covers every
+// turn that ran. show receives each turn's reply as soon as it is
+// complete.
+func (r *run) converse(ctx context.Context, sess *agent.Session, st *workflow.State, sc scope, data map[string]any, req agent.Request, show io.Writer) (*transcript.AgentResult, *conversationLog, error) {
+	src := newTurnSource(r, st, sc, data, sess)
+	var log *conversationLog
+	if st.Tracked() {
+		log = &conversationLog{}
+		if req.SystemPrompt != "" {
+			log.add("system", req.SystemPrompt)
+		}
+	}
+	msg, n, stopped := req.Prompt, 1, ""
+	var err error
+	for {
+		log.add("user", msg)
+		var turn *transcript.AgentResult
+		turn, err = sess.Send(ctx, msg)
+		if turn != nil {
+			log.add("assistant", turn.Output)
+			if l := src.label(n); l != "" {
+				fmt.Fprintln(show, l)
+			}
+			fmt.Fprintln(show, turn.Output)
+		}
 		if err != nil {
 			break
 		}
@@ -28,21 +207,20 @@ func converse(ctx context.Context, sess *agent.Session, st *workflow.State, data
 		if err = ctx.Err(); err != nil {
 			break
 		}
-		d := maps.Clone(data)
-		d["turn"] = turnValue(turn.Output, i+2)
-		var p string
-		if p, err = t.Execute(d); err != nil {
-			err = fmt.Errorf("conversation[%d]: %w", i, err)
+		var more bool
+		if msg, more, stopped, err = src.next(ctx, n, turn); err != nil || !more {
 			break
 		}
-		turn, err = sess.Send(ctx, p)
-		show(i+2, turn.Output)
+		n++
 	}
 	res, rerr := sess.Result()
 	if err == nil {
 		err = rerr
 	}
-	return res, err
+	if res != nil && src.multi {
+		res.UserTurns, res.StoppedBy = sess.UserTurns(), stopped
+	}
+	return res, log, err
 }
 
 // turnValue is what a follow-up prompt sees as .turn: the previous reply
@@ -54,4 +232,66 @@ func turnValue(output string, number int) map[string]any {
 		v["JSON"] = js
 	}
 	return v
+}
+
+// readTurn reads the user's next message for a mode conversation step: one
+// line of the engine's Stdin. ok is false at an empty line, "exit",
+// "quit" or the end of input; prefix leads the prompt line on the display.
+func (r *run) readTurn(ctx context.Context, prefix string) (string, bool, error) {
+	lines := r.e.inputLines()
+	if lines == nil {
+		return "", false, nil
+	}
+	r.display(prefix + "> (your reply; an empty line, exit or quit ends the conversation)")
+	select {
+	case <-ctx.Done():
+		return "", false, ctx.Err()
+	case l, ok := <-lines:
+		if !ok {
+			return "", false, nil
+		}
+		if l.err != nil {
+			return "", false, fmt.Errorf("read the conversation's next message: %w", l.err)
+		}
+		t := strings.TrimSpace(l.text)
+		if t == "" || strings.EqualFold(t, "exit") || strings.EqualFold(t, "quit") {
+			return "", false, nil
+		}
+		return strings.TrimRight(l.text, "\r"), true, nil
+	}
+}
+
+type inputLine struct {
+	text string
+	err  error
+}
+
+// inputLines returns the lines of Stdin, read by one goroutine for the
+// whole engine so that a step that stops waiting (a timeout) loses no line
+// and parallel steps never read the same one; nil without Stdin.
+func (e *Engine) inputLines() <-chan inputLine {
+	if e.Stdin == nil {
+		return nil
+	}
+	e.stdinOnce.Do(func() {
+		ch := make(chan inputLine)
+		e.stdinLines = ch
+		go func() {
+			defer close(ch)
+			br := bufio.NewReader(e.Stdin)
+			for {
+				s, err := br.ReadString('\n')
+				if s != "" {
+					ch <- inputLine{text: strings.TrimSuffix(s, "\n")}
+				}
+				if err != nil {
+					if !errors.Is(err, io.EOF) {
+						ch <- inputLine{err: err}
+					}
+					return
+				}
+			}
+		}()
+	})
+	return e.stdinLines
 }

@@ -60,6 +60,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/reelhq/reel/internal/agent"
 	"github.com/reelhq/reel/internal/workflow"
 	"github.com/reelhq/reel/transcript"
 )
@@ -110,6 +111,13 @@ type Engine struct {
 	// NotifyBackend is the notify.send backend of steps that name none
 	// (the project config's notify.default_backend).
 	NotifyBackend string
+	// Stdin is where mode: conversation agent steps read the user's
+	// messages, a line each; nil means there is no input, so such a step
+	// ends after its first reply.
+	Stdin io.Reader
+
+	stdinOnce  sync.Once
+	stdinLines chan inputLine
 
 	custom    map[string]StepFunc
 	displayMu sync.Mutex
@@ -178,8 +186,10 @@ func (e *Engine) LoadOptions() workflow.Options {
 			}
 			return false
 		},
-		CustomTypes: types,
-		ProjectDir:  e.ProjectDir,
+		CustomTypes:  types,
+		ProjectDir:   e.ProjectDir,
+		AgentFiles:   e.agentFiles(),
+		AgentOptions: agent.CheckOptions,
 	}
 }
 

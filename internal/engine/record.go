@@ -36,6 +36,9 @@ type run struct {
 	cost      *float64
 	recErr    error
 	started   time.Time
+	// sessions are the provider sessions agent steps left, by state name,
+	// for conversation.continue_from.
+	sessions map[string]sessionEntry
 }
 
 // emit records e in the transcript. A write error is kept and reported in
