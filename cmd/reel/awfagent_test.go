@@ -96,3 +96,27 @@ func TestImportVibeAndOpencode(t *testing.T) {
 	}
 	verifyStorage(t, storage)
 }
+
+// The agent examples run as documented, with their fake CLI, and their
+// transcripts verify.
+func TestAgentExamplesRun(t *testing.T) {
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{
+		"providers":    "opencode used 2500 tokens",
+		"conversation": "stop_condition after 4 messages; The word was BANANA42.",
+		"chat":         "turn 1",
+		"skills-role":  "Needs work",
+	} {
+		t.Run(name, func(t *testing.T) {
+			storage := filepath.Join(t.TempDir(), "store")
+			res := runBinary(t, root, "run", filepath.Join("examples", "agents", name+".yaml"), "--storage", storage)
+			if res.code != 0 || !strings.Contains(res.stdout, want) {
+				t.Fatalf("exit %d, want %q in\n%s\nstderr:\n%s", res.code, want, res.stdout, res.stderr)
+			}
+			verifyStorage(t, storage)
+		})
+	}
+}

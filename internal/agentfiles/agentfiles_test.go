@@ -193,3 +193,21 @@ func TestOversizedFileRefused(t *testing.T) {
 		t.Errorf("oversized SKILL.md: %v", err)
 	}
 }
+
+// FuzzStripFrontMatter: the body is the text unchanged, empty, or a
+// trimmed piece of the text after its front matter; never a panic.
+func FuzzStripFrontMatter(f *testing.F) {
+	for _, s := range []string{"---\na: 1\n---\nbody\n", "---\r\nx\r\n---\r\ny", "---\n---\n", "---", "plain", "---\nno end\n"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got := StripFrontMatter(s)
+		norm := strings.ReplaceAll(s, "\r\n", "\n")
+		if got != s && got != "" && !strings.Contains(norm, got) {
+			t.Fatalf("StripFrontMatter(%q) = %q: not a piece of the input", s, got)
+		}
+		if got != s && got != strings.TrimSpace(got) {
+			t.Fatalf("StripFrontMatter(%q) = %q: a stripped body is trimmed", s, got)
+		}
+	})
+}

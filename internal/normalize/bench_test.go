@@ -74,7 +74,12 @@ func stdlibDecode(tb testing.TB, data []byte) int {
 // each block still pays for its own garbage collection, as a steady
 // workload would; ns/op and MB/s are reel's alone.
 func BenchmarkImportLargest(b *testing.B) {
-	data := largestRollout(b)
+	benchImport(b, CodexRollout, largestRollout(b))
+}
+
+// benchImport runs importOnce on data b.N times, alternating blocks with
+// the stdlib baseline, and reports stdlib-MB/s and x-vs-stdlib.
+func benchImport(b *testing.B, f Format, data []byte) {
 	var buf []byte
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
@@ -85,7 +90,7 @@ func BenchmarkImportLargest(b *testing.B) {
 		n := min(block, b.N-done)
 		s := time.Now()
 		for range n {
-			importOnce(b, CodexRollout, data, &buf)
+			importOnce(b, f, data, &buf)
 		}
 		reel += time.Since(s)
 		b.StopTimer()

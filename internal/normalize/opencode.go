@@ -21,6 +21,9 @@ type opencode struct {
 	cost float64
 }
 
+// maxUnixMilli is 10000-01-01T00:00:00Z in Unix milliseconds.
+const maxUnixMilli = 253402300800000
+
 func newOpencode(p *Parser) {
 	o := &opencode{st: p.st}
 	p.st.res.Agent.Provider = "opencode"
@@ -38,7 +41,8 @@ func (o *opencode) line(v []byte) error {
 		case "sessionID":
 			sid = str(val)
 		case "timestamp":
-			if n := num(val); n > 0 {
+			// Unix milliseconds; anything past year 9999 is not a time.
+			if n := num(val); n > 0 && n < maxUnixMilli {
 				ts = time.UnixMilli(n).UTC()
 			}
 		case "part":

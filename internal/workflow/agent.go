@@ -260,6 +260,8 @@ func (l *loader) finishAgent(k *yaml.Node, s *State) {
 		} else {
 			s.agent().ProviderTemplate = t
 		}
+	} else if s.Provider == "custom" {
+		l.errf(k, "agent %q: provider custom was replaced by openai_compatible (base_url, model) in AWF 0.5; reel has only the latter", s.Name)
 	} else if !contains(Providers, s.Provider) {
 		msg := fmt.Sprintf("agent %q: unknown provider %q (one of %s)", s.Name, s.Provider, strings.Join(Providers, ", "))
 		msg += didYouMean(s.Provider, Providers)

@@ -124,6 +124,7 @@ func TestTemplatedProviderAndShorthands(t *testing.T) {
 		"'{{ .inputs.agent '":          `agent "a": provider: bad template`,
 		"'{{ .states.ghost.Output }}'": `template refers to unknown state "ghost"`,
 		"claud":                        `unknown provider "claud"`,
+		"custom":                       `provider custom was replaced by openai_compatible`,
 	} {
 		_, err := Parse([]byte(strings.Replace(src, "'{{ .inputs.agent }}'", bad, 1)), "f.yaml", Options{})
 		if err == nil || !strings.Contains(err.Error(), want) {
@@ -194,5 +195,15 @@ func TestSkillsAndRolesLookedUp(t *testing.T) {
 	// A templated role is resolved at run time.
 	if _, err := Parse([]byte(strings.Replace(good, "role: senior", "role: '{{ .inputs.r }}'", 1)), file, opts); err != nil {
 		t.Errorf("templated role: %v", err)
+	}
+}
+
+func TestAWFAgentFileLoads(t *testing.T) {
+	wf, err := Load("testdata/awf-agent.yaml", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := wf.States["chat"]; c.Agent.ProviderTemplate == nil || c.Agent.Session.MaxTurns != 4 || len(c.Agent.Skills) != 2 || literal(wf.States["seed"].Options["model"]) != "haiku" {
+		t.Errorf("chat %+v", c.Agent)
 	}
 }

@@ -133,7 +133,7 @@ func TestRecursiveAliasIsAProblem(t *testing.T) {
 // FuzzParse: any bytes give a workflow or problems with positions, never a
 // panic.
 func FuzzParse(f *testing.F) {
-	for _, p := range []string{"testdata/good.yaml", "testdata/bad.yaml", "testdata/awf-ext.yaml"} {
+	for _, p := range []string{"testdata/good.yaml", "testdata/bad.yaml", "testdata/awf-ext.yaml", "testdata/awf-agent.yaml"} {
 		b, _ := os.ReadFile(p)
 		f.Add(b)
 	}
