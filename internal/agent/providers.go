@@ -62,7 +62,7 @@ func specFor(provider string) (cliSpec, bool) {
 		// codex exec --json [flags] [resume ID] -- PROMPT   (or "-" to read stdin)
 		return cliSpec{
 			bin: "codex", env: "REEL_CODEX_BIN", format: normalize.CodexExecJSON, stdinPrompt: true,
-			options: codexOptions,
+			options: modelAndSkip("--dangerously-bypass-approvals-and-sandbox"),
 			args: func(prompt, resume string, flags []string) []string {
 				a := append([]string{"exec", "--json", "--skip-git-repo-check"}, flags...)
 				if resume != "" {
@@ -80,7 +80,7 @@ func specFor(provider string) (cliSpec, bool) {
 		// gemini --output-format stream-json [--resume=ID] [flags] --prompt=PROMPT
 		return cliSpec{
 			bin: "gemini", env: "REEL_GEMINI_BIN", format: normalize.GeminiStreamJSON,
-			options: geminiOptions,
+			options: modelAndSkip("--approval-mode=yolo"),
 			args: func(prompt, resume string, flags []string) []string {
 				a := []string{"--output-format", "stream-json"}
 				if resume != "" {
@@ -212,6 +212,38 @@ func noMaxTurns(o map[string]any) error {
 	return nil
 }
 
+// baseFlags reads model as --model and refuses max_turns, for the CLIs
+// without that flag.
+func baseFlags(o map[string]any) ([]string, error) {
+	flags, err := optModel(o)
+	if err != nil {
+		return nil, err
+	}
+	return flags, noMaxTurns(o)
+}
+
+// skipFlag returns flag when dangerously_skip_permissions is true.
+func skipFlag(o map[string]any, flag string) ([]string, error) {
+	skip, err := optBool(o, "dangerously_skip_permissions")
+	if err != nil || !skip {
+		return nil, err
+	}
+	return []string{flag}, nil
+}
+
+// modelAndSkip builds the options of a CLI that takes a model and a
+// permission bypass flag, and nothing else.
+func modelAndSkip(flag string) func(o map[string]any) ([]string, []string, error) {
+	return func(o map[string]any) ([]string, []string, error) {
+		flags, err := baseFlags(o)
+		if err != nil {
+			return nil, nil, err
+		}
+		skip, err := skipFlag(o, flag)
+		return append(flags, skip...), nil, err
+	}
+}
+
 func claudeOptions(o map[string]any) ([]string, []string, error) {
 	flags, err := optModel(o)
 	if err != nil {
@@ -229,51 +261,12 @@ func claudeOptions(o map[string]any) ([]string, []string, error) {
 	if len(tools) > 0 {
 		flags = append(flags, "--allowedTools", strings.Join(tools, ","))
 	}
-	if skip, err := optBool(o, "dangerously_skip_permissions"); err != nil {
-		return nil, nil, err
-	} else if skip {
-		flags = append(flags, "--dangerously-skip-permissions")
-	}
-	return flags, nil, nil
-}
-
-func codexOptions(o map[string]any) ([]string, []string, error) {
-	flags, err := optModel(o)
-	if err == nil {
-		err = noMaxTurns(o)
-	}
-	if err != nil {
-		return nil, nil, err
-	}
-	if skip, err := optBool(o, "dangerously_skip_permissions"); err != nil {
-		return nil, nil, err
-	} else if skip {
-		flags = append(flags, "--dangerously-bypass-approvals-and-sandbox")
-	}
-	return flags, nil, nil
-}
-
-func geminiOptions(o map[string]any) ([]string, []string, error) {
-	flags, err := optModel(o)
-	if err == nil {
-		err = noMaxTurns(o)
-	}
-	if err != nil {
-		return nil, nil, err
-	}
-	if skip, err := optBool(o, "dangerously_skip_permissions"); err != nil {
-		return nil, nil, err
-	} else if skip {
-		flags = append(flags, "--approval-mode=yolo")
-	}
-	return flags, nil, nil
+	skip, err := skipFlag(o, "--dangerously-skip-permissions")
+	return append(flags, skip...), nil, err
 }
 
 func copilotOptions(o map[string]any) ([]string, []string, error) {
-	flags, err := optModel(o)
-	if err == nil {
-		err = noMaxTurns(o)
-	}
+	flags, err := baseFlags(o)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -317,10 +310,7 @@ func copilotOptions(o map[string]any) ([]string, []string, error) {
 }
 
 func opencodeOptions(o map[string]any) ([]string, []string, error) {
-	flags, err := optModel(o)
-	if err == nil {
-		err = noMaxTurns(o)
-	}
+	flags, err := baseFlags(o)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -338,12 +328,8 @@ func opencodeOptions(o map[string]any) ([]string, []string, error) {
 	} else if th {
 		flags = append(flags, "--thinking")
 	}
-	if skip, err := optBool(o, "dangerously_skip_permissions"); err != nil {
-		return nil, nil, err
-	} else if skip {
-		flags = append(flags, "--dangerously-skip-permissions")
-	}
-	return flags, nil, nil
+	skip, err := skipFlag(o, "--dangerously-skip-permissions")
+	return append(flags, skip...), nil, err
 }
 
 // vibeOptions maps AWF's mistral_vibe options. vibe has no model flag: the

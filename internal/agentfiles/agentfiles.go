@@ -162,6 +162,20 @@ func (e *NotFoundError) Error() string {
 
 func (e *NotFoundError) Unwrap() error { return ErrNotFound }
 
+// present checks that the reference ref (a path) reaches its file,
+// naming the directory when it exists without it.
+func present(kind, ref, file string) error {
+	if fi, err := os.Stat(file); err == nil && fi.Mode().IsRegular() {
+		return nil
+	}
+	dir := filepath.Dir(file)
+	nf := &NotFoundError{Kind: kind, Name: ref, Searched: []string{dir}}
+	if fi, err := os.Stat(dir); err == nil && fi.IsDir() {
+		nf.Missing = dir
+	}
+	return nf
+}
+
 // find returns the first directory dir/name holding file.
 func find(kind, name, file string, dirs []string) (string, error) {
 	if name == "" || strings.ContainsAny(name, `/\`) || strings.Contains(name, "..") {
@@ -239,12 +253,8 @@ func (f *Finder) Skill(name string) (*Skill, error) {
 // to base, the workflow file's directory).
 func (f *Finder) SkillAt(ref, base string) (*Skill, error) {
 	dir := f.expand(ref, base)
-	if fi, err := os.Stat(filepath.Join(dir, SkillFile)); err != nil || !fi.Mode().IsRegular() {
-		nf := &NotFoundError{Kind: "skill", Name: ref, Searched: []string{dir}}
-		if fi, err := os.Stat(dir); err == nil && fi.IsDir() {
-			nf.Missing = dir
-		}
-		return nil, nf
+	if err := present("skill", ref, filepath.Join(dir, SkillFile)); err != nil {
+		return nil, err
 	}
 	return loadSkill(dir)
 }
@@ -340,12 +350,8 @@ func (f *Finder) Role(ref, base string) (*Role, error) {
 	if filepath.Base(p) != RoleFile {
 		file = filepath.Join(p, RoleFile)
 	}
-	if fi, err := os.Stat(file); err != nil || !fi.Mode().IsRegular() {
-		nf := &NotFoundError{Kind: "role", Name: ref, Searched: []string{filepath.Dir(file)}}
-		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
-			nf.Missing = p
-		}
-		return nil, nf
+	if err := present("role", ref, file); err != nil {
+		return nil, err
 	}
 	return loadRole(file)
 }
