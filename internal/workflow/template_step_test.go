@@ -142,7 +142,7 @@ states:
 	// command step's); a parameter the template uses but does not declare
 	// is accepted, as in AWF
 	d := wf.States["d"]
-	if d.Type != TypeAgent || d.Prompt.Source != "review this" || d.Options["model"] != "opus" {
+	if d.Type != TypeAgent || d.Prompt.Source != "review this" || literal(d.Options["model"]) != "opus" {
 		t.Fatalf("d = %+v", d)
 	}
 }
