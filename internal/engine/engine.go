@@ -39,6 +39,13 @@
 //     (package notify) are built in; any other name ends the run when its
 //     state runs (on_failure is not followed), as in AWF where only a plugin
 //     could provide it.
+//   - Agent conversations. A multi-turn agent step gets its user messages
+//     from its conversation list, from Engine.Stdin (mode: conversation,
+//     one line each, read by one goroutine for the whole engine), or by
+//     repeating its prompt (conversation.max_turns / stop_condition); see
+//     conversation.go. conversation.continue_from resumes the session the
+//     latest execution of the named step left in this run; sessions do not
+//     cross into sub-workflows.
 //   - Coexistence. The audit trail and the display are written from the
 //     same points whether or not the transcript is on; the run id and the
 //     transcript path are the CLI's to print (on stderr), not the
