@@ -156,29 +156,15 @@ func TestConversationThirdTurnAndFailure(t *testing.T) {
 	resume := "--resume\n5f0c2c1e-1b7a-4c43-9f0e-3d2a1b0c9d8e"
 	req, _ := conversationRequest(t, "claude", recs, map[int]string{2: resume, 3: resume})
 	c := newCollector(t)
-	s, err := NewSession(req, c.emit)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range []string{req.Prompt, followUp, "And the second riskiest?"} {
-		if _, err := s.Send(context.Background(), p); err != nil {
-			t.Fatal(err)
-		}
-	}
+	s := sendAll(t, req, c, req.Prompt, followUp, "And the second riskiest?")
 	res, _ := s.Result()
 	if res.Usage.OutputTokens != 42+15+15 || res.Turns != 2+1+1 {
 		t.Errorf("3-turn result = %+v", res)
 	}
 
 	req, _ = conversationRequest(t, "claude", recs[:2], map[int]string{2: "--resume\nsome-other-session"})
-	s, err = NewSession(req, newCollector(t).emit)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Send(context.Background(), req.Prompt); err != nil {
-		t.Fatal(err)
-	}
-	_, err = s.Send(context.Background(), followUp)
+	s = sendAll(t, req, newCollector(t), req.Prompt)
+	_, err := s.Send(context.Background(), followUp)
 	if err == nil || !strings.Contains(err.Error(), "exited with status 96") || !strings.Contains(err.Error(), `expected arguments "--resume`) {
 		t.Fatalf("err = %v", err)
 	}

@@ -112,15 +112,7 @@ func TestConversationVibeAndOpencode(t *testing.T) {
 	t.Run("mistral_vibe", func(t *testing.T) {
 		req, argsFile := conversationRequest(t, "mistral_vibe", []string{"vibe-turn1.jsonl", "vibe-turn2.jsonl", "vibe-turn3.jsonl"}, nil)
 		c := newCollector(t)
-		s, err := NewSession(req, c.emit)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, p := range []string{req.Prompt, followUp, "And the safest?"} {
-			if _, err := s.Send(context.Background(), p); err != nil {
-				t.Fatal(err)
-			}
-		}
+		sendAll(t, req, c, req.Prompt, followUp, "And the safest?")
 		want2 := "--prompt=This continues an earlier conversation between you and the user, quoted below. Reply to the user's last message.\n\n" +
 			"<conversation>\n<user>\nBe brief.\n\nSummarize the repository.\n</user>\n<assistant>\nTwo text files: a.txt and b.txt.\n</assistant>\n</conversation>\n\n" + followUp
 		if got := readArgs(t, argsFile+".2"); !strings.HasPrefix(got, want2+"\n--output\nstreaming\n--agent\ndefault\n") {
@@ -313,4 +305,20 @@ func TestAnthropicPreset(t *testing.T) {
 	if h := srv.headers[0].Get("Authorization"); h != "Bearer sk-ant-2" {
 		t.Errorf("Authorization %q", h)
 	}
+}
+
+// sendAll runs a session of req sending each prompt in turn, failing the
+// test at the first error.
+func sendAll(t *testing.T, req Request, c *collector, prompts ...string) *Session {
+	t.Helper()
+	s, err := NewSession(req, c.emit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range prompts {
+		if _, err := s.Send(context.Background(), p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return s
 }
