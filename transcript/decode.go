@@ -283,7 +283,7 @@ func (d *decoder) payload(e *ExchangeEvent) error {
 	case hasCall:
 		e.Payload = &ToolPayload{Name: u.name, CallID: u.callID, Input: u.input, Output: u.output, Error: u.err, Fidelity: u.fidelity}
 	case hasKind:
-		e.Payload = &StepPayload{Name: u.name, Kind: u.kind, Command: u.command, Attempt: u.attempt, Error: u.err, Result: u.result}
+		e.Payload = &StepPayload{Name: u.name, Kind: u.kind, Command: u.command, Attempt: u.attempt, Input: u.input, Error: u.err, Result: u.result}
 	default:
 		e.Payload = json.RawMessage(d.clone(d.data[start:d.pos]))
 	}

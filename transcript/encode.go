@@ -132,6 +132,13 @@ func appendStep(dst []byte, p *StepPayload) ([]byte, error) {
 		dst = append(dst, `,"attempt":`...)
 		dst = strconv.AppendInt(dst, int64(p.Attempt), 10)
 	}
+	if !isNil(p.Input) {
+		dst = append(dst, `,"input":`...)
+		var err error
+		if dst, err = appendValue(dst, p.Input); err != nil {
+			return dst, fmt.Errorf("step %q input: %w", p.Name, err)
+		}
+	}
 	if p.Error != "" {
 		dst = append(dst, `,"error":`...)
 		dst = appendString(dst, p.Error)

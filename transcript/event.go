@@ -144,9 +144,15 @@ type StepPayload struct {
 	// Command is the resolved shell command of a command step (step.started).
 	Command string `json:"command,omitempty"`
 	// Attempt is the 1-based retry attempt; 0 means the field is absent.
-	Attempt int    `json:"attempt,omitempty"`
-	Error   string `json:"error,omitempty"`
-	Result  any    `json:"result,omitempty"`
+	// On run.started it counts the runs of the file: 2 for the first
+	// resume of an interrupted, failed or cancelled run.
+	Attempt int `json:"attempt,omitempty"`
+	// Input is what a run was started with (run.started): reel writes a
+	// RunInput, so that the run can be resumed or replayed from its
+	// transcript alone.
+	Input  any    `json:"input,omitempty"`
+	Error  string `json:"error,omitempty"`
+	Result any    `json:"result,omitempty"`
 }
 
 // MessagePayload is carried by message.user and message.assistant.
@@ -204,6 +210,9 @@ var (
 	ErrInvalidEvent = errors.New("invalid event")
 	// ErrClosed is returned by a closed recorder.
 	ErrClosed = errors.New("recorder closed")
+	// ErrLocked is returned when another recorder, in this process or
+	// another, holds the transcript open for writing.
+	ErrLocked = errors.New("transcript is being written by another recorder")
 )
 
 // Default limits, for writers and readers alike.

@@ -120,6 +120,7 @@ func (m *Masker) MaskEvent(e *ExchangeEvent) {
 		c.Name = m.MaskString(c.Name)
 		c.Command = m.MaskString(c.Command)
 		c.Error = m.MaskString(c.Error)
+		c.Input = m.maskValue(c.Input)
 		c.Result = m.maskValue(c.Result)
 		e.Payload = &c
 	case *MessagePayload:

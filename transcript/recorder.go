@@ -191,6 +191,10 @@ func Create(dir, runID string, opts Options) (*Recorder, error) {
 // <run-id>.jsonl. Seq continues from the last complete line; a torn final
 // line is moved to <path>.torn and the event is reported through the
 // returned recorder's TornBytes.
+//
+// While a Recorder is open it holds an exclusive flock(2) on the file (on
+// Unix): opening a transcript another recorder holds fails with ErrLocked,
+// and Writing tells readers the run is live.
 func Open(path string, opts Options) (*Recorder, error) {
 	base := filepath.Base(path)
 	runID, ok := cutSuffix(base, ".jsonl")
@@ -218,13 +222,20 @@ func open(path, runID string, opts Options) (*Recorder, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	lastSeq, size, err := recoverTail(path, limits)
-	if err != nil {
-		return nil, err
-	}
 	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("open transcript %s: %w", path, err)
+	}
+	// Locked before the tail is looked at: a torn line of a live writer
+	// is not torn, only unfinished.
+	if err := lockFile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	lastSeq, size, err := recoverTail(path, limits)
+	if err != nil {
+		f.Close()
+		return nil, err
 	}
 	r := &Recorder{
 		path:    path,

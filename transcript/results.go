@@ -58,6 +58,9 @@ type AgentResult struct {
 	// Captured holds the step's captured variables (AWF's capture:
 	// variable name to value).
 	Captured map[string]string `json:"captured,omitempty"`
+	// ReplayedFrom names the run whose recorded replies this step replayed
+	// instead of calling the provider (reel run --replay-from).
+	ReplayedFrom string `json:"replayed_from,omitempty"`
 }
 
 // CommandResult is the Result of a command step's step.completed.
@@ -76,11 +79,47 @@ type CommandResult struct {
 // RunResult is the Result of run.completed.
 type RunResult struct {
 	// Status is "success", "failure", "cancelled" or "interrupted".
-	Status     string   `json:"status"`
-	ExitCode   int      `json:"exit_code"`
+	Status   string `json:"status"`
+	ExitCode int    `json:"exit_code"`
+	// DurationMS is the time the run ran: a resumed run adds the time of
+	// its earlier attempts, not the time it lay interrupted.
 	DurationMS int64    `json:"duration_ms"`
 	Usage      Usage    `json:"usage"`
 	CostUSD    *float64 `json:"cost_usd,omitempty"`
+	// Outputs are the workflow's declared outputs of a successful run.
+	Outputs map[string]any `json:"outputs,omitempty"`
+}
+
+// RunInput is the Input of run.started: what the run was started with.
+type RunInput struct {
+	// Inputs are the workflow inputs as the run resolved them.
+	Inputs map[string]any `json:"inputs,omitempty"`
+	// Workflow identifies the definition the run executed.
+	Workflow *WorkflowSource `json:"workflow,omitempty"`
+	// Reused, on the run.started of a resumed attempt, names the step
+	// executions of earlier attempts whose results the attempt keeps
+	// instead of running them again: inclusive ranges of ordinals, the
+	// 1-based positions of their step.started events among all
+	// step.started events of the file.
+	Reused [][2]int `json:"reused,omitempty"`
+	// ReplayFrom names the recorded run whose agent replies a replayed
+	// run takes instead of calling providers.
+	ReplayFrom string `json:"replay_from,omitempty"`
+	// Step names the one state a single-step run ran; Mocks are the
+	// results it was given for the states and loop variables it reads.
+	Step  string            `json:"step,omitempty"`
+	Mocks map[string]string `json:"mocks,omitempty"`
+}
+
+// WorkflowSource identifies a workflow definition.
+type WorkflowSource struct {
+	// File is the workflow file's absolute path when the run started.
+	File string `json:"file"`
+	// SHA256 is the hex SHA-256 of the file's bytes.
+	SHA256 string `json:"sha256"`
+	// States holds a digest of each state's definition (its flow fields
+	// left out), so that a resume can tell which states changed.
+	States map[string]string `json:"states,omitempty"`
 }
 
 // DecodeResult decodes a payload's Result (as held by a decoded transcript,

@@ -18,7 +18,10 @@ func newDiffCmd() *cobra.Command {
 tokens, the sequence of tools called, and whether the output text changed.
 Executions are matched by path, loop iterations and attempt; '=' marks the
 ones that match, '~' the ones that differ, '-' and '+' those only in A or B.
-With --latest, the latest run is RUN_A and the one argument is RUN_B.`,
+With --latest, the latest run is RUN_A and the one argument is RUN_B.
+
+Exit status, as diff(1)'s: 0 the runs match (durations aside), 1 they
+differ, 2 they could not be compared.`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			paths, err := refs.resolve(args, 2)
@@ -42,7 +45,14 @@ With --latest, the latest run is RUN_A and the one argument is RUN_B.`,
 			} else if err := query.RenderDiff(out, d); err != nil {
 				return err
 			}
-			return reportWarnings(cmd, d.Warnings)
+			if err := reportWarnings(cmd, d.Warnings); err != nil {
+				return err
+			}
+			if d.Differs() {
+				// as diff(1): 1 when the inputs differ
+				return &exitError{code: exitNo}
+			}
+			return nil
 		},
 	}
 	refs.register(cmd)

@@ -8,13 +8,20 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strconv"
 	"syscall"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := newRootCmd().ExecuteContext(ctx)
+	cmd, err := newRootCmd().ExecuteContextC(ctx)
 	stop()
+	if err == nil && cmd != nil {
+		if code, ok := cmd.Annotations[helpExit]; ok {
+			n, _ := strconv.Atoi(code)
+			os.Exit(n)
+		}
+	}
 	if err != nil {
 		code, msg := exitStatus(err)
 		if msg != "" {

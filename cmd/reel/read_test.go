@@ -56,7 +56,12 @@ func TestReadCommands(t *testing.T) {
 	for _, c := range cases {
 		t.Run(strings.Join(c.args[:2], " "), func(t *testing.T) {
 			out, stderr, err := runReel(t, ctx, c.args...)
-			if err != nil {
+			if c.args[0] == "diff" {
+				// the runs differ: exit status 1, as diff(1)
+				if code, _ := exitStatus(err); code != 1 {
+					t.Fatalf("reel %v: exit %d (%v), want 1 for differing runs\n%s", c.args, code, err, stderr)
+				}
+			} else if err != nil {
 				t.Fatalf("reel %v: %v\n%s", c.args, err, stderr)
 			}
 			for _, w := range c.want {
@@ -89,8 +94,12 @@ func TestReadCommands(t *testing.T) {
 	}
 	out, _, err := runReel(t, ctx, "diff", "1111", "3333", "--json")
 	var d struct{ Steps []struct{ Changed []string } }
-	if err != nil || json.Unmarshal([]byte(out), &d) != nil || len(d.Steps) != 21 {
+	if code, _ := exitStatus(err); code != 1 || json.Unmarshal([]byte(out), &d) != nil || len(d.Steps) != 21 {
 		t.Errorf("diff --json: %v, %d steps", err, len(d.Steps))
+	}
+	// a run compared with itself matches: exit status 0
+	if _, stderr, err := runReel(t, ctx, "diff", "1111", "1111"); err != nil {
+		t.Errorf("diff of a run with itself: %v\n%s", err, stderr)
 	}
 }
 

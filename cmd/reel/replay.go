@@ -65,7 +65,7 @@ once and plain. --format markdown writes Markdown for sharing.`,
 			}
 			switch color {
 			case "auto":
-				opts.Color = tty
+				opts.Color = useColor(cmd, out)
 			case "always":
 				opts.Color = true
 			case "never":

@@ -14,10 +14,18 @@ func newRootCmd() *cobra.Command {
 	root := &cobra.Command{
 		Use:           "reel",
 		Short:         "Run AI-agent workflows and record every exchange as a canonical transcript",
+		Version:       versionString(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	root.SetVersionTemplate("reel {{.Version}}\n")
+	root.PersistentFlags().Bool(noColorFlag, false, "never colour the output (NO_COLOR does the same)")
 	root.AddCommand(
+		newResumeCmd(),
+		newListCmd(),
+		newStatusCmd(),
+		newDiagramCmd(),
+		newConfigCmd(),
 		newVersionCmd(),
 		newVerifyCmd(),
 		newImportCmd(),
@@ -36,6 +44,7 @@ func newRootCmd() *cobra.Command {
 		newSearchCmd(),
 		newServeCmd(),
 	)
+	addCompletions(root)
 	return root
 }
 

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"maps"
 	"os"
 	"os/signal"
-	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -14,94 +16,235 @@ import (
 
 	"github.com/reelhq/reel/internal/engine"
 	"github.com/reelhq/reel/internal/project"
+	"github.com/reelhq/reel/internal/runstate"
 	"github.com/reelhq/reel/internal/workflow"
 	"github.com/reelhq/reel/transcript"
 )
 
+// runFlags are the flags of reel run (resume shares the output ones).
+type runFlags struct {
+	inputs       []string
+	storage      string
+	noTranscript bool
+	maskSecrets  bool
+	asJSON       bool
+	quiet        bool
+	dryRun       bool
+	step         string
+	mocks        []string
+	interactive  bool
+	breakpoints  []string
+	replayFrom   string
+	allowDrift   bool
+}
+
 func newRunCmd() *cobra.Command {
-	var (
-		inputs       []string
-		storage      string
-		noTranscript bool
-		maskSecrets  bool
-	)
+	var f runFlags
 	cmd := &cobra.Command{
 		Use:   "run FILE|NAME",
 		Short: "Run a workflow and record it as a transcript",
-		Long: `Run a workflow file, or a workflow found by name in .reel/workflows/.
+		Long: `Run a workflow file, or a workflow found by name in .reel/workflows/ or
+.awf/workflows/. reel run NAME --help lists the workflow's inputs.
 
-The display goes to stdout; the run id and transcript path go to stderr.
-Agent steps in mode: conversation read the user's messages from stdin, a
-line each (an empty line, exit, quit or the end of input ends them).
-The exit status is the run's: 0 on success, the failing state's status
-otherwise, 130 when cancelled (Ctrl-C or SIGTERM).`,
-		Args: cobra.ExactArgs(1),
+The display goes to stdout; the run id and transcript path go to stderr once
+the run has started (a run refused before it starts prints neither). Agent
+steps in mode: conversation read the user's messages from stdin, a line each
+(an empty line, exit, quit or the end of input ends them). With
+--json the display goes to stderr and stdout gets one summary object at the
+end. Required inputs not given with --input (or by the project
+configuration) are asked for on a terminal, and are an error otherwise.
+
+--replay-from RUN runs the workflow again with every agent step's replies,
+tool calls and usage taken from the recorded run instead of its provider,
+while command steps run for real; an agent step whose prompt differs from
+the recording fails with a diff of the two unless --allow-prompt-drift.
+--dry-run prints the plan and runs nothing. --step NAME runs one state alone,
+--mock states.X.Output=VALUE standing in for what it reads. --interactive
+pauses before every step (or only at --breakpoint states) to continue, skip
+or abort.
+
+Exit status (AWF's): 0 success, 1 user error, 2 invalid workflow, 3 the run
+failed or was cancelled, 4 system error.`,
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: completeWorkflows,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			proj, err := findProject()
-			if err != nil {
-				return err
-			}
-			e := newEngine(proj, storage)
-			e.NoTranscript = noTranscript
-			e.Display = cmd.OutOrStdout()
-			e.Stdin = cmd.InOrStdin()
-			if maskSecrets {
-				e.Masker = transcript.NewMasker(os.Environ())
-			}
-			wf, err := loadWorkflow(cmd, e, proj.Root, args[0])
-			if err != nil {
-				return err
-			}
-			// Input values are secrets as often as anything: what reel
-			// says about them is masked too.
-			given, err := parseInputs(inputs)
-			if err != nil {
-				return &exitError{code: 2, msg: e.Masker.MaskString(err.Error())}
-			}
-
-			// Only this handler cancels the run, so that run.completed can
-			// name the signal.
-			ctx, cancel := context.WithCancelCause(context.WithoutCancel(cmd.Context()))
-			defer cancel(nil)
-			sigs := make(chan os.Signal, 1)
-			signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-			defer signal.Stop(sigs)
-			go func() {
-				select {
-				case s := <-sigs:
-					cancel(fmt.Errorf("received %s", sigName(s)))
-				case <-ctx.Done():
-				}
-			}()
-
-			id := transcript.NewRunID()
-			errw := cmd.ErrOrStderr()
-			fmt.Fprintf(errw, "run %s\n", id)
-			if !noTranscript {
-				fmt.Fprintf(errw, "transcript %s\n", filepath.Join(transcript.Dir(e.Storage), id+".jsonl"))
-			}
-			rep, err := e.Run(ctx, wf, engine.RunOptions{Inputs: given, RunID: id})
-			if err != nil {
-				// bad inputs (*engine.InputError) or unwritable storage
-				return &exitError{code: 2, msg: e.Masker.MaskString(err.Error())}
-			}
-			if !noTranscript {
-				indexWritten(cmd, e.Storage, filepath.Join(transcript.Dir(e.Storage), id+".jsonl"))
-			}
-			if rep.RecordError != nil {
-				fmt.Fprintf(errw, "reel: warning: transcript incomplete: %s\n", e.Masker.MaskString(rep.RecordError.Error()))
-			}
-			if rep.ExitCode != 0 {
-				return &exitError{code: rep.ExitCode}
-			}
-			return nil
+			return runWorkflow(cmd, args[0], &f)
 		},
 	}
-	cmd.Flags().StringArrayVarP(&inputs, "input", "i", nil, "workflow input `key=value` (repeatable)")
-	cmd.Flags().StringVar(&storage, "storage", "", storageUsage)
-	cmd.Flags().BoolVar(&noTranscript, "no-transcript", false, "do not write a transcript (the audit trail and display are unchanged)")
-	cmd.Flags().BoolVar(&maskSecrets, "mask-secrets", false, "mask secret-looking environment values and key shapes in the transcript, the display and the audit trail")
+	fl := cmd.Flags()
+	fl.StringArrayVarP(&f.inputs, "input", "i", nil, "workflow input `key=value` (repeatable)")
+	fl.StringVar(&f.storage, "storage", "", storageUsage)
+	fl.BoolVar(&f.noTranscript, "no-transcript", false, "do not write a transcript (the audit trail and display are unchanged)")
+	fl.BoolVar(&f.maskSecrets, "mask-secrets", false, "mask secret-looking environment values and key shapes in the transcript, the display and the audit trail")
+	fl.BoolVar(&f.asJSON, "json", false, "print one JSON summary of the run on stdout at the end (the display goes to stderr)")
+	fl.BoolVarP(&f.quiet, "quiet", "q", false, "print nothing but errors")
+	fl.BoolVar(&f.dryRun, "dry-run", false, "print the execution plan with resolved commands and prompts; run nothing")
+	fl.StringVarP(&f.step, "step", "s", "", "run only this state (with its children when it is a block)")
+	fl.StringArrayVarP(&f.mocks, "mock", "m", nil, "with --step: a result the step reads, `states.X.FIELD=value` or loop.FIELD=value (repeatable)")
+	fl.BoolVar(&f.interactive, "interactive", false, "pause before each step: continue, skip, abort or inspect")
+	fl.StringSliceVarP(&f.breakpoints, "breakpoint", "b", nil, "with --interactive: pause only at these states (names or paths, comma-separated)")
+	fl.StringVar(&f.replayFrom, "replay-from", "", "take agent replies from this recorded `RUN` instead of calling providers")
+	fl.BoolVar(&f.allowDrift, "allow-prompt-drift", false, "with --replay-from: replay agent steps whose prompt differs from the recording")
+	cmd.MarkFlagsMutuallyExclusive("dry-run", "interactive")
+	cmd.MarkFlagsMutuallyExclusive("json", "quiet")
+	cmd.SetHelpFunc(workflowHelp(cmd.HelpFunc()))
 	return cmd
+}
+
+func runWorkflow(cmd *cobra.Command, ref string, f *runFlags) error {
+	proj, err := findProject()
+	if err != nil {
+		return err
+	}
+	e := newEngine(proj, f.storage)
+	e.NoTranscript = f.noTranscript
+	e.Stdin = cmd.InOrStdin()
+	if f.maskSecrets {
+		e.Masker = transcript.NewMasker(os.Environ())
+	}
+	wf, err := loadWorkflow(cmd, e, proj.Root, ref)
+	if err != nil {
+		return err
+	}
+	// Input values are secrets as often as anything: what reel says about
+	// them is masked too.
+	userErr := func(err error) error { return &exitError{code: exitUser, msg: e.Masker.MaskString(err.Error())} }
+	given, err := parseInputs(f.inputs)
+	if err != nil {
+		return userErr(err)
+	}
+	configInputs(wf, proj.Config, given)
+	mocks, err := parseMocks(f.mocks)
+	if err != nil {
+		return userErr(err)
+	}
+	if err := askInputs(cmd, wf, given); err != nil {
+		return err
+	}
+	if f.dryRun {
+		plan, err := e.Plan(wf, given)
+		if err != nil {
+			return userErr(err)
+		}
+		if f.asJSON {
+			return writeJSON(cmd.OutOrStdout(), plan)
+		}
+		return writePlan(cmd.OutOrStdout(), plan, palette{on: useColor(cmd, cmd.OutOrStdout())})
+	}
+	opts := engine.RunOptions{Inputs: given, Step: f.step, Mocks: mocks, AllowPromptDrift: f.allowDrift}
+	if f.replayFrom != "" {
+		rec, err := loadRun(f.storage, f.replayFrom, runstate.Options{Exchange: true})
+		if err != nil {
+			return userErr(fmt.Errorf("--replay-from: %w", err))
+		}
+		opts.ReplayFrom = rec
+	} else if f.allowDrift {
+		return userErr(errors.New("--allow-prompt-drift needs --replay-from"))
+	}
+	if len(f.breakpoints) > 0 && !f.interactive {
+		return userErr(errors.New("--breakpoint needs --interactive"))
+	}
+	if f.interactive {
+		opts.Pause = newPauser(cmd.InOrStdin(), cmd.ErrOrStderr(), f.breakpoints, palette{on: useColor(cmd, cmd.ErrOrStderr())}).pause
+	}
+	out := &runOutput{json: f.asJSON, quiet: f.quiet, noTranscript: f.noTranscript}
+	out.setup(cmd, e)
+	opts.OnStart = out.started
+	ctx, stop := signalContext(cmd.Context())
+	defer stop()
+	rep, err := e.Run(ctx, wf, opts)
+	return out.finish(cmd, e, wf, rep, err)
+}
+
+// signalContext is cancelled, with the signal's name as its cause, by
+// SIGINT or SIGTERM, so that run.completed can say which ended the run.
+func signalContext(parent context.Context) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(context.WithoutCancel(parent))
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		select {
+		case s := <-sigs:
+			cancel(fmt.Errorf("received %s", sigName(s)))
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, func() { signal.Stop(sigs); cancel(nil) }
+}
+
+// runOutput is what run and resume print around the engine's display.
+type runOutput struct {
+	json, quiet, noTranscript bool
+	errw                      io.Writer
+}
+
+func (o *runOutput) setup(cmd *cobra.Command, e *engine.Engine) {
+	o.errw = cmd.ErrOrStderr()
+	switch {
+	case o.quiet:
+	case o.json:
+		e.Display = colorDisplay(cmd, cmd.ErrOrStderr())
+	default:
+		e.Display = colorDisplay(cmd, cmd.OutOrStdout())
+	}
+}
+
+// started prints the run id and transcript path, once the run can no
+// longer be refused.
+func (o *runOutput) started(id, path string) {
+	if o.quiet || o.json {
+		return
+	}
+	fmt.Fprintf(o.errw, "run %s\n", id)
+	if path != "" {
+		fmt.Fprintf(o.errw, "transcript %s\n", path)
+	}
+}
+
+// runJSON is the object run --json and resume --json print.
+type runJSON struct {
+	RunID        string           `json:"run_id"`
+	Workflow     string           `json:"workflow"`
+	Status       string           `json:"status"`
+	ExitCode     int              `json:"exit_code"`
+	Error        string           `json:"error,omitempty"`
+	DurationMS   int64            `json:"duration_ms"`
+	Attempt      int              `json:"attempt"`
+	Usage        transcript.Usage `json:"usage"`
+	CostUSD      *float64         `json:"cost_usd,omitempty"`
+	Outputs      map[string]any   `json:"outputs,omitempty"`
+	Transcript   string           `json:"transcript,omitempty"`
+	ReplayedFrom string           `json:"replayed_from,omitempty"`
+}
+
+// finish turns the engine's answer into output and an exit status.
+func (o *runOutput) finish(cmd *cobra.Command, e *engine.Engine, wf *workflow.Workflow, rep *engine.Report, err error) error {
+	if err != nil {
+		var ie *engine.InputError
+		var re *engine.ResumeError
+		if errors.As(err, &ie) || errors.As(err, &re) {
+			return &exitError{code: exitUser, msg: e.Masker.MaskString(err.Error())}
+		}
+		return &exitError{code: exitSystem, msg: e.Masker.MaskString(err.Error())}
+	}
+	if rep.TranscriptPath != "" {
+		indexWritten(cmd, e.Storage, rep.TranscriptPath)
+	}
+	if rep.RecordError != nil {
+		fmt.Fprintf(o.errw, "reel: warning: transcript incomplete: %s\n", e.Masker.MaskString(rep.RecordError.Error()))
+	}
+	if o.json {
+		s := runJSON{RunID: rep.RunID, Workflow: wf.Name, Status: rep.Status, ExitCode: rep.ExitCode, Error: rep.Error,
+			DurationMS: rep.Duration.Milliseconds(), Attempt: rep.Attempt, Usage: rep.Usage, CostUSD: rep.CostUSD,
+			Outputs: rep.Outputs, Transcript: rep.TranscriptPath, ReplayedFrom: rep.ReplayedFrom}
+		if err := writeJSON(cmd.OutOrStdout(), s); err != nil {
+			return &exitError{code: exitSystem, msg: err.Error()}
+		}
+	}
+	if rep.ExitCode != 0 {
+		return &exitError{code: rep.ExitCode}
+	}
+	return nil
 }
 
 func sigName(s os.Signal) string {
@@ -129,7 +272,7 @@ func findProject() (*project.Project, error) {
 	}
 	p, err := project.Find(wd)
 	if err != nil {
-		return nil, &exitError{code: 2, msg: err.Error()}
+		return nil, &exitError{code: exitUser, msg: err.Error()}
 	}
 	return p, nil
 }
@@ -156,7 +299,7 @@ func storageDir(flag string) (string, error) {
 func loadWorkflow(cmd *cobra.Command, e *engine.Engine, projectRoot, ref string) (*workflow.Workflow, error) {
 	path, err := workflow.Find(ref, ".", projectRoot)
 	if err != nil {
-		return nil, &exitError{code: 2, msg: err.Error()}
+		return nil, &exitError{code: exitUser, msg: err.Error()}
 	}
 	wf, err := workflow.Load(path, e.LoadOptions())
 	var probs workflow.Problems
@@ -164,13 +307,10 @@ func loadWorkflow(cmd *cobra.Command, e *engine.Engine, projectRoot, ref string)
 		for _, p := range probs {
 			fmt.Fprintln(cmd.ErrOrStderr(), e.Masker.MaskString(p.String()))
 		}
-		return nil, &exitError{code: 2, msg: e.Masker.MaskString(fmt.Sprintf("%s: %d problem(s)", path, len(probs)))}
+		return nil, &exitError{code: exitWorkflow, msg: e.Masker.MaskString(fmt.Sprintf("%s: %d problem(s)", path, len(probs)))}
 	}
 	if err != nil {
-		return nil, &exitError{code: 2, msg: e.Masker.MaskString(err.Error())}
-	}
-	for _, w := range wf.Warnings {
-		fmt.Fprintln(cmd.ErrOrStderr(), e.Masker.MaskString(w.String()))
+		return nil, &exitError{code: exitUser, msg: e.Masker.MaskString(err.Error())}
 	}
 	return wf, nil
 }
@@ -189,3 +329,106 @@ func parseInputs(kvs []string) (map[string]string, error) {
 	}
 	return m, nil
 }
+
+func parseMocks(kvs []string) (map[string]string, error) {
+	m := make(map[string]string, len(kvs))
+	for _, kv := range kvs {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("--mock %q: want states.STATE.FIELD=value", kv)
+		}
+		m[k] = v
+	}
+	if len(m) == 0 {
+		return nil, nil
+	}
+	return m, nil
+}
+
+// configInputs fills the inputs the workflow declares and the command line
+// left out from the project configuration's inputs (AWF's .awf/config.yaml
+// inputs, and .reel/config.yaml's).
+func configInputs(wf *workflow.Workflow, cfg *project.Config, given map[string]string) {
+	if cfg == nil {
+		return
+	}
+	for _, in := range wf.Inputs {
+		if _, ok := given[in.Name]; ok {
+			continue
+		}
+		v, ok := cfg.Inputs[in.Name]
+		if !ok || v == nil {
+			continue
+		}
+		switch x := v.(type) {
+		case []any:
+			parts := make([]string, len(x))
+			for i, p := range x {
+				parts[i] = fmt.Sprint(p)
+			}
+			given[in.Name] = strings.Join(parts, ",")
+		default:
+			given[in.Name] = fmt.Sprint(x)
+		}
+	}
+}
+
+// missingInputs lists the required inputs without a value or a default.
+func missingInputs(wf *workflow.Workflow, given map[string]string) []workflow.Input {
+	var out []workflow.Input
+	for _, in := range wf.Inputs {
+		if _, ok := given[in.Name]; !ok && in.Required && in.Default == nil {
+			out = append(out, in)
+		}
+	}
+	return out
+}
+
+// askInputs asks for the missing required inputs on a terminal, or says
+// which are missing and how to give them.
+func askInputs(cmd *cobra.Command, wf *workflow.Workflow, given map[string]string) error {
+	missing := missingInputs(wf, given)
+	if len(missing) == 0 {
+		return nil
+	}
+	if !isTerminal(cmd.InOrStdin()) {
+		var parts []string
+		for _, in := range missing {
+			parts = append(parts, describeInput(in))
+		}
+		return &exitError{code: exitUser, msg: fmt.Sprintf("missing required input(s): %s; give each with --input NAME=VALUE (or run on a terminal to be asked)", strings.Join(parts, "; "))}
+	}
+	if err := promptInputs(cmd.InOrStdin(), cmd.ErrOrStderr(), missing, given, palette{on: useColor(cmd, cmd.ErrOrStderr())}); err != nil {
+		return &exitError{code: exitUser, msg: err.Error()}
+	}
+	return nil
+}
+
+// describeInput is "name (type): description, one of a, b".
+func describeInput(in workflow.Input) string {
+	s := fmt.Sprintf("%s (%s)", in.Name, in.Type)
+	var notes []string
+	if in.Description != "" {
+		notes = append(notes, in.Description)
+	}
+	if v := in.Validation; v != nil && len(v.Enum) > 0 {
+		notes = append(notes, "one of "+strings.Join(v.Enum, ", "))
+	}
+	if len(notes) > 0 {
+		s += ": " + strings.Join(notes, ", ")
+	}
+	return s
+}
+
+// loadRun finds a recorded run in the storage and reads it.
+func loadRun(storage, ref string, opts runstate.Options) (*runstate.Run, error) {
+	refs := runRefFlags{storage: storage}
+	paths, err := refs.resolve([]string{ref}, 1)
+	if err != nil {
+		return nil, err
+	}
+	return runstate.Load(paths[0], opts)
+}
+
+// sortedKeys is the keys of m in order.
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }

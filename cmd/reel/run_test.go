@@ -163,10 +163,10 @@ states:
 	if displays[0] != displays[1] {
 		t.Fatalf("display differs with --no-transcript:\n%s\n---\n%s", displays[0], displays[1])
 	}
-	if res := runBinary(t, dir, "run", "nosuch"); res.code != 2 || !strings.Contains(res.stderr, "workflow not found") {
+	if res := runBinary(t, dir, "run", "nosuch"); res.code != 1 || !strings.Contains(res.stderr, "workflow not found") {
 		t.Fatalf("missing workflow: %+v", res)
 	}
-	if res := runBinary(t, dir, "run", "fails", "--input", "x=1"); res.code != 2 || !strings.Contains(res.stderr, `unknown input "x"`) {
+	if res := runBinary(t, dir, "run", "fails", "--input", "x=1"); res.code != 1 || !strings.Contains(res.stderr, `unknown input "x"`) {
 		t.Fatalf("bad input: %+v", res)
 	}
 }
@@ -229,7 +229,7 @@ func TestValidateCommand(t *testing.T) {
 		"good.yaml: ok",
 		"",
 	}
-	if res.code != 1 || len(lines) != len(want) {
+	if res.code != 2 || len(lines) != len(want) { // invalid files: a workflow error (AWF: 2)
 		t.Fatalf("exit %d\n%s", res.code, res.stdout)
 	}
 	for i, w := range want {
@@ -394,7 +394,7 @@ func TestRunMaskSecrets(t *testing.T) {
 				args = append(args, "--mask-secrets")
 			}
 			res := runBinary(t, dir, args...)
-			if res.code != 2 {
+			if res.code != 1 {
 				t.Fatalf("--input %s: exit %d\n%s", c.input, res.code, res.stderr)
 			}
 			want := c.want

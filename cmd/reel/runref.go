@@ -2,11 +2,11 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"os"
 
 	"github.com/reelhq/reel/internal/runstore"
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 )
 
 // runRefFlags are the flags every transcript-reading command shares: where
@@ -74,12 +74,9 @@ func reportWarnings(cmd *cobra.Command, warnings []string) error {
 	return &exitError{code: 1, msg: fmt.Sprintf("%d problem(s) reading the transcript; the output holds what could be read", len(warnings))}
 }
 
-// isTerminal reports whether w is a character device, as a terminal is.
-func isTerminal(w io.Writer) bool {
+// isTerminal reports whether w (a reader or a writer) is a terminal. A
+// character device is not enough: /dev/null is one.
+func isTerminal(w any) bool {
 	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
+	return ok && term.IsTerminal(int(f.Fd()))
 }

@@ -5,7 +5,6 @@ import (
 	"io"
 	"os"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -73,7 +72,7 @@ to date with the transcripts first; reel index --rebuild rebuilds it.`,
 			if asJSON {
 				return writeJSON(out, runs)
 			}
-			return writeRuns(out, runs)
+			return writeRuns(out, runs, palette{on: useColor(cmd, out)}, termWidth(out))
 		},
 	}
 	fl := cmd.Flags()
@@ -89,22 +88,35 @@ to date with the transcripts first; reel index --rebuild rebuilds it.`,
 	return cmd
 }
 
-func writeRuns(out io.Writer, runs []index.Run) error {
-	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "RUN ID\tWORKFLOW\tSTATUS\tSTARTED\tDURATION\tTOKENS\tCOST")
+// writeRuns prints the runs as a table fitting width (0: any), statuses
+// coloured by p.
+func writeRuns(out io.Writer, runs []index.Run, p palette, width int) error {
+	t := &table{flexible: 1}
+	if p.on {
+		t.colour = func(row, col int, cell string) string {
+			if row > 0 && col == 2 {
+				return p.status(cell)
+			}
+			return cell
+		}
+	}
+	t.add("RUN ID", "WORKFLOW", "STATUS", "STARTED", "DURATION", "TOKENS", "COST")
 	for _, r := range runs {
 		name := r.Workflow
 		if r.ParentRunID != "" {
 			name = "↳ " + name
 		}
 		dur := (time.Duration(r.DurationMS) * time.Millisecond).String()
+		if r.Status == runstatus.Running {
+			dur += " so far"
+		}
 		cost := "-"
 		if r.CostUSD != nil {
 			cost = fmt.Sprintf("$%.4f", *r.CostUSD)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", r.RunID, name, r.Status, r.Started.Local().Format("2006-01-02 15:04:05"), dur, r.Usage.TotalTokens, cost)
+		t.add(r.RunID, name, r.Status, r.Started.Local().Format("2006-01-02 15:04:05"), dur, fmt.Sprint(r.Usage.TotalTokens), cost)
 	}
-	return tw.Flush()
+	return t.write(out, width)
 }
 
 // openIndex opens the run index of the storage the flag, the environment

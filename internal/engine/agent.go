@@ -31,6 +31,9 @@ func (r *run) execAgent(ctx context.Context, sc scope, st *workflow.State) outco
 			sp.finish(ctx, o, nil)
 			return o
 		}
+		if r.replay != nil {
+			return r.replayAgent(ctx, st, sp, req.Prompt, req.SystemPrompt)
+		}
 		actx := ctx
 		if st.Timeout > 0 {
 			var cancel context.CancelFunc

@@ -62,8 +62,7 @@ func (r *run) execCall(ctx context.Context, sc scope, st *workflow.State) outcom
 	if err != nil {
 		return failNow("call_workflow %s: %v", child.Name, err)
 	}
-	childID := transcript.NewRunID()
-	cr, err := r.e.newRun(child, childID, r.id, inputs, r.depth+1, append(append([]string{}, r.stack...), abs), r.audit)
+	childID, runChild, err := r.childRun(ctx, sp, child, inputs, append(append([]string{}, r.stack...), abs))
 	if err != nil {
 		return failNow("call_workflow: %v", err)
 	}
@@ -78,7 +77,7 @@ func (r *run) execCall(ctx context.Context, sc scope, st *workflow.State) outcom
 		defer t.Stop()
 		defer cancel(nil)
 	}
-	rep := cr.execute(cctx)
+	rep := runChild(cctx)
 	r.addUsage(rep.Usage, rep.CostUSD)
 
 	var o outcome
@@ -107,10 +106,7 @@ func (r *run) execCall(ctx context.Context, sc scope, st *workflow.State) outcom
 	r.emit(transcript.ExchangeEvent{Type: transcript.CallWorkflowCompleted, Path: sp.path, Iteration: sp.iter, ChildRunID: childID,
 		Payload: &transcript.StepPayload{Name: child.Name, Kind: transcript.KindCallWorkflow, Error: rep.Error, Result: runResult}})
 
-	js, _ := json.Marshal(outs)
-	v := stateValue(o, string(js), "")
-	v["Data"] = outs
-	v["JSON"] = outs
+	v := callValue(o, outs)
 	v["TokensUsed"] = rep.Usage.TotalTokens
 	r.setState(st.Name, v)
 	sp.finish(ctx, o, map[string]any{"child_run_id": childID, "workflow": child.Name, "status": rep.Status, "exit_code": rep.ExitCode, "outputs": outs})
@@ -122,4 +118,14 @@ func (r *run) execCall(ctx context.Context, sc scope, st *workflow.State) outcom
 		r.mu.Unlock()
 	}
 	return o
+}
+
+// callValue is the template view of a call_workflow step's result: the
+// child's mapped outputs as .Data and .JSON, and as JSON text in .Output.
+func callValue(o outcome, outs map[string]any) map[string]any {
+	js, _ := json.Marshal(outs)
+	v := stateValue(o, string(js), "")
+	v["Data"] = outs
+	v["JSON"] = outs
+	return v
 }

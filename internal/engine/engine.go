@@ -68,6 +68,7 @@ import (
 	"time"
 
 	"github.com/reelhq/reel/internal/agent"
+	"github.com/reelhq/reel/internal/runstate"
 	"github.com/reelhq/reel/internal/workflow"
 	"github.com/reelhq/reel/transcript"
 )
@@ -139,6 +140,23 @@ type RunOptions struct {
 	Inputs map[string]string
 	// RunID fixes the run id (a UUID v4); empty means a new one.
 	RunID string
+	// OnStart, when set, is called once the run has its transcript and
+	// its audit trail, before run.started: from then on the run cannot be
+	// refused and always ends with run.completed.
+	OnStart func(runID, transcriptPath string)
+	// ReplayFrom, when set, makes agent steps take their replies, tool
+	// calls and usage from this recorded run instead of calling their
+	// provider (see replay.go); AllowPromptDrift lets a step whose prompt
+	// differs from the recording replay anyway.
+	ReplayFrom       *runstate.Run
+	AllowPromptDrift bool
+	// Pause, when set, is asked before every step (interactive mode).
+	Pause PauseFunc
+	// Step, when set, runs this one state alone (with its children) instead
+	// of the state machine; Mocks preset results of other states and loop
+	// variables it reads ("states.build.Output" → value, "loop.Item" → value).
+	Step  string
+	Mocks map[string]string
 }
 
 // Report describes a finished run.
@@ -155,6 +173,12 @@ type Report struct {
 	Usage    transcript.Usage
 	CostUSD  *float64
 	Outputs  map[string]any
+	// Attempt counts the runs of the transcript: 1, or 2 and more for a
+	// resumed run.
+	Attempt int
+	// ReplayedFrom is the recorded run a --replay-from run took its agent
+	// replies from.
+	ReplayedFrom string
 	// RecordError is the first transcript write error, if any; the run
 	// went on without its transcript from that point.
 	RecordError error
@@ -246,6 +270,10 @@ func (e *Engine) Run(ctx context.Context, wf *workflow.Workflow, opts RunOptions
 	if err != nil {
 		return nil, err
 	}
+	lc, err := e.lifecycleFor(wf, opts)
+	if err != nil {
+		return nil, err
+	}
 	id := opts.RunID
 	if id == "" {
 		id = transcript.NewRunID()
@@ -260,6 +288,7 @@ func (e *Engine) Run(ctx context.Context, wf *workflow.Workflow, opts RunOptions
 	if err != nil {
 		return nil, err
 	}
+	r.lifecycle = lc
 	return r.execute(ctx), nil
 }
 

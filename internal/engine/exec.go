@@ -19,6 +19,11 @@ type scope struct {
 	prefix    string
 	iteration int
 	loop      map[string]any
+	// hooked is the state intercept already ran for (see lifecycle.go), and
+	// silent makes its span write nothing: a resumed run passing through
+	// a block an earlier attempt completed.
+	hooked *workflow.State
+	silent bool
 }
 
 // outcome is how a state execution ended.
@@ -69,15 +74,21 @@ func status(o outcome) string {
 // execute runs the state machine and writes the run's lifecycle.
 func (r *run) execute(ctx context.Context) *Report {
 	r.started = time.Now()
+	if r.onStart != nil {
+		r.onStart(r.id, r.transcriptPath())
+	}
 	r.emit(transcript.ExchangeEvent{Type: transcript.RunStarted,
-		Payload: &transcript.StepPayload{Name: r.wf.Name, Kind: transcript.KindWorkflow}})
+		Payload: &transcript.StepPayload{Name: r.wf.Name, Kind: transcript.KindWorkflow, Attempt: r.attemptField(), Input: r.startInput()}})
 	r.audit.write(auditEntry{Event: "workflow.started", RunID: r.id, ParentRunID: r.parentID, Workflow: r.wf.Name, Kind: transcript.KindWorkflow})
 	r.display(fmt.Sprintf("%s● %s", r.indent(), r.wf.Name))
 
-	end := r.hooked(ctx, r.machine)
+	end := r.hooked(ctx, r.walk)
 
-	d := time.Since(r.started)
-	rep := &Report{RunID: r.id, Status: end.status, ExitCode: end.exitCode, Duration: d}
+	d := r.ran + time.Since(r.started)
+	rep := &Report{RunID: r.id, Status: end.status, ExitCode: end.exitCode, Duration: d, Attempt: max(r.attempt, 1)}
+	if r.replay != nil {
+		rep.ReplayedFrom = r.replay.rec.RunID
+	}
 	if end.status != "success" {
 		rep.Error = end.message
 	}
@@ -92,8 +103,8 @@ func (r *run) execute(ctx context.Context) *Report {
 	rep.Usage, rep.CostUSD = r.usage, r.cost
 	r.mu.Unlock()
 	r.emit(transcript.ExchangeEvent{Type: transcript.RunCompleted,
-		Payload: &transcript.StepPayload{Name: r.wf.Name, Kind: transcript.KindWorkflow, Error: rep.Error,
-			Result: transcript.RunResult{Status: rep.Status, ExitCode: rep.ExitCode, DurationMS: d.Milliseconds(), Usage: rep.Usage, CostUSD: rep.CostUSD}}})
+		Payload: &transcript.StepPayload{Name: r.wf.Name, Kind: transcript.KindWorkflow, Attempt: r.attemptField(), Error: rep.Error,
+			Result: transcript.RunResult{Status: rep.Status, ExitCode: rep.ExitCode, DurationMS: d.Milliseconds(), Usage: rep.Usage, CostUSD: rep.CostUSD, Outputs: rep.Outputs}}})
 	ec := rep.ExitCode
 	r.audit.write(auditEntry{Event: "workflow.completed", RunID: r.id, ParentRunID: r.parentID, Workflow: r.wf.Name, Kind: transcript.KindWorkflow, Status: rep.Status, DurationMS: d.Milliseconds(), ExitCode: &ec, Error: rep.Error})
 	line := fmt.Sprintf("%s● %s %s (%s)", r.indent(), r.wf.Name, rep.Status, fmtDuration(d))
@@ -197,6 +208,9 @@ func (r *run) next(st *workflow.State, out outcome, sc scope) (string, *ending, 
 func (r *run) exec(ctx context.Context, sc scope, st *workflow.State) outcome {
 	if ctx.Err() != nil {
 		return cancelledOutcome(ctx)
+	}
+	if out, done := r.intercept(ctx, sc, st); done {
+		return out
 	}
 	switch st.Type {
 	case workflow.TypeStep:

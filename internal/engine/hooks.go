@@ -43,7 +43,9 @@ type HookResult struct {
 func (r *run) startStep(ctx context.Context, sc scope, st *workflow.State, kind, command string, attempt int) *span {
 	sp := r.startSpan(sc, st.Name, kind, command, attempt)
 	sp.st, sp.sc = st, sc
-	if st.Hooks != nil && len(st.Hooks.Pre) > 0 && attempt <= 1 {
+	// A block a resume passes through silently, and the resume's plan
+	// walk, run no hooks: nothing of theirs runs.
+	if st.Hooks != nil && len(st.Hooks.Pre) > 0 && attempt <= 1 && !sc.silent && !r.planning {
 		r.runHooks(ctx, sc, sp.path, workflow.HookPre, st.Hooks.Pre, st.Timeout, r.data(sc), false)
 	}
 	return sp
@@ -56,7 +58,7 @@ func (r *run) startStep(ctx context.Context, sc scope, st *workflow.State, kind,
 func (sp *span) finish(ctx context.Context, o outcome, result any) {
 	st := sp.st
 	if st != nil && !willRetry(st, sp.attempt, o) {
-		if st.Hooks != nil && len(st.Hooks.Post) > 0 && !o.cancelled && ctx.Err() == nil {
+		if st.Hooks != nil && len(st.Hooks.Post) > 0 && !o.cancelled && ctx.Err() == nil && !sp.silent && !sp.r.planning {
 			sp.r.runHooks(ctx, sp.sc, sp.path, workflow.HookPost, st.Hooks.Post, st.Timeout, sp.r.data(sp.sc), false)
 		}
 	}

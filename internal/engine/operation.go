@@ -75,11 +75,7 @@ func (r *run) execOperation(ctx context.Context, sc scope, st *workflow.State) o
 		if st.Operation != "http.request" {
 			res, o := r.operate(octx, sp.path, st.Operation, in.(map[string]any))
 			o = timedOut(ctx, octx, o, st.Timeout)
-			v := stateValue(o, "", "")
-			if res != nil {
-				v["Output"], v["Response"], v["Data"], v["JSON"] = res.Output, res.Outputs, res.Outputs, res.Outputs
-			}
-			r.setState(st.Name, v)
+			r.setState(st.Name, opValue(o, res))
 			if res == nil {
 				sp.finish(ctx, o, nil)
 			} else {
@@ -89,21 +85,11 @@ func (r *run) execOperation(ctx context.Context, sc scope, st *workflow.State) o
 		}
 		res, o := r.httpRequest(octx, in.(map[string]any))
 		o = timedOut(ctx, octx, o, st.Timeout)
-		v := stateValue(o, "", "")
+		r.setState(st.Name, operationValue(o, res))
 		if res != nil {
-			resp := map[string]any{"status_code": res.StatusCode, "body": res.Body, "headers": res.Headers, "body_truncated": res.BodyTruncated}
-			if js := parseJSON(res.Body); js != nil {
-				v["JSON"] = js
-				resp["json"] = js
-			}
-			v["Output"] = res.Body
-			v["Response"] = resp
-			v["Data"] = resp
-			r.setState(st.Name, v)
 			sp.finish(ctx, o, res)
 			return o
 		}
-		r.setState(st.Name, v)
 		sp.finish(ctx, o, nil)
 		return o
 	})
@@ -118,6 +104,34 @@ func timedOut(ctx, octx context.Context, o outcome, timeout time.Duration) outco
 	t := fail("timed out after %s", timeout)
 	t.exitCode = exitTimeout
 	return t
+}
+
+// opValue is the template view of a built-in operation's result (res is
+// nil when it never answered).
+func opValue(o outcome, res *opResult) map[string]any {
+	v := stateValue(o, "", "")
+	if res != nil {
+		v["Output"], v["Response"], v["Data"], v["JSON"] = res.Output, res.Outputs, res.Outputs, res.Outputs
+	}
+	return v
+}
+
+// operationValue is the template view of an operation's result (res is
+// nil when the request was never answered).
+func operationValue(o outcome, res *httpResult) map[string]any {
+	v := stateValue(o, "", "")
+	if res == nil {
+		return v
+	}
+	resp := map[string]any{"status_code": res.StatusCode, "body": res.Body, "headers": res.Headers, "body_truncated": res.BodyTruncated}
+	if js := parseJSON(res.Body); js != nil {
+		v["JSON"] = js
+		resp["json"] = js
+	}
+	v["Output"] = res.Body
+	v["Response"] = resp
+	v["Data"] = resp
+	return v
 }
 
 func (r *run) httpRequest(ctx context.Context, in map[string]any) (*httpResult, outcome) {

@@ -39,6 +39,8 @@ type run struct {
 	// sessions are the provider sessions agent steps left, by state name,
 	// for conversation.continue_from.
 	sessions map[string]sessionEntry
+
+	lifecycle // resume, replay, interactive and single-step state (lifecycle.go)
 }
 
 // emit records e in the transcript. A write error is kept and reported in
@@ -75,6 +77,7 @@ type span struct {
 	st     *workflow.State
 	sc     scope
 	hookOf string
+	silent bool // writes nothing: see scope.silent
 }
 
 func joinPath(prefix, name string) string {
@@ -85,7 +88,10 @@ func joinPath(prefix, name string) string {
 }
 
 func (r *run) startSpan(sc scope, name, kind, command string, attempt int) *span {
-	sp := &span{r: r, path: joinPath(sc.prefix, name), iter: sc.iteration, name: name, kind: kind, attempt: attempt, start: time.Now()}
+	sp := &span{r: r, path: joinPath(sc.prefix, name), iter: sc.iteration, name: name, kind: kind, attempt: attempt, start: time.Now(), silent: sc.silent}
+	if sp.silent {
+		return sp
+	}
 	if sc.prefix == "" {
 		r.mu.Lock()
 		r.lastState = name
@@ -134,6 +140,9 @@ func (sp *span) label() string {
 // end closes the span. status is success, failure or cancelled.
 func (sp *span) end(status string, result any, errMsg string) {
 	r := sp.r
+	if sp.silent {
+		return
+	}
 	d := time.Since(sp.start)
 	r.emit(transcript.ExchangeEvent{
 		Type: transcript.StepCompleted, Path: sp.path, Iteration: sp.iter,
@@ -191,7 +200,7 @@ func fmtDuration(d time.Duration) string {
 // on the terminal or in a captured log either.
 func (r *run) display(line string) {
 	w := r.e.Display
-	if w == nil {
+	if w == nil || r.planning {
 		return
 	}
 	line = r.e.mask(line)

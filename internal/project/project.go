@@ -66,16 +66,23 @@ func Find(wd string) (*Project, error) {
 // Storage picks the storage directory: flag, else $REEL_STORAGE, else the
 // project's .reel/storage, else the per-user default.
 func (p *Project) Storage(flag string) string {
+	dir, _ := p.StorageFrom(flag)
+	return dir
+}
+
+// StorageFrom is Storage and the rule that chose it: "--storage",
+// "$REEL_STORAGE", "project" or "user".
+func (p *Project) StorageFrom(flag string) (dir, rule string) {
 	if flag != "" {
-		return flag
+		return flag, "--storage"
 	}
 	if env := os.Getenv(EnvStorage); env != "" {
-		return env
+		return env, "$" + EnvStorage
 	}
 	if p.Found {
-		return filepath.Join(p.Root, ".reel", "storage")
+		return filepath.Join(p.Root, ".reel", "storage"), "project"
 	}
-	return UserStorage()
+	return UserStorage(), "user"
 }
 
 // UserStorage is the storage used outside any project:

@@ -108,6 +108,21 @@ func Compare(a, b *runtree.Tree) *Diff {
 	return d
 }
 
+// Differs reports whether the runs differ: in their status, or in any
+// execution's status, tokens, tools or output, or one ran a step the other
+// did not. Durations always differ and do not count.
+func (d *Diff) Differs() bool {
+	if d.A.Status != d.B.Status {
+		return true
+	}
+	for _, s := range d.Steps {
+		if len(s.Changed) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 func runSide(n *runtree.Node) RunSide {
 	return RunSide{RunID: n.RunID, Workflow: n.Name, Side: *side(n)}
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/reelhq/reel/internal/rawevent"
 	"github.com/reelhq/reel/internal/rawjson"
+	"github.com/reelhq/reel/internal/runstatus"
 	"github.com/reelhq/reel/transcript"
 )
 
@@ -50,7 +51,8 @@ type RunStats struct {
 	ParentRunID string `json:"parent_run_id,omitempty"`
 	Path        string `json:"path"`
 	Workflow    string `json:"workflow"`
-	// Status is the run.completed status, or interrupted without one.
+	// Status is the last run.completed's status, or, without one, running
+	// or interrupted (package runstatus).
 	Status  string    `json:"status"`
 	Started time.Time `json:"started,omitzero"`
 	Totals
@@ -274,16 +276,21 @@ func scanStats(path string, limits transcript.Limits) *fileStats {
 		}
 		switch {
 		case bytes.Equal(tv, tRunStarted):
-			fs.run.Workflow = sp.name
-			fs.run.Started = ts
+			// A resumed run's file starts one span per attempt; the run
+			// started with the first and stands where the last ended.
+			completed = false
+			if fs.run.Started.IsZero() {
+				fs.run.Workflow = sp.name
+				fs.run.Started = ts
+			}
 		case bytes.Equal(tv, tRunCompleted):
 			completed = true
 			if fs.run.Workflow == "" {
 				fs.run.Workflow = sp.name
 			}
-			fs.run.Status = "success"
+			fs.run.Status = runstatus.Success
 			if sp.err != "" {
-				fs.run.Status = "failure"
+				fs.run.Status = runstatus.Failure
 			}
 			var rr transcript.RunResult
 			if sp.result != nil && json.Unmarshal(sp.result, &rr) == nil {
@@ -303,7 +310,7 @@ func scanStats(path string, limits transcript.Limits) *fileStats {
 		fs.run.RunID = runIDOf(path)
 	}
 	if !completed {
-		fs.run.Status = "interrupted"
+		fs.run.Status = runstatus.Open(path)
 	}
 	if fs.run.DurationMS == 0 && last.After(first) {
 		fs.run.DurationMS = last.Sub(first).Milliseconds()

@@ -14,6 +14,7 @@ import (
 	"io"
 	"os"
 	"path"
+	"sort"
 	"strings"
 	"time"
 
@@ -72,7 +73,7 @@ func Replay(ctx context.Context, w io.Writer, file string, opts Options) (warnin
 		}
 	}
 	bw := bufio.NewWriter(w)
-	r := &renderer{w: bw, opts: opts, md: opts.Format == Markdown, seen: map[string]bool{}}
+	r := &renderer{w: bw, opts: opts, md: opts.Format == Markdown, seen: map[string]bool{}, visiting: map[string]bool{}, paths: map[string]bool{}}
 	if opts.Color && !r.md {
 		r.pal = ansi
 	}
@@ -80,7 +81,32 @@ func Replay(ctx context.Context, w io.Writer, file string, opts Options) (warnin
 	if ferr := bw.Flush(); err == nil && ferr != nil {
 		err = fmt.Errorf("write output: %w", ferr)
 	}
+	if err == nil && opts.Step != "" && !r.matched {
+		err = &NoStepError{Step: opts.Step, Paths: sortedPaths(r.paths)}
+	}
 	return r.warnings, err
+}
+
+// NoStepError reports a --step that matches no step of the run.
+type NoStepError struct {
+	Step  string
+	Paths []string
+}
+
+func (e *NoStepError) Error() string {
+	if len(e.Paths) == 0 {
+		return fmt.Sprintf("--step %s: the run recorded no steps", e.Step)
+	}
+	return fmt.Sprintf("--step %s matches no step of the run (its steps: %s)", e.Step, strings.Join(e.Paths, ", "))
+}
+
+func sortedPaths(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for p := range m {
+		out = append(out, p)
+	}
+	sort.Strings(out)
+	return out
 }
 
 type palette struct{ bold, dim, user, asst, tool, ok, bad, reset string }
@@ -95,7 +121,10 @@ type renderer struct {
 	opts     Options
 	md       bool
 	pal      palette
-	seen     map[string]bool
+	seen     map[string]bool // files rendered
+	visiting map[string]bool // files being rendered, to stop cycles
+	paths    map[string]bool // step paths met, to name them when --step matches none
+	matched  bool            // --step matched a step event
 	warnings []string
 	last     time.Time
 }
@@ -136,11 +165,19 @@ func (r *renderer) load(file string) ([]transcript.ExchangeEvent, error) {
 }
 
 func (r *renderer) file(ctx context.Context, file string, depth int) error {
-	if r.seen[file] {
+	if r.visiting[file] {
 		r.warn(fmt.Sprintf("%s: sub-workflow cycle, not replayed again", file))
 		return nil
 	}
+	if r.seen[file] {
+		// A resumed run calls the same child again: it was shown whole
+		// the first time.
+		r.line(r.pal.dim, fmt.Sprintf("(sub-workflow %s: shown above)", strings.TrimSuffix(path.Base(file), ".jsonl")))
+		return nil
+	}
 	r.seen[file] = true
+	r.visiting[file] = true
+	defer delete(r.visiting, file)
 	evs, err := r.load(file)
 	if err != nil {
 		if depth == 0 {
@@ -171,7 +208,10 @@ func (r *renderer) file(ctx context.Context, file string, depth int) error {
 		if err := r.pace(ctx, ev.Timestamp); err != nil {
 			return err
 		}
-		if ev.Type == transcript.RunCompleted {
+		switch ev.Type {
+		case transcript.RunStarted:
+			completed = false
+		case transcript.RunCompleted:
 			completed = true
 		}
 		r.event(ev, depth, calls, results)
@@ -203,10 +243,15 @@ func (r *renderer) keep(ev *transcript.ExchangeEvent) bool {
 	if ev.ParentRunID != "" && (ev.Type == transcript.RunStarted || ev.Type == transcript.RunCompleted) {
 		return true
 	}
+	if ev.Path != "" {
+		r.paths[ev.Path] = true
+	}
 	if ev.Path == s || strings.HasPrefix(ev.Path, s+".") {
+		r.matched = true
 		return true
 	}
 	ok, _ := path.Match(strings.ReplaceAll(s, ".", "/"), strings.ReplaceAll(ev.Path, ".", "/"))
+	r.matched = r.matched || ok
 	return ok
 }
 
@@ -246,6 +291,14 @@ func (r *renderer) event(ev *transcript.ExchangeEvent, depth int, calls, results
 		name := "(unnamed)"
 		if sp != nil {
 			name = sp.Name
+		}
+		if sp != nil && sp.Attempt > 1 {
+			if r.md {
+				fmt.Fprintf(r.w, "%s Resumed: attempt %d\n\n`%s` · %s\n\n", strings.Repeat("#", min(depth+1, 6)), sp.Attempt, ev.RunID, transcript.FormatTime(ev.Timestamp))
+				return
+			}
+			fmt.Fprintf(r.w, "%s━━ resumed %s  attempt %d  %s%s\n", r.pal.bold, name, sp.Attempt, transcript.FormatTime(ev.Timestamp), r.pal.reset)
+			return
 		}
 		if r.md {
 			fmt.Fprintf(r.w, "%s Run %s\n\n`%s` · started %s\n\n", strings.Repeat("#", min(depth+1, 6)), name, ev.RunID, transcript.FormatTime(ev.Timestamp))

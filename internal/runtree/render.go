@@ -43,6 +43,9 @@ func label(n *Node, top bool) string {
 			name = "(unnamed)"
 		}
 		parts = append(parts, name, "run "+n.RunID)
+		if n.Attempts > 1 {
+			parts = append(parts, fmt.Sprintf("%d attempts", n.Attempts))
+		}
 	case n.Kind == KindIteration:
 		parts = append(parts, n.Name)
 	default:
@@ -54,9 +57,12 @@ func label(n *Node, top bool) string {
 		if n.Attempt > 1 {
 			parts = append(parts, fmt.Sprintf("attempt %d", n.Attempt))
 		}
+		if n.RunAttempt > 1 {
+			parts = append(parts, fmt.Sprintf("(resumed, run attempt %d)", n.RunAttempt))
+		}
 	}
 	parts = append(parts, n.Status)
-	if n.Duration > 0 || n.Status != StatusInterrupted {
+	if n.Duration > 0 || n.Status != StatusInterrupted && n.Status != StatusRunning {
 		parts = append(parts, FormatDuration(time.Duration(n.Duration)))
 	}
 	if n.ExitCode != nil && (n.Kind == transcript.KindCommand || *n.ExitCode != 0) {

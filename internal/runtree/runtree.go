@@ -19,15 +19,18 @@ import (
 
 	"github.com/reelhq/reel/internal/rawevent"
 	"github.com/reelhq/reel/internal/rawjson"
+	"github.com/reelhq/reel/internal/runstatus"
 	"github.com/reelhq/reel/internal/runstore"
 	"github.com/reelhq/reel/transcript"
 )
 
-// Statuses a node can have.
+// Statuses a node can have: the run statuses of package runstatus.
 const (
-	StatusSuccess     = "success"
-	StatusFailure     = "failure"
-	StatusInterrupted = "interrupted"
+	StatusSuccess     = runstatus.Success
+	StatusFailure     = runstatus.Failure
+	StatusCancelled   = runstatus.Cancelled
+	StatusInterrupted = runstatus.Interrupted
+	StatusRunning     = runstatus.Running
 )
 
 // KindIteration is the kind of the nodes that group one loop iteration's
@@ -42,7 +45,9 @@ type Node struct {
 	Iteration int    `json:"iteration"`
 	Attempt   int    `json:"attempt,omitempty"`
 	RunID     string `json:"run_id,omitempty"`
-	// Status is success, failure or interrupted (started, never completed).
+	// Status is success, failure or cancelled; for an execution that
+	// started and never completed, running while its run is being
+	// written, else interrupted.
 	Status   string    `json:"status"`
 	Error    string    `json:"error,omitempty"`
 	Start    time.Time `json:"start,omitzero"`
@@ -62,6 +67,12 @@ type Node struct {
 	// node's child of kind workflow.
 	ChildRunID string  `json:"child_run_id,omitempty"`
 	Children   []*Node `json:"children,omitempty"`
+	// Attempts, on a run, counts the runs of its transcript when it was
+	// resumed (2 after one resume). RunAttempt, on an execution of a
+	// resumed run, is the attempt that ran it; the steps of the first
+	// attempt leave it out, and so do those of runs never resumed.
+	Attempts   int `json:"attempts,omitempty"`
+	RunAttempt int `json:"run_attempt,omitempty"`
 
 	// ToolSeq names the tools the step called, in order, and Output is
 	// its final output (agent reply or command output); both are for
@@ -72,6 +83,7 @@ type Node struct {
 	open  bool
 	seq   int           // order of start, to pick the latest of several open nodes
 	iters map[int]*Node // a loop's iteration groups by index
+	ranMS int64         // a run's own duration_ms, from its last run.completed
 }
 
 // Millis marshals a duration as whole milliseconds.
@@ -121,12 +133,14 @@ func (t *Tree) warn(format string, args ...any) {
 
 // builder holds the state of one file's reconstruction.
 type builder struct {
-	root  *Node
-	open  []*Node // open executions in start order
-	count int
-	last  time.Time
-	env   rawevent.Envelope
-	paths map[string]string
+	root      *Node
+	open      []*Node // open executions in start order
+	count     int
+	last      time.Time
+	env       rawevent.Envelope
+	paths     map[string]string
+	attempt   int  // run.started events seen
+	completed bool // the last attempt has its run.completed
 }
 
 func (t *Tree) buildFile(path string, opts Options, visiting map[string]bool, depth int) (*Node, error) {
@@ -141,7 +155,6 @@ func (t *Tree) buildFile(path string, opts Options, visiting map[string]bool, de
 	b := &builder{root: &Node{Kind: transcript.KindWorkflow, open: true}, paths: map[string]string{}}
 	rd := transcript.NewReader(f)
 	rd.SetLimits(opts.Limits)
-	completed := false
 	for {
 		line, err := rd.NextLine()
 		if err == io.EOF {
@@ -163,20 +176,19 @@ func (t *Tree) buildFile(path string, opts Options, visiting map[string]bool, de
 				continue
 			}
 		}
-		if b.line(t, path, rd.Line(), line) {
-			completed = true
-		}
+		b.line(t, path, rd.Line(), line)
 	}
 	root := b.root
-	if !completed {
-		root.Status = StatusInterrupted
-	}
-	for _, n := range b.open {
-		n.Status = StatusInterrupted
-		n.End = b.last
-	}
-	if root.Status == StatusInterrupted {
+	open := ""
+	if !b.completed {
+		// Running while a recorder holds the file, else interrupted.
+		open = runstatus.Open(path)
+		root.Status = open
 		root.End = b.last
+	}
+	b.closeOpen(open)
+	if b.attempt > 1 {
+		root.Attempts = b.attempt
 	}
 	// Children first so their totals are known when the parents add up.
 	var attach func(n *Node)
@@ -207,6 +219,17 @@ func (t *Tree) buildFile(path string, opts Options, visiting map[string]bool, de
 	attach(root)
 	finish(root)
 	return root, nil
+}
+
+// closeOpen gives the executions left open the status status, ending
+// them at the last event seen.
+func (b *builder) closeOpen(status string) {
+	for _, n := range b.open {
+		n.Status = status
+		n.End = b.last
+		n.open = false
+	}
+	b.open = nil
 }
 
 // line folds one raw line into the tree and reports whether it was the
@@ -253,16 +276,29 @@ func (b *builder) line(t *Tree, path string, lineNo int, line []byte) bool {
 		t.warn("%s: line %d: %v", path, lineNo, err)
 		return false
 	}
+	before := b.last
 	b.seen(ev.Timestamp)
 	sp := ev.Step()
 	switch ev.Type {
 	case transcript.RunStarted:
+		b.attempt++
+		if b.attempt > 1 {
+			// A resume: what the attempt before left open stays so,
+			// ended at that attempt's last event.
+			b.last, before = before, b.last
+			b.closeOpen(StatusInterrupted)
+			b.last = before
+			b.completed = false
+			b.root.open = true
+			return false
+		}
 		b.root.RunID = ev.RunID
 		b.root.Start = ev.Timestamp
 		if sp != nil {
 			b.root.Name = sp.Name
 		}
 	case transcript.RunCompleted:
+		b.completed = true
 		r := b.root
 		if r.RunID == "" {
 			r.RunID = ev.RunID
@@ -289,6 +325,7 @@ func (b *builder) line(t *Tree, path string, lineNo int, line []byte) bool {
 				}
 				code := rr.ExitCode
 				r.ExitCode = &code
+				r.ranMS = rr.DurationMS
 			}
 		}
 		return true
@@ -302,6 +339,9 @@ func (b *builder) line(t *Tree, path string, lineNo int, line []byte) bool {
 		n := &Node{
 			Kind: sp.Kind, Name: sp.Name, Path: ev.Path, Iteration: ev.Iteration,
 			Attempt: sp.Attempt, Start: ev.Timestamp, open: true, seq: b.count,
+		}
+		if b.attempt > 1 {
+			n.RunAttempt = b.attempt
 		}
 		addChild(parent, n)
 		b.open = append(b.open, n)
@@ -320,7 +360,11 @@ func (b *builder) line(t *Tree, path string, lineNo int, line []byte) bool {
 		n.open = false
 		n.Error = sp.Error
 		n.Status = StatusSuccess
-		if sp.Error != "" {
+		switch {
+		case sp.Error == "cancelled" || strings.HasPrefix(sp.Error, "cancelled: "):
+			// the engine's words for a step a cancel cut short
+			n.Status = StatusCancelled
+		case sp.Error != "":
 			n.Status = StatusFailure
 		}
 		if n.Kind == "" {
@@ -550,6 +594,11 @@ func finish(n *Node) {
 	}
 	if !n.Start.IsZero() && !n.End.IsZero() && n.End.After(n.Start) {
 		n.Duration = Millis(n.End.Sub(n.Start))
+	}
+	if n.Attempts > 1 && n.ranMS > 0 {
+		// A resumed run ran for the time its attempts ran, not for the
+		// time between its first start and its last end.
+		n.Duration = Millis(time.Duration(n.ranMS) * time.Millisecond)
 	}
 }
 

@@ -158,6 +158,11 @@ func (c *checker) file(path string) {
 			continue // already reported
 		}
 		parent, err := peekParent(childPath)
+		if errors.Is(err, errNoEvents) {
+			// stopped between creating the child's file and its first
+			// event; the child's own check says so
+			continue
+		}
 		if err != nil {
 			problems = append(problems, Problem{File: path, Line: line, Message: fmt.Sprintf("child transcript %s: %v", childPath, err)})
 			continue
@@ -204,11 +209,17 @@ func peekParent(path string) (string, error) {
 	}
 	defer f.Close()
 	ev, err := transcript.NewReader(f).Next()
+	if err == io.EOF {
+		return "", errNoEvents
+	}
 	if err != nil && ev.Type == "" {
 		return "", fmt.Errorf("unreadable first event: %v", err)
 	}
 	return ev.ParentRunID, nil
 }
+
+// errNoEvents is peekParent's answer for an empty transcript.
+var errNoEvents = errors.New("no events")
 
 // parentLinks reports whether the parent transcript names child as a child.
 func parentLinks(path, child string) (bool, error) {
@@ -270,14 +281,43 @@ func (c *checker) scan(path string) (*fileState, []Problem, error) {
 	rd.SetLimits(c.opts.Limits)
 	var (
 		expectSeq    uint64 = 1
-		openSteps           = map[stepKey]int{}
-		openCalls           = map[stepKey]int{}
-		toolCalls           = map[string]int{} // call_id -> line of tool.call
-		toolDone            = map[string]bool{}
+		openSteps    map[stepKey]int
+		openCalls    map[stepKey]int
+		toolCalls    map[string]int // call_id -> line of tool.call
+		toolDone     map[string]bool
+		spanChildren map[string]bool
 		lastLine     int
 		sawStarted   bool
 		sawCompleted bool
+		attempt      = 1
 	)
+	// Balance is checked per attempt: steps an interrupted attempt left
+	// open stay so, and the attempt that resumes it starts afresh.
+	resetSpan := func() {
+		openSteps, openCalls = map[stepKey]int{}, map[stepKey]int{}
+		toolCalls, toolDone = map[string]int{}, map[string]bool{}
+		spanChildren = map[string]bool{}
+	}
+	resetSpan()
+	// A completed attempt must have closed everything it opened.
+	closeSpan := func() {
+		for _, k := range sortedKeys(openSteps) {
+			add(0, "step %s (iteration %d) started %d more time(s) than it completed", k.path, k.iteration, openSteps[k])
+		}
+		for _, k := range sortedKeys(openCalls) {
+			add(0, "call_workflow %s (iteration %d) has no step.call_workflow.completed", k.path, k.iteration)
+		}
+		var dangling []string
+		for id := range toolCalls {
+			if !toolDone[id] {
+				dangling = append(dangling, id)
+			}
+		}
+		sort.Strings(dangling)
+		for _, id := range dangling {
+			add(toolCalls[id], "tool.call %s has no tool.result", id)
+		}
+	}
 	for {
 		ev, err := rd.Next()
 		if err == io.EOF {
@@ -338,21 +378,36 @@ func (c *checker) scan(path string) (*fileState, []Problem, error) {
 		if ev.ChildRunID != "" && ev.Type != transcript.CallWorkflowStarted && ev.Type != transcript.CallWorkflowCompleted {
 			add(line, "child_run_id on a %s event", ev.Type)
 		}
-		// Lifecycle order.
+		// Lifecycle order. A resumed run's file holds one span per
+		// attempt, each opened by a run.started whose attempt counts
+		// them (DECISIONS §11); only a run.started may follow a
+		// run.completed.
 		if st.events == 1 && ev.Type != transcript.RunStarted {
 			add(line, "first event is %s, want run.started", ev.Type)
 		}
 		if ev.Type == transcript.RunStarted {
 			if sawStarted {
-				add(line, "second run.started")
+				attempt++
+				if p := ev.Step(); p == nil || p.Attempt != attempt {
+					add(line, "run.started again without attempt %d (a resume must number its attempt)", attempt)
+				}
+				if sawCompleted {
+					closeSpan()
+				}
+				resetSpan()
+			} else if p := ev.Step(); p != nil && p.Attempt > 1 {
+				add(line, "first run.started has attempt %d", p.Attempt)
 			}
-			sawStarted = true
+			sawStarted, sawCompleted = true, false
 		}
-		if sawCompleted {
+		if sawCompleted && ev.Type != transcript.RunStarted {
 			add(line, "%s after run.completed", ev.Type)
 		}
 		if ev.Type == transcript.RunCompleted {
 			sawCompleted = true
+			if p := ev.Step(); p != nil && p.Attempt > 1 && p.Attempt != attempt {
+				add(line, "run.completed of attempt %d closes attempt %d", p.Attempt, attempt)
+			}
 		}
 		lastLine = line
 		c.payload(&ev, line, add)
@@ -375,10 +430,13 @@ func (c *checker) scan(path string) (*fileState, []Problem, error) {
 				if err := transcript.ValidRunID(ev.ChildRunID); err != nil {
 					add(line, "child_run_id: %v", err)
 				}
-				if _, dup := st.children[ev.ChildRunID]; dup {
+				if spanChildren[ev.ChildRunID] {
 					add(line, "child_run_id %s started twice", ev.ChildRunID)
 				}
-				st.children[ev.ChildRunID] = line
+				spanChildren[ev.ChildRunID] = true
+				if _, seen := st.children[ev.ChildRunID]; !seen {
+					st.children[ev.ChildRunID] = line
+				}
 			}
 		case transcript.CallWorkflowCompleted:
 			if openCalls[key] == 0 {
@@ -411,7 +469,8 @@ func (c *checker) scan(path string) (*fileState, []Problem, error) {
 		}
 	}
 	if st.events == 0 {
-		add(0, "empty transcript: no events")
+		problems = append(problems, Problem{File: path, Warning: true,
+			Message: "no events: the run was stopped before it wrote its first one"})
 		return st, problems, nil
 	}
 	st.completed = sawCompleted
@@ -420,23 +479,7 @@ func (c *checker) scan(path string) (*fileState, []Problem, error) {
 			Message: "interrupted: no run.completed (the run was killed or is still running)"})
 		return st, problems, nil
 	}
-	// A completed run must have closed everything it opened.
-	for _, k := range sortedKeys(openSteps) {
-		add(0, "step %s (iteration %d) started %d more time(s) than it completed", k.path, k.iteration, openSteps[k])
-	}
-	for _, k := range sortedKeys(openCalls) {
-		add(0, "call_workflow %s (iteration %d) has no step.call_workflow.completed", k.path, k.iteration)
-	}
-	var dangling []string
-	for id := range toolCalls {
-		if !toolDone[id] {
-			dangling = append(dangling, id)
-		}
-	}
-	sort.Strings(dangling)
-	for _, id := range dangling {
-		add(toolCalls[id], "tool.call %s has no tool.result", id)
-	}
+	closeSpan()
 	return st, problems, nil
 }
 

@@ -243,7 +243,7 @@ func TestUnreadableAndNames(t *testing.T) {
 	os.WriteFile(empty, nil, 0o600)
 	rep = Paths([]string{bad, empty}, Options{SkipMode: true})
 	got := messages(rep)
-	for _, w := range []string{"copy.jsonl: file name: run id \"copy\"", "does not match the file name", "empty.txt: file name is not <run-id>.jsonl", "empty.txt: empty transcript"} {
+	for _, w := range []string{"copy.jsonl: file name: run id \"copy\"", "does not match the file name", "empty.txt: file name is not <run-id>.jsonl", "empty.txt: warning: no events"} {
 		if !strings.Contains(got, w) {
 			t.Errorf("want %q in\n%s", w, got)
 		}
@@ -288,7 +288,7 @@ func TestRawViolations(t *testing.T) {
 	got := messages(rep)
 	for _, want := range []string{
 		`:1: run.started has path "x", want empty`,
-		":2: second run.started",
+		":2: run.started again without attempt 2",
 		":3: step.started payload has no kind",
 		":4: step.started payload is not a step payload",
 		`:5: message.user has role "assistant", want "user"`,

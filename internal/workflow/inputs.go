@@ -43,7 +43,7 @@ func (l *loader) inputs(n *yaml.Node) []Input {
 			case "validation":
 				in.Validation = l.inputValidation(f.val)
 			case "description":
-				l.str(f.val, "description")
+				in.Description, _ = l.str(f.val, "description")
 			default:
 				l.unknownField(f.key, "an input", inputFields, "")
 			}

@@ -67,6 +67,7 @@ func Parse(data []byte, file string, opts Options) (*Workflow, error) {
 		return nil, l.probs.sorted()
 	}
 	wf.Warnings = l.warnings.sorted()
+	digests(wf, data, &root)
 	return wf, nil
 }
 

@@ -62,7 +62,11 @@ func (ps Problems) sorted() Problems {
 // didYouMean returns ` (did you mean "X"?)` naming the candidate closest to
 // s by edit distance, or "" when none is close enough to be a plausible
 // typo, for appending to a problem message.
-func didYouMean(s string, candidates []string) string {
+func didYouMean(s string, candidates []string) string { return DidYouMean(s, candidates) }
+
+// DidYouMean returns ` (did you mean "X"?)` naming the candidate closest to
+// s, or "" when none is a plausible typo of it.
+func DidYouMean(s string, candidates []string) string {
 	if sg := suggest(s, candidates); sg != "" && sg != s {
 		return fmt.Sprintf(" (did you mean %q?)", sg)
 	}

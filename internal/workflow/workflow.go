@@ -32,6 +32,12 @@ type Workflow struct {
 	Hooks *WorkflowHooks
 	// Warnings are problems that do not make the file invalid.
 	Warnings Problems
+
+	// SHA256 is the hex SHA-256 of the file's bytes; StateDigests holds a
+	// short digest of each state's definition without its flow fields
+	// (on_success, on_failure, transitions, on_complete, description).
+	SHA256       string
+	StateDigests map[string]string
 }
 
 // Input declares one workflow input.
@@ -42,6 +48,9 @@ type Input struct {
 	Default    *string
 	Validation *InputValidation
 	Pos        Pos
+
+	// Description says what the input is for (shown by run --help and list).
+	Description string
 }
 
 // InputValidation constrains an input's value.

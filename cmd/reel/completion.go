@@ -1,0 +1,151 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/reelhq/reel/internal/normalize"
+	"github.com/reelhq/reel/internal/runstate"
+	"github.com/reelhq/reel/internal/runstatus"
+	"github.com/reelhq/reel/internal/runstore"
+	"github.com/reelhq/reel/internal/workflow"
+)
+
+// Shell completion (reel completion bash|zsh|fish|powershell, cobra's)
+// completes run ids, newest first with their workflow and status, for every
+// command that takes a run; workflow names for run, validate and diagram;
+// the formats of import --from and export --to; state names for run --step,
+// --breakpoint and resume --from.
+
+// runIDCommands take runs as arguments.
+var runIDCommands = []string{"tree", "replay", "tail", "tools", "events", "stats", "diff", "export", "verify"}
+
+func addCompletions(root *cobra.Command) {
+	for _, c := range root.Commands() {
+		switch {
+		case contains(runIDCommands, c.Name()) && c.ValidArgsFunction == nil:
+			c.ValidArgsFunction = completeRunIDs
+		case c.Name() == "validate" && c.ValidArgsFunction == nil:
+			c.ValidArgsFunction = completeWorkflows
+		}
+		switch c.Name() {
+		case "import":
+			formats := []string{"auto\tdetect the format of each file", "flowstudio\tFlow Studio run directory", "agentlog\tShadow .agentlog trace"}
+			for _, f := range normalize.Formats() {
+				formats = append(formats, string(f))
+			}
+			_ = c.RegisterFlagCompletionFunc("from", cobra.FixedCompletions(formats, cobra.ShellCompDirectiveNoFileComp))
+		case "export":
+			_ = c.RegisterFlagCompletionFunc("to", cobra.FixedCompletions([]string{"flowstudio\tFlow Studio run directory", "agentlog\tShadow .agentlog traces"}, cobra.ShellCompDirectiveNoFileComp))
+		case "run":
+			_ = c.RegisterFlagCompletionFunc("replay-from", completeRunIDs)
+			_ = c.RegisterFlagCompletionFunc("step", completeWorkflowStates)
+			_ = c.RegisterFlagCompletionFunc("breakpoint", completeWorkflowStates)
+		}
+	}
+}
+
+// completeRunIDs offers the storage's run ids, newest first.
+func completeRunIDs(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+	flag := ""
+	if f := cmd.Flag("storage"); f != nil {
+		flag = f.Value.String()
+	}
+	dir, err := storageDir(flag)
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	paths, err := runstore.New(dir).All()
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	var runs []runstatus.Summary
+	for _, p := range paths {
+		id := strings.TrimSuffix(filepath.Base(p), ".jsonl")
+		if !strings.HasPrefix(id, toComplete) {
+			continue
+		}
+		if s, err := runstatus.Summarize(p); err == nil && s.ParentRunID == "" {
+			runs = append(runs, s)
+		}
+	}
+	sort.SliceStable(runs, func(i, j int) bool { return runs[i].Started.After(runs[j].Started) })
+	out := make([]string, 0, len(runs))
+	for _, r := range runs {
+		out = append(out, fmt.Sprintf("%s\t%s %s %s", r.RunID, r.Workflow, r.Status, r.Started.Local().Format("2006-01-02 15:04")))
+	}
+	return out, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveKeepOrder
+}
+
+// completeWorkflows offers the project's workflow names; files complete as
+// usual.
+func completeWorkflows(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+	if len(args) > 0 && cmd.Name() != "validate" {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	p, err := findProject()
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveDefault
+	}
+	var out []string
+	for _, n := range workflowNames(p) {
+		if strings.HasPrefix(n, toComplete) {
+			out = append(out, n)
+		}
+	}
+	return out, cobra.ShellCompDirectiveDefault
+}
+
+// completeWorkflowStates offers the state names of the workflow run names.
+func completeWorkflowStates(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+	if len(args) == 0 {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	p, err := findProject()
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	path, err := workflow.Find(args[0], ".", p.Root)
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	wf, err := workflow.Load(path, workflow.Options{})
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	var out []string
+	for _, n := range wf.Order {
+		if strings.HasPrefix(n, toComplete) {
+			out = append(out, n+"\t"+wf.States[n].Type)
+		}
+	}
+	return out, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveKeepOrder
+}
+
+// completeRunStates offers the step paths a run recorded, for resume --from.
+func completeRunStates(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+	if len(args) == 0 {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	flag := ""
+	if f := cmd.Flag("storage"); f != nil {
+		flag = f.Value.String()
+	}
+	rec, err := loadRun(flag, args[0], runstate.Options{})
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	seen := map[string]bool{}
+	var out []string
+	for _, x := range rec.Executions {
+		if !seen[x.Path] && strings.HasPrefix(x.Path, toComplete) {
+			seen[x.Path] = true
+			out = append(out, x.Path+"\t"+x.Kind)
+		}
+	}
+	return out, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveKeepOrder
+}

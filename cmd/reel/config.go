@@ -1,0 +1,160 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/reelhq/reel/internal/project"
+)
+
+// shownConfig is what `reel config show --json` prints.
+type shownConfig struct {
+	Project      string   `json:"project"`
+	Found        bool     `json:"found"`
+	Storage      string   `json:"storage"`
+	StorageRule  string   `json:"storage_from"`
+	WorkflowDirs []string `json:"workflow_dirs"`
+	// Files are the configuration files read, in the order applied (a
+	// key set in both takes the later file's value).
+	Files     []string             `json:"files"`
+	Inputs    map[string]shownItem `json:"inputs"`
+	Plugins   map[string]shownItem `json:"plugins"`
+	Notify    map[string]shownItem `json:"notify,omitempty"`
+	Telemetry map[string]shownItem `json:"telemetry,omitempty"`
+	Warnings  []string             `json:"warnings,omitempty"`
+}
+
+// shownItem is one configured value and the file it came from.
+type shownItem struct {
+	Value any    `json:"value"`
+	From  string `json:"from"`
+}
+
+func newConfigCmd() *cobra.Command {
+	cfg := &cobra.Command{
+		Use:   "config",
+		Short: "Show the project configuration",
+	}
+	var (
+		asJSON  bool
+		storage string
+	)
+	show := &cobra.Command{
+		Use:   "show",
+		Short: "Show the merged configuration, the files it came from, and where runs are stored",
+		Long: `Show where reel works from the current directory: the project (the nearest
+directory up holding .reel/ or .awf/), the storage and the rule that chose
+it (--storage, $REEL_STORAGE, the project's .reel/storage, or the per-user
+storage), and the configuration merged from .awf/config.yaml and
+.reel/config.yaml, each value with the file it came from.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			p, err := findProject()
+			if err != nil {
+				return err
+			}
+			sc, err := showConfig(p, storage)
+			if err != nil {
+				return &exitError{code: exitUser, msg: err.Error()}
+			}
+			if asJSON {
+				return writeJSON(cmd.OutOrStdout(), sc)
+			}
+			return writeConfig(cmd, sc)
+		},
+	}
+	show.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	show.Flags().StringVar(&storage, "storage", "", storageUsage)
+	cfg.AddCommand(show)
+	return cfg
+}
+
+func showConfig(p *project.Project, storageFlag string) (*shownConfig, error) {
+	dir, rule := p.StorageFrom(storageFlag)
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	sc := &shownConfig{Project: p.Root, Found: p.Found, Storage: dir, StorageRule: rule, WorkflowDirs: p.WorkflowDirs(),
+		Files: append([]string{}, p.Config.Files...), Inputs: map[string]shownItem{}, Plugins: map[string]shownItem{},
+		Warnings: p.Config.Warnings}
+	// Each file again on its own, to know which one set each key.
+	for _, f := range p.Config.Files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		c, err := project.ParseConfig(b, f, p.Root, strings.HasSuffix(filepath.Dir(f), ".reel"))
+		if err != nil {
+			return nil, err
+		}
+		for k, v := range c.Inputs {
+			sc.Inputs[k] = shownItem{v, f}
+		}
+		for k, v := range c.Plugins {
+			sc.Plugins[k] = shownItem{v, f}
+		}
+		if c.Notify.DefaultBackend != "" {
+			sc.Notify = map[string]shownItem{"default_backend": {c.Notify.DefaultBackend, f}}
+		}
+		if c.Telemetry.Exporter != "" || c.Telemetry.ServiceName != "" {
+			if sc.Telemetry == nil {
+				sc.Telemetry = map[string]shownItem{}
+			}
+			if c.Telemetry.Exporter != "" {
+				sc.Telemetry["exporter"] = shownItem{c.Telemetry.Exporter, f}
+			}
+			if c.Telemetry.ServiceName != "" {
+				sc.Telemetry["service_name"] = shownItem{c.Telemetry.ServiceName, f}
+			}
+		}
+	}
+	return sc, nil
+}
+
+func writeConfig(cmd *cobra.Command, sc *shownConfig) error {
+	w := cmd.OutOrStdout()
+	p := palette{on: useColor(cmd, w)}
+	key := func(k string) string { return p.bold(fmt.Sprintf("%-10s", k)) }
+	if sc.Found {
+		fmt.Fprintf(w, "%s %s\n", key("project"), sc.Project)
+	} else {
+		fmt.Fprintf(w, "%s none (no .reel/ or .awf/ from %s up)\n", key("project"), sc.Project)
+	}
+	rules := map[string]string{"--storage": "from --storage", "$REEL_STORAGE": "from $REEL_STORAGE", "project": "the project's", "user": "the per-user storage: no project"}
+	fmt.Fprintf(w, "%s %s %s\n", key("storage"), sc.Storage, p.dim("("+rules[sc.StorageRule]+")"))
+	fmt.Fprintf(w, "%s %s\n", key("workflows"), strings.Join(sc.WorkflowDirs, ", "))
+	if len(sc.Files) == 0 {
+		fmt.Fprintf(w, "%s none (.reel/config.yaml and .awf/config.yaml are both absent)\n", key("config"))
+	} else {
+		fmt.Fprintf(w, "%s %s\n", key("config"), strings.Join(sc.Files, ", "))
+	}
+	section := func(name string, items map[string]shownItem) {
+		if len(items) == 0 {
+			return
+		}
+		fmt.Fprintf(w, "\n%s\n", p.bold(name))
+		for _, k := range sortedKeys(items) {
+			it := items[k]
+			v := it.Value
+			if pl, ok := v.(project.Plugin); ok {
+				v = strings.TrimSpace(pl.Command + " " + strings.Join(pl.Args, " "))
+				if pl.Timeout > 0 {
+					v = fmt.Sprintf("%s (timeout %s)", v, pl.Timeout)
+				}
+			}
+			fmt.Fprintf(w, "  %s = %v  %s\n", k, v, p.dim("# "+it.From))
+		}
+	}
+	section("inputs", sc.Inputs)
+	section("plugins", sc.Plugins)
+	section("notify", sc.Notify)
+	section("telemetry", sc.Telemetry)
+	for _, warn := range sc.Warnings {
+		fmt.Fprintf(cmd.ErrOrStderr(), "reel: warning: %s\n", warn)
+	}
+	return nil
+}

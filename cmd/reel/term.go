@@ -1,0 +1,157 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+)
+
+// Colour, in every command: only when the output is a terminal, never with
+// NO_COLOR set (https://no-color.org) or --no-color given.
+
+// noColorFlag is the root's persistent flag.
+const noColorFlag = "no-color"
+
+// useColor reports whether cmd may colour what it writes to w.
+func useColor(cmd *cobra.Command, w io.Writer) bool {
+	if os.Getenv("NO_COLOR") != "" {
+		return false
+	}
+	if f := cmd.Flag(noColorFlag); f != nil && f.Value.String() == "true" {
+		return false
+	}
+	return isTerminal(w)
+}
+
+// termWidth is the width of the terminal w writes to, or 0 when w is not a
+// terminal (tables are then not cut). $COLUMNS wins, as shells set it.
+func termWidth(w io.Writer) int {
+	if n := envInt("COLUMNS"); n > 0 {
+		return n
+	}
+	f, ok := w.(*os.File)
+	if !ok {
+		return 0
+	}
+	width, _, err := term.GetSize(int(f.Fd()))
+	if err != nil {
+		return 0
+	}
+	return width
+}
+
+func envInt(name string) int {
+	var n int
+	if _, err := fmt.Sscan(os.Getenv(name), &n); err != nil {
+		return 0
+	}
+	return n
+}
+
+// palette colours words; its zero value leaves them plain.
+type palette struct{ on bool }
+
+func (p palette) wrap(code, s string) string {
+	if !p.on || s == "" {
+		return s
+	}
+	return "\x1b[" + code + "m" + s + "\x1b[0m"
+}
+
+func (p palette) bold(s string) string { return p.wrap("1", s) }
+func (p palette) dim(s string) string  { return p.wrap("2", s) }
+
+// status colours a run or step status.
+func (p palette) status(s string) string {
+	switch s {
+	case "success":
+		return p.wrap("32", s)
+	case "failure":
+		return p.wrap("31", s)
+	case "cancelled", "interrupted":
+		return p.wrap("33", s)
+	case "running":
+		return p.wrap("36", s)
+	}
+	return s
+}
+
+// table writes rows in aligned columns, two spaces apart, the first row a
+// header. When width > 0 it fits them into width columns: the column
+// flexible names (its index, usually the widest free text) is cut, with
+// "…", first; a row that still does not fit is cut at the edge. colour
+// styles a cell after it is measured.
+type table struct {
+	rows     [][]string
+	flexible int
+	colour   func(row, col int, cell string) string
+}
+
+func (t *table) add(cells ...string) { t.rows = append(t.rows, cells) }
+
+func (t *table) write(w io.Writer, width int) error {
+	if len(t.rows) == 0 {
+		return nil
+	}
+	cols := 0
+	for _, r := range t.rows {
+		cols = max(cols, len(r))
+	}
+	widths := make([]int, cols)
+	for _, r := range t.rows {
+		for i, c := range r {
+			widths[i] = max(widths[i], utf8.RuneCountInString(c))
+		}
+	}
+	if width > 0 && t.flexible >= 0 && t.flexible < cols {
+		total := 2 * (cols - 1)
+		for _, w := range widths {
+			total += w
+		}
+		if over := total - width; over > 0 {
+			widths[t.flexible] = max(widths[t.flexible]-over, min(widths[t.flexible], 8))
+		}
+	}
+	var b strings.Builder
+	for ri, r := range t.rows {
+		b.Reset()
+		visible := 0
+		for i, c := range r {
+			cell := cut(c, widths[i])
+			pad := widths[i] - utf8.RuneCountInString(cell)
+			if t.colour != nil {
+				cell = t.colour(ri, i, cell)
+			}
+			b.WriteString(cell)
+			visible += widths[i]
+			if i < len(r)-1 {
+				b.WriteString(strings.Repeat(" ", pad+2))
+				visible += 2
+			}
+		}
+		line := strings.TrimRight(b.String(), " ")
+		if width > 0 && visible > width && t.colour == nil {
+			line = cut(line, width)
+		}
+		if _, err := fmt.Fprintln(w, line); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// cut shortens s to n runes, ending in "…" when it had to.
+func cut(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	if n <= 1 {
+		return string([]rune(s)[:max(n, 0)])
+	}
+	return string([]rune(s)[:n-1]) + "…"
+}

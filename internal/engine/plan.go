@@ -1,0 +1,204 @@
+package engine
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/reelhq/reel/internal/workflow"
+)
+
+// Plan is what a dry run shows: the states in the order the flow reaches
+// them from the initial state, each with what it would run, resolved
+// against the inputs; loop bodies and parallel branches nested under their
+// block. Nothing runs and nothing is written.
+type Plan struct {
+	Workflow    string         `json:"workflow"`
+	Description string         `json:"description,omitempty"`
+	File        string         `json:"file"`
+	Inputs      map[string]any `json:"inputs"`
+	Steps       []*PlanStep    `json:"steps"`
+}
+
+// PlanStep is one state of a plan.
+type PlanStep struct {
+	Path string `json:"path"`
+	Name string `json:"name"`
+	Type string `json:"type"`
+	// Fields hold what the state would run. A template that reads the
+	// result of another state is resolved with placeholders such as
+	// ⟨states.build.Output⟩; one that digs into a result's JSON is shown
+	// as written.
+	Fields   []Field     `json:"fields,omitempty"`
+	Next     []PlanEdge  `json:"next,omitempty"`
+	Children []*PlanStep `json:"children,omitempty"`
+}
+
+// PlanEdge is one way the flow leaves a state.
+type PlanEdge struct {
+	// On is "success", "failure", "complete" (a loop), "always" or "when
+	// EXPR" (a transition); Message and Status describe an inline
+	// on_failure that ends the run.
+	On string `json:"on"`
+	To string `json:"to,omitempty"`
+}
+
+// Plan resolves the inputs (as Run would) and returns the dry run's plan.
+func (e *Engine) Plan(wf *workflow.Workflow, given map[string]string) (*Plan, error) {
+	inputs, err := resolveInputs(wf, given)
+	if err != nil {
+		return nil, err
+	}
+	p := &Plan{Workflow: wf.Name, Description: wf.Description, File: wf.File, Inputs: inputs}
+	states := map[string]map[string]any{}
+	for name := range wf.States {
+		ph := map[string]any{}
+		for _, f := range []string{"Output", "Stderr", "ExitCode", "Status", "Error", "TokensUsed"} {
+			ph[f] = placeholder("states." + name + "." + f)
+		}
+		states[name] = ph
+	}
+	r := &run{e: e, wf: wf, id: "⟨run id⟩", inputs: inputs, states: states, env: envMap(e.environ())}
+	seen := map[string]bool{}
+	var visit func(name string)
+	visit = func(name string) {
+		st := wf.States[name]
+		if st == nil || seen[name] {
+			return
+		}
+		seen[name] = true
+		p.Steps = append(p.Steps, r.planStep(st, "", seen))
+		for _, n := range st.Successors() {
+			if !isChildOf(st, n) {
+				visit(n)
+			}
+		}
+	}
+	visit(wf.Initial)
+	return p, nil
+}
+
+func placeholder(ref string) string { return "⟨" + ref + "⟩" }
+
+func isChildOf(st *workflow.State, name string) bool {
+	for _, c := range append(append([]string{}, st.Body...), st.Parallel...) {
+		if c == name {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *run) planStep(st *workflow.State, prefix string, seen map[string]bool) *PlanStep {
+	ps := &PlanStep{Path: joinPath(prefix, st.Name), Name: st.Name, Type: st.Type}
+	sc := scope{prefix: prefix}
+	if st.Type == workflow.TypeForEach || st.Type == workflow.TypeWhile || r.loopDepthOf(ps.Path) > 0 {
+		sc.loop = map[string]any{}
+		for _, f := range []string{"Item", "Index", "Index1", "First", "Last", "Length"} {
+			sc.loop[f] = placeholder("loop." + f)
+		}
+	}
+	for _, f := range r.resolvedFields(sc, st) {
+		if strings.HasPrefix(f.Name, "loop.") {
+			continue
+		}
+		ps.Fields = append(ps.Fields, Field{f.Name, r.e.mask(planValue(st, f))})
+	}
+	if st.Type == workflow.TypeForEach && st.ItemsLiteral == nil && st.Items != nil {
+		ps.Fields = setField(ps.Fields, "items", planTemplate(st.Items, r.data(sc)))
+	}
+	if st.Timeout > 0 {
+		ps.Fields = append(ps.Fields, Field{"timeout", st.Timeout.String()})
+	}
+	if st.Retry != nil && st.Retry.MaxAttempts > 1 {
+		ps.Fields = append(ps.Fields, Field{"retry", fmt.Sprintf("up to %d attempts, %s backoff", st.Retry.MaxAttempts, orDefault(st.Retry.Backoff, "constant"))})
+	}
+	if st.Type == workflow.TypeForEach || st.Type == workflow.TypeWhile {
+		ps.Fields = append(ps.Fields, Field{"max_iterations", fmt.Sprint(st.MaxIterations)})
+		if st.BreakWhen != nil {
+			ps.Fields = append(ps.Fields, Field{"break_when", st.BreakWhen.Source})
+		}
+	}
+	for _, t := range st.Transitions {
+		on := "always"
+		if t.When != nil {
+			on = "when " + t.When.Source
+		}
+		ps.Next = append(ps.Next, PlanEdge{On: on, To: t.Goto})
+	}
+	if st.OnSuccess != "" {
+		ps.Next = append(ps.Next, PlanEdge{On: "success", To: st.OnSuccess})
+	}
+	if st.OnComplete != "" {
+		ps.Next = append(ps.Next, PlanEdge{On: "complete", To: st.OnComplete})
+	}
+	if f := st.OnFailure; f != nil {
+		if f.Inline {
+			msg := ""
+			if f.Message != nil {
+				msg = f.Message.Source
+			}
+			ps.Next = append(ps.Next, PlanEdge{On: "failure", To: fmt.Sprintf("end the run with status %d: %s", f.Status, msg)})
+		} else {
+			ps.Next = append(ps.Next, PlanEdge{On: "failure", To: f.State})
+		}
+	}
+	for _, c := range append(append([]string{}, st.Body...), st.Parallel...) {
+		if cs := r.wf.States[c]; cs != nil {
+			seen[c] = true
+			ps.Children = append(ps.Children, r.planStep(cs, ps.Path, seen))
+		}
+	}
+	return ps
+}
+
+// planValue shows a template that digs into another state's parsed result
+// as written: placeholders cannot stand in for JSON.
+func planValue(st *workflow.State, f Field) string {
+	var t *workflow.Template
+	switch f.Name {
+	case "command":
+		t = st.Command
+	case "prompt":
+		t = st.Prompt
+	case "system_prompt":
+		t = st.SystemPrompt
+	case "message":
+		t = st.Message
+	}
+	if t != nil && readsJSON(t.Source) {
+		return t.Source
+	}
+	return f.Value
+}
+
+func planTemplate(t *workflow.Template, data map[string]any) string {
+	if readsJSON(t.Source) {
+		return t.Source
+	}
+	v, err := t.Execute(data)
+	if err != nil {
+		return t.Source
+	}
+	return v
+}
+
+func readsJSON(src string) bool {
+	return strings.Contains(src, ".JSON") || strings.Contains(src, ".Data") || strings.Contains(src, ".Response") || strings.Contains(src, ".turn")
+}
+
+func setField(fs []Field, name, value string) []Field {
+	for i := range fs {
+		if fs[i].Name == name {
+			fs[i].Value = value
+			return fs
+		}
+	}
+	return append(fs, Field{name, value})
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}

@@ -1,0 +1,75 @@
+//go:build unix
+
+package transcript
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"syscall"
+	"time"
+)
+
+// A Recorder holds an exclusive flock(2) on its file while it is open, so
+// that two recorders never append to one transcript and a reader can tell a
+// run that is still being written from one whose writer died (the kernel
+// drops the lock with the process).
+
+// lockWait is how long a recorder retries a lock held by someone else: a
+// reader probing with Writing holds a shared lock for microseconds.
+const lockWait = 250 * time.Millisecond
+
+func lockFile(f *os.File) error {
+	deadline := time.Now().Add(lockWait)
+	for {
+		err := flock(f, syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) {
+			return fmt.Errorf("lock transcript %s: %w", f.Name(), err)
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("open transcript %s: %w", f.Name(), ErrLocked)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func flock(f *os.File, how int) error {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var ferr error
+	if err := rc.Control(func(fd uintptr) {
+		for {
+			ferr = syscall.Flock(int(fd), how)
+			if ferr != syscall.EINTR {
+				return
+			}
+		}
+	}); err != nil {
+		return err
+	}
+	return ferr
+}
+
+// Writing reports whether a Recorder, in this process or another, holds the
+// transcript at path open: the run is live. A transcript without
+// run.completed that nobody writes was interrupted.
+func Writing(path string) (bool, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	err = flock(f, syscall.LOCK_SH|syscall.LOCK_NB)
+	if errors.Is(err, syscall.EWOULDBLOCK) {
+		return true, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("probe transcript %s: %w", path, err)
+	}
+	return false, flock(f, syscall.LOCK_UN)
+}
