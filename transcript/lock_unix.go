@@ -64,12 +64,20 @@ func Writing(path string) (bool, error) {
 		return false, err
 	}
 	defer f.Close()
-	err = flock(f, syscall.LOCK_SH|syscall.LOCK_NB)
-	if errors.Is(err, syscall.EWOULDBLOCK) {
-		return true, nil
+	// A writer killed while it was starting a step leaves its lock, for
+	// the moment until exec, to the child it forked: a lock that goes
+	// within a few milliseconds was not a live writer's.
+	for try := 0; ; try++ {
+		err = flock(f, syscall.LOCK_SH|syscall.LOCK_NB)
+		if err == nil {
+			return false, flock(f, syscall.LOCK_UN)
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) {
+			return false, fmt.Errorf("probe transcript %s: %w", path, err)
+		}
+		if try == 4 {
+			return true, nil
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
-	if err != nil {
-		return false, fmt.Errorf("probe transcript %s: %w", path, err)
-	}
-	return false, flock(f, syscall.LOCK_UN)
 }

@@ -66,9 +66,15 @@ type cliResult struct {
 // runBinary runs the reel binary in dir with REEL_STORAGE cleared.
 func runBinary(t testing.TB, dir string, args ...string) cliResult {
 	t.Helper()
+	return runBinaryEnv(t, dir, append(os.Environ(), "REEL_STORAGE="), args...)
+}
+
+// runBinaryEnv runs the reel binary in dir with the environment env.
+func runBinaryEnv(t testing.TB, dir string, env []string, args ...string) cliResult {
+	t.Helper()
 	cmd := exec.Command(reelBinary(t), args...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "REEL_STORAGE=")
+	cmd.Env = env
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()

@@ -95,7 +95,11 @@ func writePlan(w io.Writer, plan *engine.Plan, p palette) error {
 			}
 		}
 		for _, e := range s.Next {
-			fmt.Fprintf(&b, "%s   → on %s: %s\n", ind, e.On, e.To)
+			on := "on " + e.On
+			if e.On == "always" || strings.HasPrefix(e.On, "when ") {
+				on = e.On
+			}
+			fmt.Fprintf(&b, "%s   → %s: %s\n", ind, on, e.To)
 		}
 		for _, c := range s.Children {
 			step(c, depth+1)

@@ -68,12 +68,15 @@ shows them).`,
 				return nil
 			}
 			p := palette{on: useColor(cmd, out)}
-			t := &table{flexible: 1, colour: func(row, col int, cell string) string {
-				if row == 0 {
-					return p.bold(cell)
+			t := &table{flexible: 1}
+			if p.on {
+				t.colour = func(row, col int, cell string) string {
+					if row == 0 {
+						return p.bold(cell)
+					}
+					return cell
 				}
-				return cell
-			}}
+			}
 			t.add("NAME", "DESCRIPTION", "INPUTS", "FILE")
 			for _, l := range found {
 				desc := l.Description
@@ -123,6 +126,10 @@ func relPath(p string) string {
 
 // listWorkflows loads every *.yaml and *.yml file of dirs, in lookup order.
 func listWorkflows(dirs []string) ([]listed, error) {
+	root := ""
+	if p, err := findProject(); err == nil {
+		root = p.Root
+	}
 	var out []listed
 	first := map[string]string{}
 	for _, dir := range dirs {
@@ -143,6 +150,9 @@ func listWorkflows(dirs []string) ([]listed, error) {
 			l := listed{Name: strings.TrimSuffix(e.Name(), ext), File: path, Inputs: []listedInput{}}
 			if prev, dup := first[l.Name]; dup {
 				l.Shadowed = prev
+				if r, err := filepath.Rel(root, prev); root != "" && err == nil && !strings.HasPrefix(r, "..") {
+					l.Shadowed = r
+				}
 			} else {
 				first[l.Name] = path
 			}

@@ -158,12 +158,15 @@ func listResumable(cmd *cobra.Command, storage string) error {
 	sort.SliceStable(runs, func(i, j int) bool { return runs[i].Started.After(runs[j].Started) })
 	out := cmd.OutOrStdout()
 	p := palette{on: useColor(cmd, out)}
-	t := &table{flexible: 4, colour: func(row, col int, cell string) string {
-		if row > 0 && col == 2 {
-			return p.status(cell)
+	t := &table{flexible: 4}
+	if p.on {
+		t.colour = func(row, col int, cell string) string {
+			if row > 0 && col == 2 {
+				return p.status(cell)
+			}
+			return cell
 		}
-		return cell
-	}}
+	}
 	t.add("RUN ID", "WORKFLOW", "STATUS", "STARTED", "ERROR")
 	for _, r := range runs {
 		t.add(r.RunID, r.Workflow, r.Status, r.Started.Local().Format("2006-01-02 15:04:05"), firstLine(r.Error))

@@ -222,7 +222,8 @@ func (o *runOutput) finish(cmd *cobra.Command, e *engine.Engine, wf *workflow.Wo
 	if err != nil {
 		var ie *engine.InputError
 		var re *engine.ResumeError
-		if errors.As(err, &ie) || errors.As(err, &re) {
+		var oe *engine.OptionError
+		if errors.As(err, &ie) || errors.As(err, &re) || errors.As(err, &oe) {
 			return &exitError{code: exitUser, msg: e.Masker.MaskString(err.Error())}
 		}
 		return &exitError{code: exitSystem, msg: e.Masker.MaskString(err.Error())}

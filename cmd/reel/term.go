@@ -120,25 +120,26 @@ func (t *table) write(w io.Writer, width int) error {
 	var b strings.Builder
 	for ri, r := range t.rows {
 		b.Reset()
-		visible := 0
+		used := 0
 		for i, c := range r {
 			cell := cut(c, widths[i])
+			if width > 0 && used+utf8.RuneCountInString(cell) > width {
+				// the row still does not fit: cut it at the edge
+				cell = cut(cell, max(width-used, 0))
+			}
 			pad := widths[i] - utf8.RuneCountInString(cell)
+			used += utf8.RuneCountInString(cell)
 			if t.colour != nil {
 				cell = t.colour(ri, i, cell)
 			}
 			b.WriteString(cell)
-			visible += widths[i]
-			if i < len(r)-1 {
-				b.WriteString(strings.Repeat(" ", pad+2))
-				visible += 2
+			if i == len(r)-1 || width > 0 && used+pad+2 >= width {
+				break
 			}
+			b.WriteString(strings.Repeat(" ", pad+2))
+			used += pad + 2
 		}
-		line := strings.TrimRight(b.String(), " ")
-		if width > 0 && visible > width && t.colour == nil {
-			line = cut(line, width)
-		}
-		if _, err := fmt.Fprintln(w, line); err != nil {
+		if _, err := fmt.Fprintln(w, strings.TrimRight(b.String(), " ")); err != nil {
 			return err
 		}
 	}

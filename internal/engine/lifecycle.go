@@ -32,6 +32,12 @@ type lifecycle struct {
 	planning bool
 }
 
+// OptionError reports run options that do not fit the workflow: a --step
+// or --mock naming nothing in it.
+type OptionError struct{ Msg string }
+
+func (e *OptionError) Error() string { return e.Msg }
+
 // lifecycleFor checks the options a run is started with, before anything
 // is created, so that a refused run leaves no file behind.
 func (e *Engine) lifecycleFor(wf *workflow.Workflow, opts RunOptions) (lifecycle, error) {
@@ -41,14 +47,14 @@ func (e *Engine) lifecycleFor(wf *workflow.Workflow, opts RunOptions) (lifecycle
 	}
 	if opts.Step != "" {
 		if _, ok := wf.States[opts.Step]; !ok {
-			return lc, fmt.Errorf("--step %s: no such state in workflow %s%s", opts.Step, wf.Name, suggestState(wf, opts.Step))
+			return lc, &OptionError{fmt.Sprintf("--step %s: no such state in workflow %s%s", opts.Step, wf.Name, suggestState(wf, opts.Step))}
 		}
 		if err := checkMocks(wf, opts.Mocks); err != nil {
-			return lc, err
+			return lc, &OptionError{err.Error()}
 		}
 		lc.step, lc.mocks = opts.Step, opts.Mocks
 	} else if len(opts.Mocks) > 0 {
-		return lc, fmt.Errorf("--mock needs --step: mocked results stand in for the states a single step reads")
+		return lc, &OptionError{"--mock needs --step: mocked results stand in for the states a single step reads"}
 	}
 	return lc, nil
 }
