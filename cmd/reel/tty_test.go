@@ -27,7 +27,7 @@ type console struct {
 	seen int // how much of the plain text expect consumed
 	// keepColour makes wait return the whole output, colours kept.
 	keepColour bool
-	done chan struct{}
+	done       chan struct{}
 }
 
 func startConsole(t *testing.T, dir string, env []string, args ...string) *console {
