@@ -266,6 +266,10 @@ states:
 	if res := runBinary(t, dir, "verify", storage); res.code != 0 {
 		t.Fatalf("verify: %+v", res)
 	}
+	var stats struct{ Runs []struct{ Status string } }
+	if st := runBinary(t, dir, "stats", id, "--storage", storage, "--json"); json.Unmarshal([]byte(st.stdout), &stats) != nil || stats.Runs[0].Status != "success" {
+		t.Fatalf("stats of a resumed run: %s", st.stdout)
+	}
 	tree := runBinary(t, dir, "tree", id, "--storage", storage)
 	if !strings.Contains(tree.stdout, "2 attempts") || !strings.Contains(tree.stdout, "report  command  (resumed, run attempt 2)  success") {
 		t.Fatalf("tree of a resumed run:\n%s", tree.stdout)
