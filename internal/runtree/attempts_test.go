@@ -25,7 +25,9 @@ func TestResumedTree(t *testing.T) {
 	wf := func(attempt int, res any) *transcript.StepPayload {
 		return &transcript.StepPayload{Name: "w", Kind: transcript.KindWorkflow, Attempt: attempt, Result: res}
 	}
-	cmd := func(n string) *transcript.StepPayload { return &transcript.StepPayload{Name: n, Kind: transcript.KindCommand} }
+	cmd := func(n string) *transcript.StepPayload {
+		return &transcript.StepPayload{Name: n, Kind: transcript.KindCommand}
+	}
 	rec(transcript.RunStarted, "", wf(0, nil), 0)
 	rec(transcript.StepStarted, "a", cmd("a"), 0)
 	rec(transcript.StepCompleted, "a", cmd("a"), 100*time.Millisecond)
