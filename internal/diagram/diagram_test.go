@@ -89,3 +89,41 @@ func TestEveryStateOnce(t *testing.T) {
 		}
 	}
 }
+
+// Any valid workflow draws without panicking, every state once, braces and
+// subgraphs balanced.
+func FuzzDiagram(f *testing.F) {
+	f.Add([]byte(all))
+	f.Add([]byte("name: x\nstates:\n  initial: a\n  a: {type: terminal, status: failure}\n"))
+	f.Add([]byte("name: \"q\\\"uote\"\nstates:\n  initial: a-b\n  a-b: {type: parallel, parallel: [a_b]}\n  a_b: {type: step, command: x}\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		wf, err := workflow.Parse(data, "f.yaml", workflow.Options{})
+		if err != nil {
+			return
+		}
+		var d, m bytes.Buffer
+		if err := DOT(&d, wf); err != nil {
+			t.Fatal(err)
+		}
+		if err := Mermaid(&m, wf); err != nil {
+			t.Fatal(err)
+		}
+		lines := func(b bytes.Buffer, closer string) (opens, closes int) {
+			for _, l := range strings.Split(b.String(), "\n") {
+				switch l = strings.TrimSpace(l); {
+				case strings.HasPrefix(l, "subgraph "):
+					opens++
+				case l == closer:
+					closes++
+				}
+			}
+			return
+		}
+		if o, c := lines(d, "}"); o != c-1 {
+			t.Fatalf("unbalanced clusters (%d, %d):\n%s", o, c, d.String())
+		}
+		if o, c := lines(m, "end"); o != c {
+			t.Fatalf("unbalanced subgraphs (%d, %d):\n%s", o, c, m.String())
+		}
+	})
+}

@@ -161,7 +161,13 @@ func Load(path string, opts Options) (*Run, error) {
 		return nil, fmt.Errorf("open transcript %s: %w", path, err)
 	}
 	defer f.Close()
-	rd := transcript.NewReader(f)
+	return read(f, path, opts)
+}
+
+// read reads a transcript from r; path names it (and is probed for a live
+// writer when the run has not completed).
+func read(r io.Reader, path string, opts Options) (*Run, error) {
+	rd := transcript.NewReader(r)
 	rd.SetLimits(opts.Limits)
 	b := &builder{run: &Run{Path: path}, opts: opts}
 	for {
