@@ -84,6 +84,38 @@ func label(s *workflow.State) string {
 	return s.Name + "\n" + s.Type
 }
 
+// blockEdge links a block to what runs inside it: a parallel block to its
+// branches, a loop to its body in order, and the body's end back to the
+// loop (next).
+type blockEdge struct {
+	from, to string
+	next     bool // the body's last step back to its loop
+	branch   bool // a parallel block to a branch
+}
+
+func (g *graph) blockEdges() []blockEdge {
+	var out []blockEdge
+	for _, n := range g.wf.Order {
+		s := g.wf.States[n]
+		switch s.Type {
+		case workflow.TypeParallel:
+			for _, c := range s.Parallel {
+				out = append(out, blockEdge{from: n, to: c, branch: true})
+			}
+		case workflow.TypeForEach, workflow.TypeWhile:
+			prev := n
+			for _, c := range s.Body {
+				out = append(out, blockEdge{from: prev, to: c})
+				prev = c
+			}
+			if len(s.Body) > 0 {
+				out = append(out, blockEdge{from: prev, to: n, next: true})
+			}
+		}
+	}
+	return out
+}
+
 // edge is one flow edge.
 type edge struct {
 	from, to, label string
@@ -153,23 +185,15 @@ func DOT(w io.Writer, wf *workflow.Workflow) error {
 		fmt.Fprintf(&b, "  %s [shape=octagon, color=red, label=%s];\n", dotID(e.id), dotID(e.label))
 	}
 	fmt.Fprintf(&b, "  __start -> %s;\n", dotID(wf.Initial))
-	for _, n := range wf.Order {
-		s := wf.States[n]
-		switch s.Type {
-		case workflow.TypeParallel:
-			for _, c := range s.Parallel {
-				fmt.Fprintf(&b, "  %s -> %s [style=dashed, arrowhead=empty];\n", dotID(n), dotID(c))
-			}
-		case workflow.TypeForEach, workflow.TypeWhile:
-			prev := n
-			for _, c := range s.Body {
-				fmt.Fprintf(&b, "  %s -> %s [style=dashed];\n", dotID(prev), dotID(c))
-				prev = c
-			}
-			if len(s.Body) > 0 {
-				fmt.Fprintf(&b, "  %s -> %s [style=dashed, label=\"next\", constraint=false];\n", dotID(prev), dotID(n))
-			}
+	for _, e := range g.blockEdges() {
+		attrs := "style=dashed"
+		switch {
+		case e.branch:
+			attrs += ", arrowhead=empty"
+		case e.next:
+			attrs += `, label="next", constraint=false`
 		}
+		fmt.Fprintf(&b, "  %s -> %s [%s];\n", dotID(e.from), dotID(e.to), attrs)
 	}
 	for _, e := range edges {
 		var attrs []string
@@ -273,23 +297,13 @@ func Mermaid(w io.Writer, wf *workflow.Workflow) error {
 		fmt.Fprintf(&b, "  %s{{%s}}\n", id(e.id), mermaidText(e.label))
 	}
 	fmt.Fprintf(&b, "  start --> %s\n", id(wf.Initial))
-	for _, n := range wf.Order {
-		s := wf.States[n]
-		switch s.Type {
-		case workflow.TypeParallel:
-			for _, c := range s.Parallel {
-				fmt.Fprintf(&b, "  %s -.-> %s\n", id(n), id(c))
-			}
-		case workflow.TypeForEach, workflow.TypeWhile:
-			prev := n
-			for _, c := range s.Body {
-				fmt.Fprintf(&b, "  %s -.-> %s\n", id(prev), id(c))
-				prev = c
-			}
-			if len(s.Body) > 0 {
-				fmt.Fprintf(&b, "  %s -.->|next| %s\n", id(prev), id(n))
-			}
+	blocks := g.blockEdges()
+	for _, e := range blocks {
+		arrow := "-.->"
+		if e.next {
+			arrow = "-.->|next|"
 		}
+		fmt.Fprintf(&b, "  %s %s %s\n", id(e.from), arrow, id(e.to))
 	}
 	var failures []int
 	for i, e := range edges {
@@ -302,19 +316,9 @@ func Mermaid(w io.Writer, wf *workflow.Workflow) error {
 			failures = append(failures, i)
 		}
 	}
-	// Link numbers count every link written before: the block links first.
-	offset := 1
-	for _, n := range wf.Order {
-		s := wf.States[n]
-		switch s.Type {
-		case workflow.TypeParallel:
-			offset += len(s.Parallel)
-		case workflow.TypeForEach, workflow.TypeWhile:
-			if len(s.Body) > 0 {
-				offset += len(s.Body) + 1
-			}
-		}
-	}
+	// Links are numbered in the order written: start's, the blocks', then
+	// the flow's.
+	offset := 1 + len(blocks)
 	for _, i := range failures {
 		fmt.Fprintf(&b, "  linkStyle %d stroke:red,color:red\n", offset+i)
 	}

@@ -67,22 +67,29 @@ func (r *run) execAgent(ctx context.Context, sc scope, st *workflow.State) outco
 		default:
 			o = outcome{ok: true}
 		}
-		var output string
-		if res != nil {
-			output = res.Output
-			r.addUsage(res.Usage, res.CostUSD)
-			if req.Continue != nil {
-				res.ContinuedFrom = r.sessionPath(st.Agent.Session.ContinueFrom)
-			}
+		if res != nil && req.Continue != nil {
+			res.ContinuedFrom = r.sessionPath(st.Agent.Session.ContinueFrom)
 		}
-		r.setState(st.Name, agentStateValue(stateValue(o, output, ""), res, conv))
-		if res != nil {
-			sp.finish(ctx, o, res)
-		} else {
-			sp.finish(ctx, o, nil)
-		}
-		return o
+		return r.agentDone(ctx, st, sp, o, res, conv)
 	})
+}
+
+// agentDone ends an agent step: its tokens go into the run's totals, its
+// reply (and conversation) where templates read it, its result into
+// step.completed.
+func (r *run) agentDone(ctx context.Context, st *workflow.State, sp *span, o outcome, res *transcript.AgentResult, conv *conversationLog) outcome {
+	var output string
+	if res != nil {
+		output = res.Output
+		r.addUsage(res.Usage, res.CostUSD)
+	}
+	r.setState(st.Name, agentStateValue(stateValue(o, output, ""), res, conv))
+	if res != nil {
+		sp.finish(ctx, o, res)
+	} else {
+		sp.finish(ctx, o, nil)
+	}
+	return o
 }
 
 // agentRequest resolves what one execution of an agent step sends: the

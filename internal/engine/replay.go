@@ -145,22 +145,11 @@ func (r *run) replayAgent(ctx context.Context, st *workflow.State, sp *span, pro
 	default:
 		o = outcome{ok: true}
 	}
-	var output string
-	if res != nil {
-		output = res.Output
-		r.addUsage(res.Usage, res.CostUSD)
-	}
 	var conv *conversationLog
 	if x != nil && res != nil && st.Tracked() {
 		conv = conversationOf(x, res)
 	}
-	r.setState(st.Name, agentStateValue(stateValue(o, output, ""), res, conv))
-	if res != nil {
-		sp.finish(ctx, o, res)
-		return o
-	}
-	sp.finish(ctx, o, nil)
-	return o
+	return r.agentDone(ctx, st, sp, o, res, conv)
 }
 
 // drift compares the resolved prompts with the recorded ones.
