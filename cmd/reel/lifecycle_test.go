@@ -227,7 +227,7 @@ states:
 	}
 	check := func(want string) {
 		t.Helper()
-		var runs []runSummary
+		var runs []struct{ Status string }
 		res := runBinary(t, dir, "runs", "--storage", storage, "--json")
 		if err := json.Unmarshal([]byte(res.stdout), &runs); err != nil || len(runs) != 1 || runs[0].Status != want {
 			t.Fatalf("runs: %v %+v", err, runs)
