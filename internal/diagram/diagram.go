@@ -57,6 +57,29 @@ func (g *graph) children(s *workflow.State) []string {
 	return append(slices.Clone(s.Body), s.Parallel...)
 }
 
+// nodes calls draw for every state, in file order from the top level
+// down, indented by nesting: once for a step, and for a block once when
+// its group opens (open) and once when it closes, its children between.
+func (g *graph) nodes(draw func(s *workflow.State, indent string, open bool)) {
+	var node func(name, indent string)
+	node = func(name, indent string) {
+		s := g.wf.States[name]
+		draw(s, indent, true)
+		if !isBlock(s) {
+			return
+		}
+		for _, c := range g.children(s) {
+			if g.parent[c] == name {
+				node(c, indent+"  ")
+			}
+		}
+		draw(s, indent, false)
+	}
+	for _, n := range g.topLevel {
+		node(n, "  ")
+	}
+}
+
 func isBlock(s *workflow.State) bool {
 	return s.Type == workflow.TypeParallel || s.Type == workflow.TypeForEach || s.Type == workflow.TypeWhile
 }
@@ -159,27 +182,18 @@ func DOT(w io.Writer, wf *workflow.Workflow) error {
 	fmt.Fprintf(&b, "digraph %s {\n", dotID(wf.Name))
 	b.WriteString("  rankdir=TB;\n  compound=true;\n  node [fontname=\"Helvetica\", fontsize=11];\n  edge [fontname=\"Helvetica\", fontsize=9];\n")
 	b.WriteString("  __start [shape=point, width=0.15];\n")
-	var node func(name, indent string)
-	node = func(name, indent string) {
-		s := wf.States[name]
-		if !isBlock(s) {
-			fmt.Fprintf(&b, "%s%s [%s];\n", indent, dotID(name), dotShape(s))
-			return
+	g.nodes(func(s *workflow.State, indent string, open bool) {
+		switch {
+		case !isBlock(s):
+			fmt.Fprintf(&b, "%s%s [%s];\n", indent, dotID(s.Name), dotShape(s))
+		case open:
+			fmt.Fprintf(&b, "%ssubgraph %s {\n", indent, dotID("cluster_"+s.Name))
+			fmt.Fprintf(&b, "%s  label=%s;\n%s  style=\"rounded,dashed\";\n", indent, dotID(s.Name+" ("+s.Type+")"), indent)
+			fmt.Fprintf(&b, "%s  %s [%s];\n", indent, dotID(s.Name), dotShape(s))
+		default:
+			fmt.Fprintf(&b, "%s}\n", indent)
 		}
-		what := s.Type
-		fmt.Fprintf(&b, "%ssubgraph %s {\n", indent, dotID("cluster_"+name))
-		fmt.Fprintf(&b, "%s  label=%s;\n%s  style=\"rounded,dashed\";\n", indent, dotID(name+" ("+what+")"), indent)
-		fmt.Fprintf(&b, "%s  %s [%s];\n", indent, dotID(name), dotShape(s))
-		for _, c := range g.children(s) {
-			if g.parent[c] == name {
-				node(c, indent+"  ")
-			}
-		}
-		fmt.Fprintf(&b, "%s}\n", indent)
-	}
-	for _, n := range g.topLevel {
-		node(n, "  ")
-	}
+	})
 	edges := g.edges()
 	for _, e := range g.ends {
 		fmt.Fprintf(&b, "  %s [shape=octagon, color=red, label=%s];\n", dotID(e.id), dotID(e.label))
@@ -272,26 +286,17 @@ func Mermaid(w io.Writer, wf *workflow.Workflow) error {
 	var b strings.Builder
 	b.WriteString("flowchart TD\n")
 	b.WriteString("  start((start))\n")
-	var node func(name, indent string)
-	node = func(name, indent string) {
-		s := wf.States[name]
-		if !isBlock(s) {
-			fmt.Fprintf(&b, "%s%s%s\n", indent, id(name), mermaidShape(s))
-			return
+	g.nodes(func(s *workflow.State, indent string, open bool) {
+		switch {
+		case !isBlock(s):
+			fmt.Fprintf(&b, "%s%s%s\n", indent, id(s.Name), mermaidShape(s))
+		case open:
+			fmt.Fprintf(&b, "%ssubgraph %s [%s]\n", indent, id("group "+s.Name), mermaidText(s.Name+" ("+s.Type+")"))
+			fmt.Fprintf(&b, "%s  %s%s\n", indent, id(s.Name), mermaidShape(s))
+		default:
+			fmt.Fprintf(&b, "%send\n", indent)
 		}
-		what := s.Type
-		fmt.Fprintf(&b, "%ssubgraph %s [%s]\n", indent, id("group "+name), mermaidText(name+" ("+what+")"))
-		fmt.Fprintf(&b, "%s  %s%s\n", indent, id(name), mermaidShape(s))
-		for _, c := range g.children(s) {
-			if g.parent[c] == name {
-				node(c, indent+"  ")
-			}
-		}
-		fmt.Fprintf(&b, "%send\n", indent)
-	}
-	for _, n := range g.topLevel {
-		node(n, "  ")
-	}
+	})
 	edges := g.edges()
 	for _, e := range g.ends {
 		fmt.Fprintf(&b, "  %s{{%s}}\n", id(e.id), mermaidText(e.label))
