@@ -142,15 +142,30 @@ func TestResumeAfterSIGKILL(t *testing.T) {
 		t.Fatalf("reference outputs %v", want)
 	}
 
+	// Kill points are spread over the run's events, not its time: a
+	// machine under load runs slower, not differently.
+	var refSum runJSON
+	json.Unmarshal([]byte(ref.stdout), &refSum)
+	refBytes, err := os.ReadFile(refSum.Transcript)
+	if err != nil {
+		t.Fatal(err)
+	}
+	events := strings.Count(string(refBytes), "\n")
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 11))
 	resumed := 0
 	for i := range 20 {
-		at := time.Duration(rng.Int64N(int64(took*9/10))) + 2*time.Millisecond
+		at := 1 + rng.IntN(events-2) // kill once this many events are written
 		cmd, id := startRun(t, dir, "run", "wf.yaml", "--storage", storage)
-		time.Sleep(at)
+		path := filepath.Join(transcript.Dir(storage), id+".jsonl")
+		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); {
+			b, _ := os.ReadFile(path)
+			if strings.Count(string(b), "\n") >= at {
+				break
+			}
+			time.Sleep(time.Millisecond)
+		}
 		cmd.Process.Signal(syscall.SIGKILL)
 		cmd.Wait()
-		path := filepath.Join(transcript.Dir(storage), id+".jsonl")
 		if sum, err := runstatus.Summarize(path); i%3 == 2 && err == nil && sum.Status == runstatus.Interrupted {
 			// kill the resume too, somewhere
 			rc, rid := startRun(t, dir, "resume", id, "--storage", storage)
@@ -163,7 +178,7 @@ func TestResumeAfterSIGKILL(t *testing.T) {
 		}
 		sum, err := runstatus.Summarize(path)
 		if err != nil {
-			t.Fatalf("point %d (%s): %v", i, at, err)
+			t.Fatalf("point %d (event %d): %v", i, at, err)
 		}
 		for deadline := time.Now().Add(2 * time.Second); sum.Status == runstatus.Running && time.Now().Before(deadline); {
 			// a step the kill caught between fork and exec holds the
@@ -192,10 +207,10 @@ func TestResumeAfterSIGKILL(t *testing.T) {
 			resumed++
 		}
 		if !reflect.DeepEqual(got, want) {
-			t.Fatalf("point %d (%s): outputs %v, want %v", i, at, got, want)
+			t.Fatalf("point %d (event %d): outputs %v, want %v", i, at, got, want)
 		}
 		if res := runBinary(t, dir, "verify", storage); res.code != 0 {
-			t.Fatalf("point %d (%s): reel verify: exit %d\n%s%s", i, at, res.code, res.stdout, res.stderr)
+			t.Fatalf("point %d (event %d): reel verify: exit %d\n%s%s", i, at, res.code, res.stdout, res.stderr)
 		}
 		rec, err := runstate.Load(path, runstate.Options{})
 		if err != nil {
@@ -208,7 +223,7 @@ func TestResumeAfterSIGKILL(t *testing.T) {
 	if resumed < 15 {
 		t.Fatalf("only %d of 20 kills left a run to resume", resumed)
 	}
-	t.Logf("reference run %s; %d of 20 kills resumed", took, resumed)
+	t.Logf("reference run %s, %d events; %d of 20 kills resumed", took, events, resumed)
 }
 
 // A failed run, fixed and resumed, keeps what succeeded; a kept step that
