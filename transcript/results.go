@@ -34,8 +34,12 @@ type AgentResult struct {
 	// asked for output_format json).
 	Output   string `json:"output"`
 	Provider string `json:"provider,omitempty"`
-	Model    string `json:"model,omitempty"`
-	Usage    Usage  `json:"usage"`
+	// Model is the model that answered, as the provider named it;
+	// RequestModel the one the step asked for (its options.model), when
+	// it named one.
+	Model        string `json:"model,omitempty"`
+	RequestModel string `json:"request_model,omitempty"`
+	Usage        Usage  `json:"usage"`
 	// CostUSD is set only when the provider reports a cost.
 	CostUSD    *float64 `json:"cost_usd,omitempty"`
 	DurationMS int64    `json:"duration_ms"`

@@ -32,9 +32,10 @@ type exported struct {
 
 func newExportCmd() *cobra.Command {
 	var o exportOptions
+	var oo otlpExportOptions
 	cmd := &cobra.Command{
-		Use:   "export RUN --to flowstudio|agentlog DIR",
-		Short: "Write a run as a Flow Studio run directory or Shadow .agentlog traces",
+		Use:   "export RUN --to flowstudio|agentlog DIR | export [RUN…|--all|--since T] --to otlp",
+		Short: "Write a run as a Flow Studio run directory or Shadow .agentlog traces, or send runs to an OpenTelemetry collector",
 		Long: `Export a run (id, unique prefix, or transcript file) and the child runs its
 call_workflow steps started, read from the same directory.
 
@@ -47,16 +48,38 @@ so reel import --from flowstudio restores the child runs.
 --to agentlog writes one content-addressed .agentlog trace per run into DIR
 (<run-id>.agentlog); with --store, DIR is a project directory and the traces go
 into Shadow's store, DIR/.shadow/traces/<id[0:2]>/<id[2:]>.agentlog, registered
-in DIR/.shadow/index.sqlite.`,
-		Args: cobra.ExactArgs(2),
+in DIR/.shadow/index.sqlite.
+
+--to otlp sends runs (with their child runs) to an OpenTelemetry collector
+as traces in the GenAI semantic conventions: the runs named, every run
+(--all), or those started since a time (--since). The collector is
+OTEL_EXPORTER_OTLP_ENDPOINT (or --otel-exporter, or the project's
+telemetry.exporter), over OTEL_EXPORTER_OTLP_PROTOCOL (grpc, the default,
+or http/protobuf) with OTEL_EXPORTER_OTLP_HEADERS. Trace and span ids
+derive from the run ids, so exporting a run again, or after a live export
+(reel run --otel-exporter), gives the same ids. See docs/opentelemetry.md.`,
+		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			switch o.to {
+			case formatOTLP:
+				return runExportOTLP(cmd, args, o.json, o.storage, &oo)
+			case formatFlowStudio, formatAgentlog:
+				if len(args) != 2 {
+					return &exitError{code: 2, msg: fmt.Sprintf("export --to %s takes RUN and DIR (%d arguments given)", o.to, len(args))}
+				}
+			case "":
+				return &exitError{code: 2, msg: "export: --to is required (flowstudio, agentlog or otlp)"}
+			default:
+				return &exitError{code: 2, msg: fmt.Sprintf("export: unknown format %q (want flowstudio, agentlog or otlp)", o.to)}
+			}
 			return runExport(cmd, args[0], args[1], &o)
 		},
 	}
-	cmd.Flags().StringVar(&o.to, "to", "", "format to write: flowstudio or agentlog")
+	cmd.Flags().StringVar(&o.to, "to", "", "format to write: flowstudio, agentlog or otlp")
 	cmd.Flags().StringVar(&o.storage, "storage", "", storageUsage)
 	cmd.Flags().BoolVar(&o.store, "store", false, "agentlog: write into Shadow's .shadow/ store and SQLite index under DIR")
 	cmd.Flags().BoolVar(&o.json, "json", false, "print what was written as JSON")
+	addOTLPExportFlags(cmd, &oo)
 	return cmd
 }
 
@@ -64,9 +87,9 @@ func runExport(cmd *cobra.Command, ref, dir string, o *exportOptions) error {
 	switch o.to {
 	case formatFlowStudio, formatAgentlog:
 	case "":
-		return &exitError{code: 2, msg: "export: --to is required (flowstudio or agentlog)"}
+		return &exitError{code: 2, msg: "export: --to is required (flowstudio, agentlog or otlp)"}
 	default:
-		return &exitError{code: 2, msg: fmt.Sprintf("export: unknown format %q (want flowstudio or agentlog)", o.to)}
+		return &exitError{code: 2, msg: fmt.Sprintf("export: unknown format %q (want flowstudio, agentlog or otlp)", o.to)}
 	}
 	if o.store && o.to != formatAgentlog {
 		return &exitError{code: 2, msg: "export: --store applies to --to agentlog only"}

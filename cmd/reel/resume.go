@@ -69,6 +69,7 @@ Exit status as for reel run; 1 when the run cannot be resumed.`,
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "print nothing but errors")
 	fl.BoolVar(&interactive, "interactive", false, "pause before each step that runs")
 	fl.StringSliceVarP(&f.breakpoints, "breakpoint", "b", nil, "with --interactive: pause only at these states")
+	addOTelRunFlags(cmd, &f.otel)
 	cmd.MarkFlagsMutuallyExclusive("json", "quiet")
 	_ = cmd.RegisterFlagCompletionFunc("from", completeRunStates)
 	return cmd
@@ -118,6 +119,11 @@ func resumeRun(cmd *cobra.Command, path, wfFile, from string, interactive bool, 
 	if interactive {
 		opts.Pause = newPauser(cmd.InOrStdin(), cmd.ErrOrStderr(), f.breakpoints, palette{on: useColor(cmd, cmd.ErrOrStderr())}).pause
 	}
+	live, err := startLiveExport(cmd, proj, &f.otel, e)
+	if err != nil {
+		return err
+	}
+	defer live.finish(cmd.ErrOrStderr(), f.quiet)
 	out := &runOutput{json: f.asJSON, quiet: f.quiet}
 	out.setup(cmd, e)
 	if src := rec.Input().Workflow; src != nil && src.SHA256 != wf.SHA256 && !f.quiet {

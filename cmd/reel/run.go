@@ -36,6 +36,7 @@ type runFlags struct {
 	breakpoints  []string
 	replayFrom   string
 	allowDrift   bool
+	otel         otelFlags
 }
 
 func newRunCmd() *cobra.Command {
@@ -85,6 +86,7 @@ failed or was cancelled, 4 system error.`,
 	fl.StringSliceVarP(&f.breakpoints, "breakpoint", "b", nil, "with --interactive: pause only at these states (names or paths, comma-separated)")
 	fl.StringVar(&f.replayFrom, "replay-from", "", "take agent replies from this recorded `RUN` instead of calling providers")
 	fl.BoolVar(&f.allowDrift, "allow-prompt-drift", false, "with --replay-from: replay agent steps whose prompt differs from the recording")
+	addOTelRunFlags(cmd, &f.otel)
 	cmd.MarkFlagsMutuallyExclusive("dry-run", "interactive")
 	cmd.MarkFlagsMutuallyExclusive("json", "quiet")
 	cmd.SetHelpFunc(workflowHelp(cmd.HelpFunc()))
@@ -147,6 +149,11 @@ func runWorkflow(cmd *cobra.Command, ref string, f *runFlags) error {
 	if f.interactive {
 		opts.Pause = newPauser(cmd.InOrStdin(), cmd.ErrOrStderr(), f.breakpoints, palette{on: useColor(cmd, cmd.ErrOrStderr())}).pause
 	}
+	live, err := startLiveExport(cmd, proj, &f.otel, e)
+	if err != nil {
+		return err
+	}
+	defer live.finish(cmd.ErrOrStderr(), f.quiet)
 	out := &runOutput{json: f.asJSON, quiet: f.quiet, noTranscript: f.noTranscript}
 	out.setup(cmd, e)
 	opts.OnStart = out.started

@@ -191,6 +191,7 @@ func (s *Session) Send(ctx context.Context, prompt string) (*transcript.AgentRes
 		res = &transcript.AgentResult{}
 	}
 	res.Provider = s.req.Provider
+	res.RequestModel, _ = s.req.Options["model"].(string)
 	s.add(res)
 	return res, err
 }
@@ -201,6 +202,9 @@ func (s *Session) add(t *transcript.AgentResult) {
 	r.Output = t.Output
 	if t.Model != "" {
 		r.Model = t.Model
+	}
+	if t.RequestModel != "" {
+		r.RequestModel = t.RequestModel
 	}
 	if t.SessionID != "" {
 		r.SessionID = t.SessionID

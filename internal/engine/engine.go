@@ -126,6 +126,12 @@ type Engine struct {
 
 	stdinOnce  sync.Once
 	stdinLines chan inputLine
+	// OnRecorder, when set, is called with the recorder of every run (the
+	// top-level run's, parentRunID "", and each child run's, with the id
+	// of the run that called it) once its transcript is open and before
+	// its first event, so that a live consumer (the OpenTelemetry export)
+	// can subscribe.
+	OnRecorder func(rec *transcript.Recorder, parentRunID string)
 
 	custom    map[string]StepFunc
 	displayMu sync.Mutex
@@ -316,6 +322,9 @@ func (e *Engine) newRun(wf *workflow.Workflow, id, parentID string, inputs map[s
 			return nil, fmt.Errorf("start transcript of run %s: %w", id, err)
 		}
 		r.rec = rec
+		if e.OnRecorder != nil {
+			e.OnRecorder(rec, parentID)
+		}
 	}
 	return r, nil
 }

@@ -1,0 +1,332 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/reelhq/reel/internal/index"
+	"github.com/reelhq/reel/internal/otlp"
+	"github.com/reelhq/reel/internal/runstore"
+	"github.com/reelhq/reel/transcript"
+)
+
+// formatOTLP is reel export's --to for OpenTelemetry collectors.
+const formatOTLP = "otlp"
+
+// otlpExportOptions are reel export --to otlp's own flags.
+type otlpExportOptions struct {
+	otel        otelFlags
+	all         bool
+	since       string
+	maskSecrets bool
+}
+
+func addOTLPExportFlags(cmd *cobra.Command, o *otlpExportOptions) {
+	cmd.Flags().BoolVar(&o.all, "all", false, "otlp: export every run in the storage")
+	cmd.Flags().StringVar(&o.since, "since", "", "otlp: export the runs started at or after `T` (RFC 3339, 2006-01-02, or a duration before now such as 24h), as reel runs --since")
+	cmd.Flags().StringVar(&o.otel.exporter, "otel-exporter", "", "otlp: the collector at `HOST:PORT` or URL (default: OTEL_EXPORTER_OTLP_ENDPOINT, the project's telemetry.exporter, else localhost:4317)")
+	cmd.Flags().StringVar(&o.otel.serviceName, "otel-service-name", "", "otlp: "+otelServiceNameUsage)
+	cmd.Flags().BoolVar(&o.otel.content, "otel-content", false, "otlp: "+otelContentUsage)
+	cmd.Flags().BoolVar(&o.maskSecrets, "mask-secrets", false, "otlp: mask secret-looking environment values and key shapes in what is exported")
+}
+
+// otlpExported is what `reel export --to otlp --json` prints.
+type otlpExported struct {
+	Endpoint string        `json:"endpoint"`
+	Runs     []otlpRunDone `json:"runs"`
+	Spans    int           `json:"spans"`
+	Warnings []string      `json:"warnings,omitempty"`
+}
+
+// otlpRunDone is one exported run (with its child runs).
+type otlpRunDone struct {
+	RunID    string   `json:"run_id"`
+	TraceID  string   `json:"trace_id"`
+	Spans    int      `json:"spans"`
+	Children []string `json:"child_run_ids,omitempty"`
+}
+
+// otlpCandidate is a run selected for export.
+type otlpCandidate struct {
+	path, id, parent string
+	started          time.Time
+}
+
+// runExportOTLP sends runs to an OpenTelemetry collector: the named ones,
+// or every one (--all) or every one started since a time (--since). A
+// child run goes with its parent when both are selected, and alone, in
+// its parent's trace, when only it is.
+func runExportOTLP(cmd *cobra.Command, refs []string, json bool, storageFlag string, o *otlpExportOptions) error {
+	if o.since == "" && !o.all && len(refs) == 0 {
+		return &exitError{code: 2, msg: "export --to otlp: name runs, or give --all or --since"}
+	}
+	if len(refs) > 0 && (o.all || o.since != "") {
+		return &exitError{code: 2, msg: "export --to otlp: name runs or give --all/--since, not both"}
+	}
+	var since time.Time
+	if o.since != "" {
+		t, err := parseWhen(o.since, time.Now())
+		if err != nil {
+			return &exitError{code: 2, msg: "export --to otlp: --since: " + err.Error()}
+		}
+		since = t
+	}
+	proj, err := findProject()
+	if err != nil {
+		return err
+	}
+	ep, err := otlp.Resolve(o.otel.exporter, proj.Config.Telemetry.Exporter, os.Getenv)
+	if err != nil {
+		return &exitError{code: 2, msg: "export --to otlp: " + err.Error()}
+	}
+	var cands []otlpCandidate
+	if o.all || o.since != "" {
+		cands, err = listOTLPRuns(cmd, storageFlag, since)
+	} else {
+		cands, err = namedOTLPRuns(runstore.New(proj.Storage(storageFlag)), refs)
+	}
+	if err != nil {
+		return err
+	}
+	cands = withoutSelectedChildren(cands)
+	cfg := otlp.Config{
+		Endpoint: ep, ServiceName: o.otel.serviceName, DefaultServiceName: proj.Config.Telemetry.ServiceName,
+		Version: versionString(), Content: o.otel.content,
+	}
+	if o.maskSecrets {
+		cfg.Masker = transcript.NewMasker(os.Environ())
+	}
+	ctx := cmd.Context()
+	b, err := otlp.NewBatch(ctx, cfg)
+	if err != nil {
+		return &exitError{code: 2, msg: "export --to otlp: " + err.Error()}
+	}
+	errw := cmd.ErrOrStderr()
+	prog := newOTLPProgress(errw, len(cands))
+	b.Progress = prog.spans
+
+	res := otlpExported{Endpoint: ep.String()}
+	done := map[string]bool{}
+	start := time.Now()
+	var exportErr error
+	for i, c := range cands {
+		if done[c.id] {
+			continue
+		}
+		prog.run(i + 1)
+		var warnings []string
+		events, err := readRun(c.path, &warnings)
+		if err != nil {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("run %s: %v", c.id, err))
+			continue
+		}
+		children := map[string][]transcript.ExchangeEvent{}
+		var order []string
+		if err := readChildren(c.path, events, children, &order, &warnings, 0); err != nil {
+			warnings = append(warnings, err.Error())
+		}
+		run := otlp.Run{Events: events, Children: children}
+		if events[0].ParentRunID != "" {
+			run.Link = otlpParentLink(c.path, events[0], &warnings, 0)
+		}
+		res.Warnings = append(res.Warnings, warnings...)
+		n, err := b.Export(ctx, run)
+		tid := run.Link.Trace
+		if !tid.IsValid() {
+			tid, _ = otlp.TraceID(events[0].RunID)
+		}
+		res.Spans += n
+		if err != nil {
+			exportErr = err
+			break
+		}
+		done[c.id] = true
+		for _, id := range order {
+			done[id] = true
+		}
+		res.Runs = append(res.Runs, otlpRunDone{RunID: c.id, TraceID: tid.String(), Spans: n, Children: order})
+	}
+	prog.clear()
+	shutdownErr := b.Shutdown(ctx)
+	if exportErr != nil {
+		for _, w := range res.Warnings {
+			fmt.Fprintf(errw, "reel: export: warning: %s\n", w)
+		}
+		return &exitError{code: 1, msg: fmt.Sprintf("export: %v (%d of %d runs sent before the error)", exportErr, len(res.Runs), len(cands))}
+	}
+	if shutdownErr != nil && !errors.Is(shutdownErr, ctx.Err()) {
+		res.Warnings = append(res.Warnings, "closing the exporter: "+shutdownErr.Error())
+	}
+	out := cmd.OutOrStdout()
+	if json {
+		return writeJSON(out, res)
+	}
+	for _, w := range res.Warnings {
+		fmt.Fprintf(errw, "reel: export: warning: %s\n", w)
+	}
+	for _, r := range res.Runs {
+		line := fmt.Sprintf("%s  trace %s  %d spans", r.RunID, r.TraceID, r.Spans)
+		if len(r.Children) > 0 {
+			line += fmt.Sprintf(" (with %d child runs)", len(r.Children))
+		}
+		fmt.Fprintln(out, line)
+	}
+	fmt.Fprintf(errw, "exported %d runs, %d spans to %s in %s\n", len(res.Runs), res.Spans, ep, time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+// listOTLPRuns lists the runs of the storage started at or after since
+// (every run when since is zero), oldest first, from the run index as reel
+// runs does.
+func listOTLPRuns(cmd *cobra.Command, storageFlag string, since time.Time) ([]otlpCandidate, error) {
+	ix, err := openIndex(cmd, storageFlag)
+	if err != nil {
+		return nil, err
+	}
+	defer ix.Close()
+	var cands []otlpCandidate
+	f := index.Filter{Since: since, Limit: 1000}
+	for {
+		page, err := ix.List(cmd.Context(), f)
+		if err != nil {
+			return nil, fmt.Errorf("export: %w", err)
+		}
+		for _, r := range page.Runs {
+			cands = append(cands, otlpCandidate{path: r.Path, id: r.RunID, parent: r.ParentRunID, started: r.Started})
+		}
+		if page.Next == "" {
+			break
+		}
+		f.After = page.Next
+	}
+	slices.Reverse(cands) // the index lists newest first
+	return cands, nil
+}
+
+// namedOTLPRuns resolves the runs named on the command line.
+func namedOTLPRuns(store *runstore.Store, refs []string) ([]otlpCandidate, error) {
+	var cands []otlpCandidate
+	for _, ref := range refs {
+		p, err := store.Resolve(ref)
+		if err != nil {
+			return nil, fmt.Errorf("export: %w", err)
+		}
+		first, err := firstEvent(p)
+		if err != nil {
+			return nil, fmt.Errorf("export: %s: %w", p, err)
+		}
+		cands = append(cands, otlpCandidate{path: p, id: first.RunID, parent: first.ParentRunID, started: first.Timestamp})
+	}
+	return cands, nil
+}
+
+// firstEvent reads a transcript's first event.
+func firstEvent(path string) (transcript.ExchangeEvent, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return transcript.ExchangeEvent{}, err
+	}
+	defer f.Close()
+	ev, err := transcript.NewReader(f).Next()
+	if err != nil && !errors.Is(err, transcript.ErrUnknownEventType) && !errors.Is(err, transcript.ErrUnknownBlockType) {
+		return ev, fmt.Errorf("first event: %w", err)
+	}
+	return ev, nil
+}
+
+// withoutSelectedChildren leaves out child runs whose parent is selected
+// too: they are exported with it.
+func withoutSelectedChildren(cands []otlpCandidate) []otlpCandidate {
+	selected := map[string]bool{}
+	for _, c := range cands {
+		selected[c.id] = true
+	}
+	kept := cands[:0]
+	for _, c := range cands {
+		if c.parent == "" || !selected[c.parent] {
+			kept = append(kept, c)
+		}
+	}
+	return kept
+}
+
+// otlpParentLink places a child run exported without its parent: in its
+// top-level run's trace, under the call_workflow step that started it,
+// reading the ancestors' transcripts beside it. Without the parent's
+// transcript the run becomes a root span of the trace named after its
+// parent.
+func otlpParentLink(path string, first transcript.ExchangeEvent, warnings *[]string, depth int) otlp.Link {
+	parentID := first.ParentRunID
+	tid, err := otlp.TraceID(parentID)
+	if err != nil {
+		*warnings = append(*warnings, fmt.Sprintf("run %s: parent run id: %v", first.RunID, err))
+		return otlp.Link{}
+	}
+	fallback := otlp.Link{Trace: tid}
+	pp, err := runstore.ChildPath(path, parentID)
+	if err != nil || depth > 32 {
+		return fallback
+	}
+	var ws []string
+	parent, err := readRun(pp, &ws)
+	if err != nil {
+		*warnings = append(*warnings, fmt.Sprintf("run %s: parent run %s not found (%v): exported as a root span of trace %s", first.RunID, parentID, err, tid))
+		return fallback
+	}
+	var plink otlp.Link
+	if parent[0].ParentRunID != "" {
+		plink = otlpParentLink(pp, parent[0], warnings, depth+1)
+	}
+	if l, ok := otlp.ChildLink(parent, plink, first.RunID); ok {
+		return l
+	}
+	if plink.Trace.IsValid() {
+		return otlp.Link{Trace: plink.Trace}
+	}
+	return fallback
+}
+
+// otlpProgress shows the export's progress on a terminal, at most ten
+// times a second.
+type otlpProgress struct {
+	w     io.Writer
+	on    bool
+	total int
+	n     int
+	sent  int
+	last  time.Time
+}
+
+func newOTLPProgress(w io.Writer, total int) *otlpProgress {
+	return &otlpProgress{w: w, on: isTerminal(w), total: total}
+}
+
+func (p *otlpProgress) run(n int) {
+	p.n = n
+	p.show(false)
+}
+
+func (p *otlpProgress) spans(sent int) {
+	p.sent = sent
+	p.show(false)
+}
+
+func (p *otlpProgress) show(force bool) {
+	if !p.on || !force && time.Since(p.last) < 100*time.Millisecond {
+		return
+	}
+	p.last = time.Now()
+	fmt.Fprintf(p.w, "\r\033[Kexporting run %d/%d, %d spans sent", p.n, p.total, p.sent)
+}
+
+func (p *otlpProgress) clear() {
+	if p.on && !p.last.IsZero() {
+		fmt.Fprint(p.w, "\r\033[K")
+	}
+}

@@ -1,0 +1,378 @@
+package otlp
+
+import (
+	"strings"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/reelhq/reel/transcript"
+)
+
+// reel's own attributes, for what the GenAI conventions have no name for.
+const (
+	attrRunID        = attribute.Key("reel.run.id")
+	attrRunParentID  = attribute.Key("reel.run.parent_id")
+	attrRunAttempt   = attribute.Key("reel.run.attempt")
+	attrRunStatus    = attribute.Key("reel.run.status")
+	attrRunExitCode  = attribute.Key("reel.run.exit_code")
+	attrStepName     = attribute.Key("reel.step.name")
+	attrStepKind     = attribute.Key("reel.step.kind")
+	attrStepPath     = attribute.Key("reel.step.path")
+	attrStepIter     = attribute.Key("reel.step.iteration")
+	attrStepAttempt  = attribute.Key("reel.step.attempt")
+	attrStepStatus   = attribute.Key("reel.step.status")
+	attrStepExitCode = attribute.Key("reel.step.exit_code")
+	attrStepCommand  = attribute.Key("reel.step.command")
+	attrStepOutput   = attribute.Key("reel.step.output")
+	attrStepStderr   = attribute.Key("reel.step.stderr")
+	attrChildRunID   = attribute.Key("reel.step.child_run_id")
+	attrIterations   = attribute.Key("reel.loop.iterations")
+	attrStrategy     = attribute.Key("reel.parallel.strategy")
+	attrProvider     = attribute.Key("reel.agent.provider")
+	attrTurns        = attribute.Key("reel.agent.turns")
+	attrReplayedFrom = attribute.Key("reel.agent.replayed_from")
+	attrCost         = attribute.Key("reel.usage.cost_usd")
+	attrInTokens     = attribute.Key("reel.usage.input_tokens")
+	attrOutTokens    = attribute.Key("reel.usage.output_tokens")
+	attrCacheRead    = attribute.Key("reel.usage.cache_read_tokens")
+	attrCacheWrite   = attribute.Key("reel.usage.cache_write_tokens")
+	attrReasoning    = attribute.Key("reel.usage.reasoning_tokens")
+	attrTotalTokens  = attribute.Key("reel.usage.total_tokens")
+	attrFidelity     = attribute.Key("reel.tool.fidelity")
+)
+
+// Step and run statuses, as reel.step.status and reel.run.status say them.
+const (
+	statusSuccess     = "success"
+	statusFailure     = "failure"
+	statusCancelled   = "cancelled"
+	statusInterrupted = "interrupted"
+)
+
+// error.type values: low-cardinality classes of how something ended.
+const (
+	errFailure     = "failure"
+	errCancelled   = "cancelled"
+	errInterrupted = "interrupted"
+	errTool        = "tool_error"
+	errNoResult    = "no_result"
+)
+
+// stepResult holds the fields of any step result that become attributes.
+type stepResult struct {
+	ExitCode   *int   `json:"exit_code"`
+	Status     string `json:"status"`
+	Iterations *int   `json:"iterations"`
+	Strategy   string `json:"strategy"`
+	ChildRunID string `json:"child_run_id"`
+	Output     any    `json:"output"`
+	Stderr     any    `json:"stderr"`
+}
+
+// agentResult is an agent step's result with the fields other parts of
+// reel add beside AgentResult's.
+type agentResult struct {
+	transcript.AgentResult
+	ReplayedFrom string `json:"replayed_from"`
+}
+
+func (m *mapper) base(st *step) []attribute.KeyValue {
+	a := make([]attribute.KeyValue, 0, 24)
+	a = append(a,
+		attrRunID.String(m.runID),
+		attrStepName.String(text(st.name)),
+		attrStepKind.String(text(st.kind)),
+		attrStepPath.String(text(st.key.path)),
+		attrStepIter.Int(st.key.iteration),
+	)
+	if st.key.attempt > 0 {
+		a = append(a, attrStepAttempt.Int(st.key.attempt))
+	}
+	return a
+}
+
+// endStep emits a step execution's span. sp is its step.completed payload,
+// nil when the step never completed.
+func (m *mapper) endStep(st *step, ts time.Time, sp *transcript.StepPayload) {
+	m.closeTools(st, ts, "no result: the step ended first")
+	s := &span{trace: m.traceID, id: st.id, parent: st.parent, start: st.start, end: later(st.start, ts), kind: trace.SpanKindInternal}
+	a := m.base(st)
+	status, errMsg := statusInterrupted, "interrupted: the step never completed"
+	if sp != nil {
+		status, errMsg = statusSuccess, sp.Error
+		if errMsg != "" {
+			status = statusFailure
+			if strings.HasPrefix(errMsg, "cancelled") {
+				status = statusCancelled
+			}
+		}
+	}
+	kind := st.kind
+	if kind == "" && sp != nil {
+		kind = sp.Kind
+	}
+	if kind == transcript.KindAgent {
+		s.name = "invoke_agent " + text(st.name)
+		a = append(a, semconv.GenAIOperationNameInvokeAgent, semconv.GenAIAgentName(text(st.name)))
+		var ar agentResult
+		if sp != nil && sp.Result != nil && transcript.DecodeResult(sp.Result, &ar) == nil {
+			a, s.kind = agentAttrs(a, &ar)
+		} else {
+			s.kind = trace.SpanKindClient
+		}
+	} else {
+		s.name = text(kind + " " + st.key.path)
+	}
+	if sp != nil && sp.Result != nil && kind != transcript.KindAgent {
+		var r stepResult
+		if transcript.DecodeResult(sp.Result, &r) == nil {
+			if r.ExitCode != nil {
+				a = append(a, attrStepExitCode.Int(*r.ExitCode))
+			}
+			if r.Iterations != nil {
+				a = append(a, attrIterations.Int(*r.Iterations))
+			}
+			if r.Strategy != "" {
+				a = append(a, attrStrategy.String(text(r.Strategy)))
+			}
+			if status == statusSuccess && (r.Status == statusFailure || r.Status == statusCancelled) && kind == transcript.KindTerminal {
+				// A terminal state that ends the run in failure is where
+				// the run failed.
+				status = r.Status
+				errMsg = "terminal state " + st.name + ": " + r.Status
+			}
+			if m.content && kind == transcript.KindCommand {
+				if o := valueText(r.Output); o != "" {
+					a = append(a, attrStepOutput.String(o))
+				}
+				if o := valueText(r.Stderr); o != "" {
+					a = append(a, attrStepStderr.String(o))
+				}
+			}
+		}
+	}
+	if st.child != "" {
+		a = append(a, attrChildRunID.String(st.child))
+	}
+	if m.content && st.command != "" {
+		a = append(a, attrStepCommand.String(text(st.command)))
+	}
+	if m.content && len(st.msgs) > 0 {
+		a = appendMessages(a, st.msgs)
+	}
+	a = append(a, attrStepStatus.String(status))
+	s.attrs = setStatus(s, a, status, errMsg)
+	m.emit(s)
+}
+
+// agentAttrs adds an agent step's result: the GenAI model, usage and
+// conversation attributes, reel's cost and provider. The span kind is
+// CLIENT for CLI agents (the agent runs in its own process) and INTERNAL
+// for openai_compatible, whose agent loop reel runs itself.
+func agentAttrs(a []attribute.KeyValue, ar *agentResult) ([]attribute.KeyValue, trace.SpanKind) {
+	kind := trace.SpanKindClient
+	if ar.Provider == "openai_compatible" {
+		kind = trace.SpanKindInternal
+	}
+	if p := providerName(ar.Provider); p != "" {
+		a = append(a, semconv.GenAIProviderNameKey.String(p))
+	}
+	if ar.Provider != "" {
+		a = append(a, attrProvider.String(text(ar.Provider)))
+	}
+	if ar.RequestModel != "" {
+		a = append(a, semconv.GenAIRequestModel(text(ar.RequestModel)))
+	}
+	if ar.Model != "" {
+		a = append(a, semconv.GenAIResponseModel(text(ar.Model)))
+	}
+	u := ar.Usage
+	in := u.InputTokens
+	if inputExcludesCache(ar.Provider) {
+		// The conventions count cached input as input; Anthropic reports
+		// it beside input_tokens.
+		in += u.CacheReadTokens + u.CacheWriteTokens
+	}
+	a = append(a,
+		semconv.GenAIUsageInputTokens(int(in)),
+		semconv.GenAIUsageOutputTokens(int(u.OutputTokens)),
+	)
+	if u.CacheReadTokens > 0 {
+		a = append(a, semconv.GenAIUsageCacheReadInputTokens(int(u.CacheReadTokens)))
+	}
+	if u.CacheWriteTokens > 0 {
+		a = append(a, semconv.GenAIUsageCacheCreationInputTokens(int(u.CacheWriteTokens)))
+	}
+	if u.ReasoningTokens > 0 {
+		a = append(a, semconv.GenAIUsageReasoningOutputTokens(int(u.ReasoningTokens)))
+	}
+	if ar.CostUSD != nil {
+		a = append(a, attrCost.Float64(*ar.CostUSD))
+	}
+	if ar.SessionID != "" {
+		a = append(a, semconv.GenAIConversationID(text(ar.SessionID)))
+	}
+	if ar.Turns > 0 {
+		a = append(a, attrTurns.Int(ar.Turns))
+	}
+	if ar.ReplayedFrom != "" {
+		a = append(a, attrReplayedFrom.String(text(ar.ReplayedFrom)))
+	}
+	return a, kind
+}
+
+// providerName is gen_ai.provider.name for a reel provider: the
+// conventions' well-known value where one fits, else the provider's own
+// name.
+func providerName(p string) string {
+	switch p {
+	case "claude", "anthropic":
+		return "anthropic"
+	case "codex", "openai", "openai_compatible":
+		return "openai"
+	case "gemini":
+		return "gcp.gemini"
+	case "github_copilot", "copilot":
+		return "github.copilot"
+	}
+	return text(p)
+}
+
+func inputExcludesCache(provider string) bool {
+	return provider == "claude" || provider == "anthropic"
+}
+
+func (m *mapper) endTool(t *tool, ts time.Time, p *transcript.ToolPayload) {
+	name := t.name
+	if name == "" {
+		name = p.Name
+	}
+	s := &span{trace: m.traceID, id: t.id, parent: t.owner.id, start: t.start, end: later(t.start, ts), kind: trace.SpanKindInternal}
+	s.name = text("execute_tool " + name)
+	a := make([]attribute.KeyValue, 0, 12)
+	a = append(a,
+		attrRunID.String(m.runID),
+		semconv.GenAIOperationNameExecuteTool,
+		semconv.GenAIToolName(text(name)),
+		semconv.GenAIToolCallID(text(t.callID)),
+		attrStepPath.String(text(t.owner.key.path)),
+		attrStepIter.Int(t.owner.key.iteration),
+	)
+	fid := t.fidelity
+	if fid == "" {
+		fid = p.Fidelity
+	}
+	if fid != "" {
+		a = append(a, attrFidelity.String(text(string(fid))))
+	}
+	if m.content {
+		if v := valueText(t.input); v != "" {
+			a = append(a, semconv.GenAIToolCallArgumentsKey.String(v))
+		}
+		if v := valueText(p.Output); v != "" {
+			a = append(a, semconv.GenAIToolCallResultKey.String(v))
+		}
+	}
+	status := statusSuccess
+	if p.Error != "" {
+		status = errTool
+		if strings.HasPrefix(p.Error, "no result") {
+			status = errNoResult
+		}
+	}
+	s.attrs = setStatus(s, a, status, p.Error)
+	m.emit(s)
+}
+
+// endRun emits the run segment's span. sp is run.completed's payload, nil
+// when the run never completed.
+func (m *mapper) endRun(ts time.Time, sp *transcript.StepPayload) {
+	st := m.run
+	name := st.name
+	if name == "" && sp != nil {
+		name = sp.Name
+	}
+	s := &span{trace: m.traceID, id: st.id, parent: st.parent, start: st.start, end: later(st.start, ts), kind: trace.SpanKindInternal, runRoot: true}
+	s.name = text("invoke_workflow " + name)
+	a := make([]attribute.KeyValue, 0, 16)
+	a = append(a,
+		semconv.GenAIOperationNameInvokeWorkflow,
+		semconv.GenAIWorkflowName(text(name)),
+		attrRunID.String(m.runID),
+	)
+	if m.parentRunID != "" {
+		a = append(a, attrRunParentID.String(m.parentRunID))
+	}
+	if st.key.attempt > 0 {
+		a = append(a, attrRunAttempt.Int(st.key.attempt))
+	}
+	status, errMsg := statusInterrupted, "interrupted: the run has no run.completed"
+	if sp != nil {
+		status, errMsg = statusSuccess, sp.Error
+		if errMsg != "" {
+			status = statusFailure
+		}
+		var rr transcript.RunResult
+		if sp.Result != nil && transcript.DecodeResult(sp.Result, &rr) == nil {
+			if rr.Status != "" {
+				status = rr.Status
+			}
+			a = append(a, attrRunExitCode.Int(rr.ExitCode))
+			u := rr.Usage
+			a = append(a, attrInTokens.Int64(u.InputTokens), attrOutTokens.Int64(u.OutputTokens), attrTotalTokens.Int64(u.TotalTokens))
+			if u.CacheReadTokens > 0 {
+				a = append(a, attrCacheRead.Int64(u.CacheReadTokens))
+			}
+			if u.CacheWriteTokens > 0 {
+				a = append(a, attrCacheWrite.Int64(u.CacheWriteTokens))
+			}
+			if u.ReasoningTokens > 0 {
+				a = append(a, attrReasoning.Int64(u.ReasoningTokens))
+			}
+			if rr.CostUSD != nil {
+				a = append(a, attrCost.Float64(*rr.CostUSD))
+			}
+		}
+		if status != statusSuccess && errMsg == "" {
+			errMsg = "run " + status
+		}
+	}
+	if m.content && len(st.msgs) > 0 {
+		a = appendMessages(a, st.msgs)
+	}
+	a = append(a, attrRunStatus.String(text(status)))
+	s.attrs = setStatus(s, a, status, errMsg)
+	m.emit(s)
+}
+
+// setStatus makes an unsuccessful end an error: span status Error with the
+// message, and error.type naming the class. Success leaves the status
+// unset, as the conventions ask of instrumentation.
+func setStatus(s *span, a []attribute.KeyValue, status, msg string) []attribute.KeyValue {
+	var class string
+	switch status {
+	case statusSuccess, "":
+		return a
+	case statusCancelled:
+		class = errCancelled
+	case statusInterrupted:
+		class = errInterrupted
+	case errTool, errNoResult:
+		class = status
+	default:
+		class = errFailure
+	}
+	s.status, s.desc = codes.Error, text(msg)
+	return append(a, semconv.ErrorTypeKey.String(class))
+}
+
+func later(start, end time.Time) time.Time {
+	if end.Before(start) {
+		return start
+	}
+	return end
+}
