@@ -172,7 +172,11 @@ func runExportOTLP(cmd *cobra.Command, refs []string, json bool, storageFlag str
 	}
 	for _, r := range res.Runs {
 		line := fmt.Sprintf("%s  trace %s  %d spans", r.RunID, r.TraceID, r.Spans)
-		if len(r.Children) > 0 {
+		switch len(r.Children) {
+		case 0:
+		case 1:
+			line += " (with 1 child run)"
+		default:
 			line += fmt.Sprintf(" (with %d child runs)", len(r.Children))
 		}
 		fmt.Fprintln(out, line)

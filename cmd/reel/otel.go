@@ -107,7 +107,11 @@ func (x *liveExport) finish(w io.Writer, quiet bool) {
 		why = append(why, fmt.Sprintf("%d child runs not linked to their call_workflow step", st.Unlinked))
 	}
 	if len(why) == 0 {
-		fmt.Fprintf(w, "otel: trace %s: %d spans sent to %s\n", st.TraceID, st.Exported, x.ep)
+		note := ""
+		if st.Backfilled > 0 {
+			note = fmt.Sprintf(" (%d events read back from the transcript: the export fell behind the run)", st.Backfilled)
+		}
+		fmt.Fprintf(w, "otel: trace %s: %d spans sent to %s%s\n", st.TraceID, st.Exported, x.ep, note)
 		return
 	}
 	fmt.Fprintf(w, "reel: warning: otel: trace %s: %d of %d spans sent to %s; %s\n", st.TraceID, st.Exported, st.Spans, x.ep, strings.Join(why, "; "))

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reelhq/reel/internal/otlp"
+	"github.com/reelhq/reel/internal/otlptest"
 	"github.com/reelhq/reel/internal/workflow"
 )
 
@@ -37,22 +39,44 @@ func benchWorkflow(b *testing.B, dir string) *workflow.Workflow {
 }
 
 // BenchmarkEngineOverhead runs 200 `true` command steps through the engine
-// (transcript on and off) and, as the baseline, a plain shell script that
-// runs the same 200 commands the same way (`/bin/sh -c true`). It reports
-// the engine's overhead per step over the script and the cost of the
-// transcript.
+// (transcript on and off, and with the live OpenTelemetry export on) and,
+// as the baseline, a plain shell script that runs the same 200 commands
+// the same way (`/bin/sh -c true`). It reports the engine's overhead per
+// step over the script, the cost of the transcript, and the cost of the
+// live export over the transcript alone (otel-cost-%: the exporter is
+// created, every span sent to an in-process OTLP/gRPC receiver and the
+// export flushed, all inside the measured time).
 func BenchmarkEngineOverhead(b *testing.B) {
 	dir := b.TempDir()
 	wf := benchWorkflow(b, dir)
 	script := filepath.Join(dir, "baseline.sh")
 	os.WriteFile(script, []byte(fmt.Sprintf("i=0\nwhile [ $i -lt %d ]; do /bin/sh -c true; i=$((i+1)); done\n", benchSteps)), 0o755)
 	env := append(os.Environ(), "SHELL=/bin/sh")
-	engine := func(noTranscript bool) time.Duration {
+	rcv := otlptest.NewGRPC(b)
+	rcv.CountOnly = true
+	ep, err := otlp.Resolve(rcv.Endpoint, "", func(string) string { return "" })
+	if err != nil {
+		b.Fatal(err)
+	}
+	engine := func(noTranscript, export bool) time.Duration {
 		e := &Engine{Storage: filepath.Join(dir, "storage"), NoTranscript: noTranscript, Display: io.Discard, Environ: env}
 		start := time.Now()
+		var live *otlp.Live
+		if export {
+			var err error
+			if live, err = otlp.NewLive(context.Background(), otlp.Config{Endpoint: ep}, func(string) string { return "" }); err != nil {
+				b.Fatal(err)
+			}
+			e.OnRecorder = live.Attach
+		}
 		rep, err := e.Run(context.Background(), wf, RunOptions{})
 		if err != nil || rep.Status != "success" {
 			b.Fatalf("run: %v %+v", err, rep)
+		}
+		if live != nil {
+			if st := live.Close(context.Background()); st.Exported != benchSteps+1 {
+				b.Fatalf("live export: %+v", st)
+			}
 		}
 		return time.Since(start)
 	}
@@ -66,13 +90,14 @@ func BenchmarkEngineOverhead(b *testing.B) {
 	// The machine is shared (2 cores, other builds running): the minimum
 	// of each series is the least disturbed measurement, so the metrics
 	// compare minima.
-	on, off, base := time.Duration(1<<62), time.Duration(1<<62), time.Duration(1<<62)
+	on, off, otel, base := time.Duration(1<<62), time.Duration(1<<62), time.Duration(1<<62), time.Duration(1<<62)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		// interleaved so that drift in machine load hits all three alike
+		// interleaved so that drift in machine load hits all four alike
 		base = min(base, baseline())
-		on = min(on, engine(false))
-		off = min(off, engine(true))
+		on = min(on, engine(false, false))
+		off = min(off, engine(true, false))
+		otel = min(otel, engine(false, true))
 	}
 	perStep := func(d time.Duration) float64 {
 		return float64(d-base) / benchSteps / float64(time.Millisecond)
@@ -80,13 +105,16 @@ func BenchmarkEngineOverhead(b *testing.B) {
 	b.ReportMetric(perStep(on), "overhead-ms/step")
 	b.ReportMetric(perStep(off), "overhead-ms/step-no-transcript")
 	b.ReportMetric(100*(float64(on)-float64(off))/float64(off), "transcript-cost-%")
+	b.ReportMetric(100*(float64(otel)-float64(on))/float64(on), "otel-cost-%")
 	b.ReportMetric(float64(on)/float64(base), "x-vs-stdlib")
 }
 
 // BenchmarkEngineStepCost isolates what the engine itself spends per step,
-// without a process: 200 registered no-op steps, transcript on and off. On
-// a loaded machine BenchmarkEngineOverhead's process spawns drown this
-// cost in noise; here it is measured directly (ns per step).
+// without a process: 200 registered no-op steps, transcript on and off, and
+// with the live OpenTelemetry export on (exporter created, spans sent to
+// an in-process OTLP/gRPC receiver and flushed, per run). On a loaded
+// machine BenchmarkEngineOverhead's process spawns drown these costs in
+// noise; here they are measured directly (ns per step).
 func BenchmarkEngineStepCost(b *testing.B) {
 	dir := b.TempDir()
 	var sb strings.Builder
@@ -99,10 +127,17 @@ func BenchmarkEngineStepCost(b *testing.B) {
 	}
 	p := filepath.Join(dir, "noop.yaml")
 	os.WriteFile(p, []byte(sb.String()), 0o644)
+	rcv := otlptest.NewGRPC(b)
+	rcv.CountOnly = true
+	ep, err := otlp.Resolve(rcv.Endpoint, "", func(string) string { return "" })
+	if err != nil {
+		b.Fatal(err)
+	}
 	for _, mode := range []struct {
-		name string
-		off  bool
-	}{{"transcript", false}, {"no-transcript", true}} {
+		name   string
+		off    bool
+		export bool
+	}{{"transcript", false, false}, {"no-transcript", true, false}, {"transcript+otel", false, true}} {
 		b.Run(mode.name, func(b *testing.B) {
 			e := &Engine{Storage: filepath.Join(dir, mode.name), NoTranscript: mode.off, Display: io.Discard}
 			e.Register("noop", func(context.Context, StepRequest) (StepResult, error) { return StepResult{}, nil })
@@ -112,8 +147,20 @@ func BenchmarkEngineStepCost(b *testing.B) {
 			}
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
+				var live *otlp.Live
+				if mode.export {
+					if live, err = otlp.NewLive(context.Background(), otlp.Config{Endpoint: ep}, func(string) string { return "" }); err != nil {
+						b.Fatal(err)
+					}
+					e.OnRecorder = live.Attach
+				}
 				if rep, err := e.Run(context.Background(), wf, RunOptions{}); err != nil || rep.Status != "success" {
 					b.Fatalf("%v %+v", err, rep)
+				}
+				if live != nil {
+					if st := live.Close(context.Background()); st.Exported != benchSteps+1 {
+						b.Fatalf("live export: %+v", st)
+					}
 				}
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/benchSteps, "ns/step")

@@ -182,3 +182,22 @@ func TestServiceNamePrecedence(t *testing.T) {
 		t.Errorf("service.version %v", v)
 	}
 }
+
+func TestQueueOptionsFromEnv(t *testing.T) {
+	o, err := queueOptionsFromEnv(envOf(nil))
+	if err != nil || o.size != 2048 || o.batch != 512 || o.delay.Milliseconds() != 5000 || o.timeout.Milliseconds() != 30000 {
+		t.Errorf("defaults %+v %v", o, err)
+	}
+	o, err = queueOptionsFromEnv(envOf(map[string]string{"OTEL_BSP_MAX_QUEUE_SIZE": "100", "OTEL_BSP_MAX_EXPORT_BATCH_SIZE": "500", "OTEL_BSP_SCHEDULE_DELAY": " 250 ", "OTEL_BSP_EXPORT_TIMEOUT": "1000"}))
+	if err != nil || o.size != 100 || o.batch != 100 || o.delay.Milliseconds() != 250 || o.timeout.Milliseconds() != 1000 {
+		t.Errorf("set %+v %v (a batch is never larger than the queue)", o, err)
+	}
+	for k, v := range map[string]string{"OTEL_BSP_MAX_QUEUE_SIZE": "0", "OTEL_BSP_MAX_EXPORT_BATCH_SIZE": "lots", "OTEL_BSP_SCHEDULE_DELAY": "5s", "OTEL_BSP_EXPORT_TIMEOUT": "-1"} {
+		if _, err := queueOptionsFromEnv(envOf(map[string]string{k: v})); err == nil || !strings.Contains(err.Error(), k) {
+			t.Errorf("%s=%s: %v", k, v, err)
+		}
+	}
+	if _, err := NewLive(context.Background(), Config{}, envOf(map[string]string{"OTEL_BSP_MAX_QUEUE_SIZE": "x"})); err == nil {
+		t.Error("NewLive accepted a bad OTEL_BSP_MAX_QUEUE_SIZE")
+	}
+}

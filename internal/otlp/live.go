@@ -103,25 +103,42 @@ func (l *Live) Attach(rec *transcript.Recorder, parentRunID string) {
 		return
 	}
 	m.onChild = l.link
+	f := &feed{rec: rec, m: m}
 	if last := rec.LastSeq(); last > 0 {
 		// Resumed: the spans that ended before were exported by the run
 		// that wrote them; replay their events without emitting so the
 		// occurrences and open steps continue.
 		emit := m.emit
 		m.emit = func(*span) {}
-		l.backfill(context.Background(), rec, m, last)
+		l.backfill(context.Background(), f, last)
 		m.emit = emit
 	}
 	l.wg.Add(1)
-	go l.consume(rec, sub, m)
+	go l.consume(sub, f)
 }
 
-func (l *Live) consume(rec *transcript.Recorder, sub *transcript.Subscription, m *mapper) {
+// feed is one run's events: its subscription, and the transcript file
+// for what the subscription missed.
+type feed struct {
+	rec *transcript.Recorder
+	m   *mapper
+	// fl reads the file; it stays open and positioned, so that every gap
+	// costs only the lines since the previous one.
+	fl *transcript.Follower
+}
+
+func (l *Live) consume(sub *transcript.Subscription, f *feed) {
 	defer l.wg.Done()
+	defer func() {
+		if f.fl != nil {
+			f.fl.Close()
+		}
+	}()
 	ctx := context.Background()
+	m := f.m
 	for ev := range sub.C() {
 		if ev.Seq > m.seq+1 {
-			l.backfill(ctx, rec, m, ev.Seq-1)
+			l.backfill(ctx, f, ev.Seq-1)
 		}
 		if ev.Seq != 0 && ev.Seq <= m.seq {
 			continue
@@ -130,34 +147,38 @@ func (l *Live) consume(rec *transcript.Recorder, sub *transcript.Subscription, m
 	}
 	// The recorder closed: anything the fan-out dropped at the very end
 	// is in the file.
-	if last := rec.LastSeq(); last > m.seq {
-		l.backfill(ctx, rec, m, last)
+	if last := f.rec.LastSeq(); last > m.seq {
+		l.backfill(ctx, f, last)
 	}
 	m.finish()
 }
 
 // backfill maps the events after m.seq up to seq upTo from the transcript
 // file.
-func (l *Live) backfill(ctx context.Context, rec *transcript.Recorder, m *mapper, upTo uint64) {
-	from := m.seq + 1
-	fl, err := transcript.Follow(ctx, rec.Path(), from, transcript.FollowOptions{})
-	if err != nil {
-		l.noteLost(upTo-m.seq, err)
-		return
+func (l *Live) backfill(ctx context.Context, f *feed, upTo uint64) {
+	m := f.m
+	if f.fl == nil {
+		fl, err := transcript.Follow(ctx, f.rec.Path(), m.seq+1, transcript.FollowOptions{})
+		if err != nil {
+			l.noteLost(upTo-m.seq, err)
+			return
+		}
+		f.fl = fl
 	}
-	defer fl.Close()
 	for m.seq < upTo {
-		ev, err := l.nextWritten(ctx, fl)
+		ev, err := l.nextWritten(ctx, f.fl)
 		if err != nil {
 			var le *transcript.LineError
 			if errors.As(err, &le) {
 				continue
 			}
 			l.noteLost(upTo-m.seq, err)
+			f.fl.Close()
+			f.fl = nil
 			return
 		}
-		if ev.Seq > upTo {
-			return
+		if ev.Seq <= m.seq {
+			continue // the subscription delivered it
 		}
 		m.event(&ev)
 		l.mu.Lock()

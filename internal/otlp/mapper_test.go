@@ -256,7 +256,7 @@ func TestAgentAttributes(t *testing.T) {
 		providerName string
 		inputTokens  int64
 	}{
-		{"claude", trace.SpanKindClient, "anthropic", 100 + 30 + 20},
+		{"claude", trace.SpanKindClient, "anthropic", 100},
 		{"codex", trace.SpanKindClient, "openai", 100},
 		{"gemini", trace.SpanKindClient, "gcp.gemini", 100},
 		{"github_copilot", trace.SpanKindClient, "github.copilot", 100},

@@ -25,31 +25,25 @@ type queueOptions struct {
 // positive integer is an error, not silently the default.
 func queueOptionsFromEnv(getenv func(string) string) (queueOptions, error) {
 	o := queueOptions{size: 2048, batch: 512, delay: 5 * time.Second, timeout: 30 * time.Second}
-	ints := []struct {
-		name string
-		dst  *int
-	}{{"OTEL_BSP_MAX_QUEUE_SIZE", &o.size}, {"OTEL_BSP_MAX_EXPORT_BATCH_SIZE", &o.batch}}
-	for _, v := range ints {
-		if s := strings.TrimSpace(getenv(v.name)); s != "" {
-			n, err := strconv.Atoi(s)
-			if err != nil || n <= 0 {
-				return o, fmt.Errorf("%s=%q: want a positive integer", v.name, s)
-			}
-			*v.dst = n
+	ms := func(d *time.Duration) func(int) { return func(n int) { *d = time.Duration(n) * time.Millisecond } }
+	for _, v := range []struct {
+		name, unit string
+		set        func(int)
+	}{
+		{"OTEL_BSP_MAX_QUEUE_SIZE", "a positive integer", func(n int) { o.size = n }},
+		{"OTEL_BSP_MAX_EXPORT_BATCH_SIZE", "a positive integer", func(n int) { o.batch = n }},
+		{"OTEL_BSP_SCHEDULE_DELAY", "milliseconds, a positive integer", ms(&o.delay)},
+		{"OTEL_BSP_EXPORT_TIMEOUT", "milliseconds, a positive integer", ms(&o.timeout)},
+	} {
+		s := strings.TrimSpace(getenv(v.name))
+		if s == "" {
+			continue
 		}
-	}
-	durs := []struct {
-		name string
-		dst  *time.Duration
-	}{{"OTEL_BSP_SCHEDULE_DELAY", &o.delay}, {"OTEL_BSP_EXPORT_TIMEOUT", &o.timeout}}
-	for _, v := range durs {
-		if s := strings.TrimSpace(getenv(v.name)); s != "" {
-			n, err := strconv.Atoi(s)
-			if err != nil || n <= 0 {
-				return o, fmt.Errorf("%s=%q: want milliseconds, a positive integer", v.name, s)
-			}
-			*v.dst = time.Duration(n) * time.Millisecond
+		n, err := strconv.Atoi(s)
+		if err != nil || n <= 0 {
+			return o, fmt.Errorf("%s=%q: want %s", v.name, s, v.unit)
 		}
+		v.set(n)
 	}
 	o.batch = min(o.batch, o.size)
 	return o, nil

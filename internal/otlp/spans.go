@@ -73,6 +73,25 @@ type stepResult struct {
 	Stderr     any    `json:"stderr"`
 }
 
+// decodeStepResult reads a step result. A command step's result, the
+// commonest, is taken as is when it arrives as the engine's Go value (a
+// live event) instead of going through JSON.
+func decodeStepResult(result any) (stepResult, bool) {
+	var c *transcript.CommandResult
+	switch x := result.(type) {
+	case transcript.CommandResult:
+		c = &x
+	case *transcript.CommandResult:
+		c = x
+	}
+	if c != nil {
+		code := c.ExitCode
+		return stepResult{ExitCode: &code, Output: c.Output, Stderr: c.Stderr}, true
+	}
+	var r stepResult
+	return r, transcript.DecodeResult(result, &r) == nil
+}
+
 // agentResult is an agent step's result with the fields other parts of
 // reel add beside AgentResult's.
 type agentResult struct {
@@ -128,8 +147,7 @@ func (m *mapper) endStep(st *step, ts time.Time, sp *transcript.StepPayload) {
 		s.name = text(kind + " " + st.key.path)
 	}
 	if sp != nil && sp.Result != nil && kind != transcript.KindAgent {
-		var r stepResult
-		if transcript.DecodeResult(sp.Result, &r) == nil {
+		if r, ok := decodeStepResult(sp.Result); ok {
 			if r.ExitCode != nil {
 				a = append(a, attrStepExitCode.Int(*r.ExitCode))
 			}
@@ -190,15 +208,11 @@ func agentAttrs(a []attribute.KeyValue, ar *agentResult) ([]attribute.KeyValue, 
 	if ar.Model != "" {
 		a = append(a, semconv.GenAIResponseModel(text(ar.Model)))
 	}
+	// The transcript's usage counts tokens as the conventions do: input
+	// includes the cache reads and writes, output the reasoning.
 	u := ar.Usage
-	in := u.InputTokens
-	if inputExcludesCache(ar.Provider) {
-		// The conventions count cached input as input; Anthropic reports
-		// it beside input_tokens.
-		in += u.CacheReadTokens + u.CacheWriteTokens
-	}
 	a = append(a,
-		semconv.GenAIUsageInputTokens(int(in)),
+		semconv.GenAIUsageInputTokens(int(u.InputTokens)),
 		semconv.GenAIUsageOutputTokens(int(u.OutputTokens)),
 	)
 	if u.CacheReadTokens > 0 {
@@ -210,8 +224,8 @@ func agentAttrs(a []attribute.KeyValue, ar *agentResult) ([]attribute.KeyValue, 
 	if u.ReasoningTokens > 0 {
 		a = append(a, semconv.GenAIUsageReasoningOutputTokens(int(u.ReasoningTokens)))
 	}
-	if ar.CostUSD != nil {
-		a = append(a, attrCost.Float64(*ar.CostUSD))
+	if c := stepCost(ar); c != nil {
+		a = append(a, attrCost.Float64(*c))
 	}
 	if ar.SessionID != "" {
 		a = append(a, semconv.GenAIConversationID(text(ar.SessionID)))
@@ -242,9 +256,9 @@ func providerName(p string) string {
 	return text(p)
 }
 
-func inputExcludesCache(provider string) bool {
-	return provider == "claude" || provider == "anthropic"
-}
+// stepCost is what the step's result says it cost, as recorded (by the
+// provider, or by an importer): nil when it says nothing.
+func stepCost(ar *agentResult) *float64 { return ar.CostUSD }
 
 func (m *mapper) endTool(t *tool, ts time.Time, p *transcript.ToolPayload) {
 	name := t.name

@@ -1,0 +1,193 @@
+package otlp_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/reelhq/reel/internal/otlp"
+	"github.com/reelhq/reel/internal/otlptest"
+	"github.com/reelhq/reel/transcript"
+)
+
+// writeBigRun writes a run of about n events: a for_each whose iterations
+// are agent steps with the shared benchmark mix's events (an assistant
+// message with text and tool_use, a tool result) plus the tool.call that
+// pairs the result, as reel records them.
+func writeBigRun(b *testing.B, dir string, n int) string {
+	b.Helper()
+	id := "55555555-5555-4555-8555-555555555555"
+	path := filepath.Join(dir, id+".jsonl")
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	seq := uint64(0)
+	t0 := time.Date(2026, 6, 8, 8, 0, 0, 0, time.UTC)
+	var line []byte
+	put := func(e transcript.ExchangeEvent) {
+		seq++
+		e.Seq, e.RunID, e.Timestamp = seq, id, t0.Add(time.Duration(seq)*time.Millisecond)
+		line, err = transcript.AppendEvent(line[:0], &e)
+		if err != nil {
+			b.Fatal(err)
+		}
+		w.Write(append(line, '\n'))
+	}
+	put(transcript.ExchangeEvent{Type: transcript.RunStarted, Payload: &transcript.StepPayload{Name: "bench", Kind: transcript.KindWorkflow}})
+	put(transcript.ExchangeEvent{Type: transcript.StepStarted, Path: "each", Payload: &transcript.StepPayload{Name: "each", Kind: transcript.KindForEach}})
+	cost := 0.001
+	for g := 0; g < n/5; g++ {
+		p := "each.analyze"
+		put(transcript.ExchangeEvent{Type: transcript.StepStarted, Path: p, Iteration: g, Payload: &transcript.StepPayload{Name: "analyze", Kind: transcript.KindAgent}})
+		put(transcript.ExchangeEvent{Type: transcript.MessageAssistant, Path: p, Iteration: g, Payload: &transcript.MessagePayload{Role: "assistant", Blocks: []transcript.ContentBlock{
+			{Type: transcript.BlockText, Fidelity: transcript.FidelityAgentEmitted, Text: "Found 2 issues in main.go: the loop at line 12 never terminates and err is shadowed."},
+			{Type: transcript.BlockToolUse, Fidelity: transcript.FidelityAgentEmitted, ToolName: "Read", ToolID: "toolu_01", ToolInput: map[string]string{"path": "main.go"}},
+		}}})
+		call := fmt.Sprint("toolu_", g)
+		put(transcript.ExchangeEvent{Type: transcript.ToolCall, Path: p, Iteration: g, Payload: &transcript.ToolPayload{Name: "Read", CallID: call, Input: map[string]string{"path": "main.go"}, Fidelity: transcript.FidelityRouter}})
+		put(transcript.ExchangeEvent{Type: transcript.ToolResult, Path: p, Iteration: g, Payload: &transcript.ToolPayload{Name: "Read", CallID: call, Input: map[string]string{"path": "main.go"}, Output: "package main\n\nfunc main() {}\n", Fidelity: transcript.FidelityRouter}})
+		put(transcript.ExchangeEvent{Type: transcript.StepCompleted, Path: p, Iteration: g, Payload: &transcript.StepPayload{Name: "analyze", Kind: transcript.KindAgent,
+			Result: transcript.AgentResult{Output: "ok", Provider: "claude", Model: "claude-sonnet-4-5", Usage: transcript.Usage{InputTokens: 10, OutputTokens: 5, TotalTokens: 15}, CostUSD: &cost, SessionID: "s1"}}})
+	}
+	put(transcript.ExchangeEvent{Type: transcript.StepCompleted, Path: "each", Payload: &transcript.StepPayload{Name: "each", Kind: transcript.KindForEach}})
+	put(transcript.ExchangeEvent{Type: transcript.RunCompleted, Payload: &transcript.StepPayload{Name: "bench", Kind: transcript.KindWorkflow, Result: transcript.RunResult{Status: "success"}}})
+	if err := w.Flush(); err != nil {
+		b.Fatal(err)
+	}
+	f.Close()
+	return path
+}
+
+// stdlibExport is the baseline: what an exporter written with the
+// standard library alone would do with the same file: decode every line
+// with encoding/json, turn each step and tool pair into a JSON span, and
+// POST them in batches of 512 to a loopback HTTP server.
+func stdlibExport(path, url string) (int, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	type ev struct {
+		Type      string          `json:"type"`
+		Path      string          `json:"path"`
+		Iteration int             `json:"iteration"`
+		Timestamp time.Time       `json:"timestamp"`
+		Payload   json.RawMessage `json:"payload"`
+	}
+	open := map[string]ev{}
+	var batch []map[string]any
+	sent := 0
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		body, err := json.Marshal(batch)
+		if err != nil {
+			return err
+		}
+		resp, err := http.Post(url, "application/json", bytes.NewReader(body))
+		if err != nil {
+			return err
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		sent += len(batch)
+		batch = batch[:0]
+		return nil
+	}
+	for sc.Scan() {
+		var e ev
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			return sent, err
+		}
+		var p map[string]any
+		if err := json.Unmarshal(e.Payload, &p); err != nil {
+			return sent, err
+		}
+		key := fmt.Sprint(e.Path, "/", e.Iteration, "/", p["call_id"])
+		switch e.Type {
+		case "step.started", "tool.call", "run.started":
+			open[key] = e
+		case "step.completed", "tool.result", "run.completed":
+			s := open[key]
+			delete(open, key)
+			batch = append(batch, map[string]any{"name": e.Type, "path": e.Path, "iteration": e.Iteration, "start": s.Timestamp, "end": e.Timestamp, "attributes": p})
+			if len(batch) == 512 {
+				if err := flush(); err != nil {
+					return sent, err
+				}
+			}
+		}
+	}
+	if err := flush(); err != nil {
+		return sent, err
+	}
+	return sent, sc.Err()
+}
+
+// BenchmarkBatchExport100k reads a 100,000-event run and exports it to an
+// in-process OTLP/gRPC receiver (target: under 2 s), beside the stdlib
+// baseline above.
+func BenchmarkBatchExport100k(b *testing.B) {
+	for _, k := range []string{"OTEL_RESOURCE_ATTRIBUTES", "OTEL_SERVICE_NAME", "OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_TIMEOUT"} {
+		b.Setenv(k, "")
+	}
+	path := writeBigRun(b, b.TempDir(), 100000)
+	rcv := otlptest.NewGRPC(b)
+	rcv.CountOnly = true
+	ep, err := otlp.Resolve(rcv.Endpoint, "", func(string) string { return "" })
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.Copy(io.Discard, r.Body) }))
+	defer srv.Close()
+	ctx := context.Background()
+	var reel, std time.Duration
+	spans := 0
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		t0 := time.Now()
+		events, err := transcript.ReadFile(path)
+		if err != nil || len(events) < 100000 {
+			b.Fatalf("read: %v (%d events)", err, len(events))
+		}
+		bt, err := otlp.NewBatch(ctx, otlp.Config{Endpoint: ep, Version: "bench"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		n, err := bt.Export(ctx, otlp.Run{Events: events})
+		if err != nil {
+			b.Fatal(err)
+		}
+		bt.Shutdown(ctx)
+		t1 := time.Now()
+		if _, err := stdlibExport(path, srv.URL); err != nil {
+			b.Fatal(err)
+		}
+		reel += t1.Sub(t0)
+		std += time.Since(t1)
+		spans = n
+	}
+	b.StopTimer()
+	if spans != 40002 {
+		b.Fatalf("%d spans, want 40002", spans)
+	}
+	per := reel / time.Duration(b.N)
+	b.ReportMetric(per.Seconds(), "s/100k-events")
+	b.ReportMetric(float64(spans)/per.Seconds(), "spans/s")
+	b.ReportMetric(float64(std)/float64(reel), "x-vs-stdlib")
+}
