@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -297,10 +298,12 @@ func otlpParentLink(path string, first transcript.ExchangeEvent, warnings *[]str
 }
 
 // otlpProgress shows the export's progress on a terminal, at most ten
-// times a second.
+// times a second. The batch exporter reports sent spans from its sending
+// goroutine.
 type otlpProgress struct {
 	w     io.Writer
 	on    bool
+	mu    sync.Mutex
 	total int
 	n     int
 	sent  int
@@ -312,17 +315,21 @@ func newOTLPProgress(w io.Writer, total int) *otlpProgress {
 }
 
 func (p *otlpProgress) run(n int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	p.n = n
-	p.show(false)
+	p.show()
 }
 
 func (p *otlpProgress) spans(sent int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	p.sent = sent
-	p.show(false)
+	p.show()
 }
 
-func (p *otlpProgress) show(force bool) {
-	if !p.on || !force && time.Since(p.last) < 100*time.Millisecond {
+func (p *otlpProgress) show() {
+	if !p.on || time.Since(p.last) < 100*time.Millisecond {
 		return
 	}
 	p.last = time.Now()
@@ -330,6 +337,8 @@ func (p *otlpProgress) show(force bool) {
 }
 
 func (p *otlpProgress) clear() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	if p.on && !p.last.IsZero() {
 		fmt.Fprint(p.w, "\r\033[K")
 	}

@@ -23,7 +23,7 @@ type otelFlags struct {
 }
 
 const (
-	otelServiceNameUsage = "service.name of the exported spans (default: OTEL_SERVICE_NAME, the project's telemetry.service_name, else reel)"
+	otelServiceNameUsage = "set the exported spans' service.name to `NAME` (default: OTEL_SERVICE_NAME, the project's telemetry.service_name, else reel)"
 	otelContentUsage     = "also export prompts, replies, tool arguments and results, command lines and output (masked with --mask-secrets)"
 )
 
@@ -53,6 +53,10 @@ func startLiveExport(cmd *cobra.Command, proj *project.Project, f *otelFlags, e 
 		value, from = f.exporter, "--otel-exporter"
 	}
 	if strings.TrimSpace(value) == "" {
+		return nil, nil
+	}
+	if strings.EqualFold(strings.TrimSpace(os.Getenv("OTEL_SDK_DISABLED")), "true") {
+		// The standard switch that turns an OpenTelemetry SDK off.
 		return nil, nil
 	}
 	if e.NoTranscript {

@@ -19,7 +19,7 @@ import (
 func otelEnv(t *testing.T, kv ...string) {
 	for _, k := range []string{"OTEL_RESOURCE_ATTRIBUTES", "OTEL_SERVICE_NAME", "OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
 		"OTEL_EXPORTER_OTLP_PROTOCOL", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_TRACES_HEADERS",
-		"OTEL_EXPORTER_OTLP_INSECURE", "OTEL_EXPORTER_OTLP_TIMEOUT", "OTEL_BSP_SCHEDULE_DELAY"} {
+		"OTEL_EXPORTER_OTLP_INSECURE", "OTEL_EXPORTER_OTLP_TIMEOUT", "OTEL_BSP_SCHEDULE_DELAY", "OTEL_SDK_DISABLED"} {
 		t.Setenv(k, "")
 	}
 	for i := 0; i+1 < len(kv); i += 2 {
@@ -121,6 +121,12 @@ func TestRunTakesTheExporterFromTheProjectConfig(t *testing.T) {
 	if c := rcv.Count(); c != 16 {
 		t.Errorf("%d spans after a run with the export off, want 16", c)
 	}
+	otelEnv(t, "OTEL_SDK_DISABLED", "true")
+	res = runBinary(t, dir, "run", "wf.yaml")
+	if res.code != 0 || strings.Contains(res.stderr, "otel:") {
+		t.Fatalf("run with OTEL_SDK_DISABLED: exit %d\n%s", res.code, res.stderr)
+	}
+	otelEnv(t)
 	// The project's exporter is ignored, with a warning, without a
 	// transcript; the flag is refused.
 	res = runBinary(t, dir, "run", "wf.yaml", "--no-transcript")

@@ -3,6 +3,7 @@ package otlp
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -66,7 +67,8 @@ const DefaultChunk = 512
 
 // Batch exports recorded runs. Spans go out in requests of Chunk spans,
 // each waiting for the collector, so a failing collector stops the export
-// with its error instead of losing spans silently.
+// with its error instead of losing spans silently. One goroutine sends
+// while the next request's spans are being mapped.
 type Batch struct {
 	exp  sdktrace.SpanExporter
 	buf  *spanBuffer
@@ -75,9 +77,9 @@ type Batch struct {
 	// Chunk is the number of spans per export request (DefaultChunk).
 	Chunk int
 	// Progress, when set, is called after every request with the spans
-	// sent so far.
+	// sent so far, from the sending goroutine.
 	Progress func(sent int)
-	sent     int
+	sent     atomic.Int64
 }
 
 // NewBatch connects an exporter to cfg.Endpoint (lazily: a collector that
@@ -105,7 +107,7 @@ func (b *Batch) Export(ctx context.Context, r Run) (int, error) {
 	if len(r.Events) == 0 {
 		return 0, fmt.Errorf("export: no events")
 	}
-	before := b.sent
+	before := b.sent.Load()
 	tid := r.Link.Trace
 	if !tid.IsValid() {
 		var err error
@@ -113,20 +115,84 @@ func (b *Batch) Export(ctx context.Context, r Run) (int, error) {
 			return 0, err
 		}
 	}
-	if err := b.exportRun(ctx, r.Events, tid, r.Link.Span, r.Children, 0); err != nil {
-		return b.sent - before, err
+	s := b.startSender(ctx)
+	err := b.exportRun(ctx, s, r.Events, tid, r.Link.Span, r.Children, 0)
+	if err == nil {
+		err = b.handOver(s, true)
 	}
-	if err := b.flush(ctx); err != nil {
-		return b.sent - before, err
+	if serr := s.finish(); err == nil {
+		err = serr
 	}
-	return b.sent - before, nil
+	clear(b.buf.spans)
+	b.buf.spans = b.buf.spans[:0]
+	return int(b.sent.Load() - before), err
+}
+
+// sender sends requests on its own goroutine, at most two waiting.
+type sender struct {
+	ch   chan []sdktrace.ReadOnlySpan
+	done chan struct{}
+	err  error // set before done closes
+}
+
+func (b *Batch) startSender(ctx context.Context) *sender {
+	s := &sender{ch: make(chan []sdktrace.ReadOnlySpan, 2), done: make(chan struct{})}
+	go func() {
+		defer close(s.done)
+		for spans := range s.ch {
+			if err := b.exp.ExportSpans(ctx, spans); err != nil {
+				s.err = fmt.Errorf("export to %s: %w", b.cfg.Endpoint, err)
+				return
+			}
+			sent := b.sent.Add(int64(len(spans)))
+			if b.Progress != nil {
+				b.Progress(int(sent))
+			}
+		}
+	}()
+	return s
+}
+
+// send queues one request; after a failed one it returns that error.
+func (s *sender) send(spans []sdktrace.ReadOnlySpan) error {
+	select {
+	case s.ch <- spans:
+		return nil
+	case <-s.done:
+		return s.err
+	}
+}
+
+// finish waits for the queued requests and returns the first error.
+func (s *sender) finish() error {
+	close(s.ch)
+	<-s.done
+	return s.err
+}
+
+// handOver queues the collected spans as requests of Chunk spans, keeping
+// an incomplete last one for later unless final.
+func (b *Batch) handOver(s *sender, final bool) error {
+	spans, n := b.buf.spans, b.chunk()
+	i := 0
+	for len(spans)-i >= n || final && i < len(spans) {
+		j := min(len(spans), i+n)
+		if err := s.send(append([]sdktrace.ReadOnlySpan(nil), spans[i:j]...)); err != nil {
+			return err
+		}
+		i = j
+	}
+	rest := copy(spans, spans[i:])
+	clear(spans[rest:])
+	b.buf.spans = spans[:rest]
+	return nil
 }
 
 // maxDepth bounds call_workflow nesting, so children that name each other
 // cannot recurse forever.
 const maxDepth = 64
 
-func (b *Batch) exportRun(ctx context.Context, events []transcript.ExchangeEvent, tid trace.TraceID, link trace.SpanID, children map[string][]transcript.ExchangeEvent, depth int) error {
+func (b *Batch) exportRun(ctx context.Context, snd *sender, events []transcript.ExchangeEvent, tid trace.TraceID, link trace.SpanID, children map[string][]transcript.ExchangeEvent, depth int) error {
 	var ferr error
 	m, err := newMapper(events[0].RunID, tid, b.cfg.Content, func(s *span) {
 		if s.runRoot {
@@ -134,7 +200,7 @@ func (b *Batch) exportRun(ctx context.Context, events []transcript.ExchangeEvent
 		}
 		b.pipe.record(s)
 		if ferr == nil && len(b.buf.spans) >= b.chunk() {
-			ferr = b.flush(ctx)
+			ferr = b.handOver(snd, false)
 		}
 	})
 	if err != nil {
@@ -172,7 +238,7 @@ func (b *Batch) exportRun(ctx context.Context, events []transcript.ExchangeEvent
 			continue
 		}
 		seen[c.id] = true
-		if err := b.exportRun(ctx, evs, tid, c.span, children, depth+1); err != nil {
+		if err := b.exportRun(ctx, snd, evs, tid, c.span, children, depth+1); err != nil {
 			return err
 		}
 	}
@@ -204,29 +270,8 @@ func (b *Batch) chunk() int {
 	return DefaultChunk
 }
 
-// flush sends the collected spans, Chunk at a time.
-func (b *Batch) flush(ctx context.Context) error {
-	spans := b.buf.spans
-	defer func() {
-		clear(spans)
-		b.buf.spans = spans[:0]
-	}()
-	for i := 0; i < len(spans); {
-		j := min(len(spans), i+b.chunk())
-		if err := b.exp.ExportSpans(ctx, spans[i:j]); err != nil {
-			return fmt.Errorf("export to %s: %w", b.cfg.Endpoint, err)
-		}
-		b.sent += j - i
-		i = j
-		if b.Progress != nil {
-			b.Progress(b.sent)
-		}
-	}
-	return nil
-}
-
 // Sent is how many spans went out in all.
-func (b *Batch) Sent() int { return b.sent }
+func (b *Batch) Sent() int { return int(b.sent.Load()) }
 
 // Shutdown closes the exporter.
 func (b *Batch) Shutdown(ctx context.Context) error {

@@ -130,13 +130,16 @@ func (q *queue) run() {
 			buf = buf[:0]
 		}
 	}
+	add := func(s sdktrace.ReadOnlySpan) {
+		buf = append(buf, s)
+		if len(buf) >= q.opts.batch {
+			send()
+		}
+	}
 	for {
 		select {
 		case s := <-q.ch:
-			buf = append(buf, s)
-			if len(buf) >= q.opts.batch {
-				send()
-			}
+			add(s)
 		case <-t.C:
 			send()
 			t.Reset(q.opts.delay)
@@ -145,10 +148,7 @@ func (q *queue) run() {
 			for {
 				select {
 				case s := <-q.ch:
-					buf = append(buf, s)
-					if len(buf) >= q.opts.batch {
-						send()
-					}
+					add(s)
 				default:
 					break drain
 				}
