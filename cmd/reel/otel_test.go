@@ -134,7 +134,7 @@ func TestRunTakesTheExporterFromTheProjectConfig(t *testing.T) {
 		t.Errorf("run --no-transcript: exit %d\n%s", res.code, res.stderr)
 	}
 	res = runBinary(t, dir, "run", "wf.yaml", "--no-transcript", "--otel-exporter", rcv.Endpoint)
-	if res.code != 2 || !strings.Contains(res.stderr, "cannot be combined with --no-transcript") {
+	if res.code != exitUser || !strings.Contains(res.stderr, "cannot be combined with --no-transcript") {
 		t.Errorf("run --no-transcript --otel-exporter: exit %d\n%s", res.code, res.stderr)
 	}
 }
@@ -143,12 +143,12 @@ func TestRunWithABadOrAbsentCollector(t *testing.T) {
 	otelEnv(t, "OTEL_EXPORTER_OTLP_TIMEOUT", "200")
 	dir := otelProject(t, "")
 	res := runBinary(t, dir, "run", "wf.yaml", "--otel-exporter", "localhost")
-	if res.code != 2 || !strings.Contains(res.stderr, `reel: --otel-exporter: OTLP endpoint "localhost": no port`) {
+	if res.code != exitUser || !strings.Contains(res.stderr, `reel: --otel-exporter: OTLP endpoint "localhost": no port`) {
 		t.Errorf("bad endpoint: exit %d\n%s", res.code, res.stderr)
 	}
 	otelEnv(t, "OTEL_EXPORTER_OTLP_TIMEOUT", "200", "OTEL_EXPORTER_OTLP_PROTOCOL", "carrier-pigeon")
 	res = runBinary(t, dir, "run", "wf.yaml", "--otel-exporter", "127.0.0.1:4317")
-	if res.code != 2 || !strings.Contains(res.stderr, `unknown OTLP protocol "carrier-pigeon"`) {
+	if res.code != exitUser || !strings.Contains(res.stderr, `unknown OTLP protocol "carrier-pigeon"`) {
 		t.Errorf("bad protocol: exit %d\n%s", res.code, res.stderr)
 	}
 	otelEnv(t, "OTEL_EXPORTER_OTLP_TIMEOUT", "200")
@@ -240,5 +240,66 @@ func TestExportOTLPToAnAbsentCollectorFails(t *testing.T) {
 	code, msg := exitStatus(err)
 	if code != 1 || !strings.Contains(msg, "connection refused") || !strings.Contains(msg, "0 of 1 runs sent before the error") {
 		t.Errorf("exit %d %q", code, msg)
+	}
+}
+
+// reel resume exports live too: the resumed attempt's spans are the batch
+// export's spans of the same file.
+func TestResumeExportsLive(t *testing.T) {
+	otelEnv(t)
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, ".reel", "workflows", ".keep"), "", 0o644)
+	writeFile(t, filepath.Join(dir, "wf.yaml"), `
+name: flaky
+states:
+  initial: a
+  a: {type: step, command: 'echo a', on_success: b}
+  b: {type: step, command: 'test -f marker', on_success: done}
+  done: {type: terminal}
+`, 0o644)
+	res := runBinary(t, dir, "run", "wf.yaml")
+	if res.code == 0 {
+		t.Fatalf("first run succeeded: the resume would have nothing to do\n%s", res.stderr)
+	}
+	runID := regexp.MustCompile(`(?m)^run (\S+)$`).FindStringSubmatch(res.stderr)[1]
+	writeFile(t, filepath.Join(dir, "marker"), "", 0o644)
+	rcv := otlptest.NewGRPC(t)
+	res = runBinary(t, dir, "resume", runID, "--otel-exporter", rcv.Endpoint)
+	if res.code != 0 {
+		t.Fatalf("resume: exit %d\n%s", res.code, res.stderr)
+	}
+	m := otelLine.FindStringSubmatch(res.stderr)
+	if m == nil {
+		t.Fatalf("no otel summary:\n%s", res.stderr)
+	}
+	var n int
+	fmt.Sscan(m[2], &n)
+	live := rcv.Wait(t, n, 10*time.Second)
+
+	all := otlptest.NewGRPC(t)
+	if exp := runBinary(t, dir, "export", "--to", "otlp", runID, "--otel-exporter", all.Endpoint); exp.code != 0 {
+		t.Fatalf("export: exit %d\n%s", exp.code, exp.stderr)
+	}
+	batch := all.Wait(t, n+1, 10*time.Second)
+	byID := map[string]otlptest.Span{}
+	for _, s := range batch {
+		byID[s.SpanID] = s
+	}
+	attempts := map[any]int{}
+	for _, s := range live {
+		b, ok := byID[s.SpanID]
+		if !ok {
+			t.Errorf("live span %s %s not in the batch export", s.SpanID, s.Name)
+			continue
+		}
+		if d := otlptest.Diff([]otlptest.Span{s}, []otlptest.Span{b}); d != "" {
+			t.Error(d)
+		}
+		if s.Name == "invoke_workflow flaky" {
+			attempts[s.Attrs["reel.run.attempt"]]++
+		}
+	}
+	if attempts[int64(2)] != 1 || len(batch) <= len(live) {
+		t.Errorf("live export of the resume: %d spans (run attempts %v), batch export of the file: %d", len(live), attempts, len(batch))
 	}
 }

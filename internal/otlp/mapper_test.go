@@ -264,7 +264,7 @@ func TestAgentAttributes(t *testing.T) {
 		{"someday", trace.SpanKindClient, "someday", 100},
 	}
 	for _, c := range cases {
-		res := transcript.AgentResult{Provider: c.provider, Model: "m-2026-01-01", RequestModel: "m", SessionID: "sess-1", Turns: 2, CostUSD: &cost,
+		res := transcript.AgentResult{Provider: c.provider, Model: "m-2026-01-01", RequestModel: "m", SessionID: "sess-1", Turns: 2, CostUSD: &cost, ReplayedFrom: runA,
 			Usage: transcript.Usage{InputTokens: 100, OutputTokens: 7, CacheReadTokens: 30, CacheWriteTokens: 20, ReasoningTokens: 5}}
 		raw, _ := json.Marshal(res)
 		for _, result := range []any{res, json.RawMessage(raw)} {
@@ -279,7 +279,7 @@ func TestAgentAttributes(t *testing.T) {
 				"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "ask", "gen_ai.request.model": "m", "gen_ai.response.model": "m-2026-01-01",
 				"gen_ai.conversation.id": "sess-1", "gen_ai.usage.output_tokens": int64(7), "gen_ai.usage.cache_read.input_tokens": int64(30),
 				"gen_ai.usage.cache_creation.input_tokens": int64(20), "gen_ai.usage.reasoning.output_tokens": int64(5), "reel.usage.cost_usd": 0.25,
-				"reel.agent.turns": int64(2), "reel.agent.provider": c.provider,
+				"reel.agent.turns": int64(2), "reel.agent.provider": c.provider, "reel.agent.replayed_from": runA,
 			} {
 				if got := get(k).AsInterface(); got != want {
 					t.Errorf("%s %T: %s = %v, want %v", c.provider, result, k, got, want)

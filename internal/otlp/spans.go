@@ -92,13 +92,6 @@ func decodeStepResult(result any) (stepResult, bool) {
 	return r, transcript.DecodeResult(result, &r) == nil
 }
 
-// agentResult is an agent step's result with the fields other parts of
-// reel add beside AgentResult's.
-type agentResult struct {
-	transcript.AgentResult
-	ReplayedFrom string `json:"replayed_from"`
-}
-
 func (m *mapper) base(st *step) []attribute.KeyValue {
 	a := make([]attribute.KeyValue, 0, 24)
 	a = append(a,
@@ -137,7 +130,7 @@ func (m *mapper) endStep(st *step, ts time.Time, sp *transcript.StepPayload) {
 	if kind == transcript.KindAgent {
 		s.name = "invoke_agent " + text(st.name)
 		a = append(a, semconv.GenAIOperationNameInvokeAgent, semconv.GenAIAgentName(text(st.name)))
-		var ar agentResult
+		var ar transcript.AgentResult
 		if sp != nil && sp.Result != nil && transcript.DecodeResult(sp.Result, &ar) == nil {
 			a, s.kind = agentAttrs(a, &ar)
 		} else {
@@ -191,7 +184,7 @@ func (m *mapper) endStep(st *step, ts time.Time, sp *transcript.StepPayload) {
 // conversation attributes, reel's cost and provider. The span kind is
 // CLIENT for CLI agents (the agent runs in its own process) and INTERNAL
 // for openai_compatible, whose agent loop reel runs itself.
-func agentAttrs(a []attribute.KeyValue, ar *agentResult) ([]attribute.KeyValue, trace.SpanKind) {
+func agentAttrs(a []attribute.KeyValue, ar *transcript.AgentResult) ([]attribute.KeyValue, trace.SpanKind) {
 	kind := trace.SpanKindClient
 	if ar.Provider == "openai_compatible" {
 		kind = trace.SpanKindInternal
@@ -258,7 +251,7 @@ func providerName(p string) string {
 
 // stepCost is what the step's result says it cost, as recorded (by the
 // provider, or by an importer): nil when it says nothing.
-func stepCost(ar *agentResult) *float64 { return ar.CostUSD }
+func stepCost(ar *transcript.AgentResult) *float64 { return ar.CostUSD }
 
 func (m *mapper) endTool(t *tool, ts time.Time, p *transcript.ToolPayload) {
 	name := t.name
