@@ -12,7 +12,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -243,14 +242,7 @@ func TestDemoThroughARealCollector(t *testing.T) {
 		t.Fatal(err)
 	}
 	res := runBinary(t, dir, "run", demo, "--storage", storage, "--otel-exporter", c.grpc, "--otel-service-name", "reel-e2e")
-	if res.code != 0 {
-		t.Fatalf("demo: exit %d\n%s", res.code, res.stderr)
-	}
-	m := otelLine.FindStringSubmatch(res.stderr)
-	if m == nil {
-		t.Fatalf("no otel summary:\n%s", res.stderr)
-	}
-	n, _ := strconv.Atoi(m[2])
+	_, n := otelSummary(t, res)
 	live := c.waitSpans(t, n)
 	if len(live) != n {
 		t.Fatalf("the collector printed %d spans for a live export of %d", len(live), n)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -50,20 +51,27 @@ states:
 
 var otelLine = regexp.MustCompile(`(?m)^otel: trace ([0-9a-f]{32}): (\d+) spans sent to (\S+ \([^)]+\))`)
 
-func TestRunExportsLiveAndExportMatchesIt(t *testing.T) {
-	otelEnv(t)
-	dir := otelProject(t, "")
-	rcv := otlptest.NewGRPC(t)
-	res := runBinary(t, dir, "run", "wf.yaml", "--otel-exporter", rcv.Endpoint, "--otel-service-name", "ci-runner")
+// otelSummary reads reel run's (or resume's) live export line: the match
+// (line, trace, spans, endpoint) and the number of spans.
+func otelSummary(t *testing.T, res cliResult) ([]string, int) {
+	t.Helper()
 	if res.code != 0 {
-		t.Fatalf("run: exit %d\n%s", res.code, res.stderr)
+		t.Fatalf("exit %d\n%s", res.code, res.stderr)
 	}
 	m := otelLine.FindStringSubmatch(res.stderr)
 	if m == nil {
 		t.Fatalf("no otel summary in stderr:\n%s", res.stderr)
 	}
-	var n int
-	fmt.Sscan(m[2], &n)
+	n, _ := strconv.Atoi(m[2])
+	return m, n
+}
+
+func TestRunExportsLiveAndExportMatchesIt(t *testing.T) {
+	otelEnv(t)
+	dir := otelProject(t, "")
+	rcv := otlptest.NewGRPC(t)
+	res := runBinary(t, dir, "run", "wf.yaml", "--otel-exporter", rcv.Endpoint, "--otel-service-name", "ci-runner")
+	m, n := otelSummary(t, res)
 	if n != 8 || m[3] != "http://"+rcv.Endpoint+" (grpc)" {
 		t.Fatalf("summary %q: want 8 spans (the run, a, each, b twice, sub, the child run and its step)", m[0])
 	}
@@ -264,16 +272,7 @@ states:
 	runID := regexp.MustCompile(`(?m)^run (\S+)$`).FindStringSubmatch(res.stderr)[1]
 	writeFile(t, filepath.Join(dir, "marker"), "", 0o644)
 	rcv := otlptest.NewGRPC(t)
-	res = runBinary(t, dir, "resume", runID, "--otel-exporter", rcv.Endpoint)
-	if res.code != 0 {
-		t.Fatalf("resume: exit %d\n%s", res.code, res.stderr)
-	}
-	m := otelLine.FindStringSubmatch(res.stderr)
-	if m == nil {
-		t.Fatalf("no otel summary:\n%s", res.stderr)
-	}
-	var n int
-	fmt.Sscan(m[2], &n)
+	_, n := otelSummary(t, runBinary(t, dir, "resume", runID, "--otel-exporter", rcv.Endpoint))
 	live := rcv.Wait(t, n, 10*time.Second)
 
 	all := otlptest.NewGRPC(t)
