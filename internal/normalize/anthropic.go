@@ -4,6 +4,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/reelhq/reel/internal/rawjson"
 	"github.com/reelhq/reel/transcript"
 )
 
@@ -38,7 +39,7 @@ func (a *anthropic) line(v []byte) error {
 	err := eachField(v, func(k, val []byte) {
 		switch string(k) {
 		case "type":
-			typ = str(val)
+			typ = rawjson.Str(val)
 		case "index":
 			index = num(val)
 		case "message":
@@ -61,13 +62,13 @@ func (a *anthropic) line(v []byte) error {
 	case "message_start":
 		a.end()
 		a.open = true
-		s.setModel(str(field(message, "model")))
+		s.setModel(rawjson.Str(field(message, "model")))
 		a.usage = claudeUsage(field(message, "usage"))
 	case "content_block_start":
-		b := &anBlock{typ: str(field(block, "type")), id: str(field(block, "id")), name: str(field(block, "name"))}
+		b := &anBlock{typ: rawjson.Str(field(block, "type")), id: rawjson.Str(field(block, "id")), name: rawjson.Str(field(block, "name"))}
 		b.input = field(block, "input")
-		b.sb.WriteString(str(field(block, "text")))
-		b.sb.WriteString(str(field(block, "thinking")))
+		b.sb.WriteString(rawjson.Str(field(block, "text")))
+		b.sb.WriteString(rawjson.Str(field(block, "thinking")))
 		a.blocks[index] = b
 	case "content_block_delta":
 		b := a.blocks[index]
@@ -78,10 +79,10 @@ func (a *anthropic) line(v []byte) error {
 		_ = eachField(delta, func(k, val []byte) {
 			switch string(k) {
 			case "text", "thinking", "partial_json":
-				b.sb.WriteString(str(val))
+				b.sb.WriteString(rawjson.Str(val))
 			case "type":
 				if b.typ == "" {
-					switch str(val) {
+					switch rawjson.Str(val) {
 					case "text_delta":
 						b.typ = "text"
 					case "thinking_delta", "signature_delta":

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/reelhq/reel/internal/rawjson"
 	"github.com/reelhq/reel/transcript"
 )
 
@@ -48,13 +49,13 @@ func (c *claude) line(v []byte) error {
 	err := eachField(v, func(k, val []byte) {
 		switch string(k) {
 		case "type":
-			l.typ = str(val)
+			l.typ = rawjson.Str(val)
 		case "subtype":
-			l.subtype = str(val)
+			l.subtype = rawjson.Str(val)
 		case "session_id", "sessionId":
-			l.sid = str(val)
+			l.sid = rawjson.Str(val)
 		case "model":
-			l.model = str(val)
+			l.model = rawjson.Str(val)
 		case "message":
 			l.message = val
 		case "timestamp":
@@ -68,7 +69,7 @@ func (c *claude) line(v []byte) error {
 		case "is_error":
 			l.isError = boolean(val)
 		case "result":
-			l.result = str(val)
+			l.result = rawjson.Str(val)
 		case "usage":
 			l.usage = val
 		case "errors":
@@ -126,9 +127,9 @@ func (c *claude) assistant(l claudeLine) {
 	_ = eachField(l.message, func(k, val []byte) {
 		switch string(k) {
 		case "id":
-			id = str(val)
+			id = rawjson.Str(val)
 		case "model":
-			model = str(val)
+			model = rawjson.Str(val)
 		case "content":
 			content = val
 		case "usage":
@@ -147,29 +148,29 @@ func (c *claude) assistant(l claudeLine) {
 		c.msgUsage[id] = claudeUsage(usage)
 	}
 	if len(content) > 0 && content[0] == '"' {
-		s.text(str(content), l.ts)
+		s.text(rawjson.Str(content), l.ts)
 		return
 	}
-	_ = eachElem(content, func(b []byte) {
+	_ = rawjson.EachElem(content, func(b []byte) {
 		var typ, text, thinking, bid, name, toolUseID string
 		var input, bcontent []byte
 		isErr := false
 		_ = eachField(b, func(k, val []byte) {
 			switch string(k) {
 			case "type":
-				typ = str(val)
+				typ = rawjson.Str(val)
 			case "text":
-				text = str(val)
+				text = rawjson.Str(val)
 			case "thinking":
-				thinking = str(val)
+				thinking = rawjson.Str(val)
 			case "id":
-				bid = str(val)
+				bid = rawjson.Str(val)
 			case "name":
-				name = str(val)
+				name = rawjson.Str(val)
 			case "input":
 				input = val
 			case "tool_use_id":
-				toolUseID = str(val)
+				toolUseID = rawjson.Str(val)
 			case "content":
 				bcontent = val
 			case "is_error":
@@ -216,7 +217,7 @@ func (c *claude) user(l claudeLine) {
 			s.skip("meta line")
 			return
 		}
-		text := str(content)
+		text := rawjson.Str(content)
 		prompt := isClaudePrompt(text) && !l.synthetic
 		if prompt {
 			c.prompts++
@@ -225,18 +226,18 @@ func (c *claude) user(l claudeLine) {
 		return
 	}
 	var texts []string
-	_ = eachElem(content, func(b []byte) {
+	_ = rawjson.EachElem(content, func(b []byte) {
 		var typ, text, toolUseID string
 		var bcontent []byte
 		isErr := false
 		_ = eachField(b, func(k, val []byte) {
 			switch string(k) {
 			case "type":
-				typ = str(val)
+				typ = rawjson.Str(val)
 			case "text":
-				text = str(val)
+				text = rawjson.Str(val)
 			case "tool_use_id":
-				toolUseID = str(val)
+				toolUseID = rawjson.Str(val)
 			case "content":
 				bcontent = val
 			case "is_error":
@@ -286,14 +287,14 @@ func isClaudePrompt(text string) bool {
 // toolErrorText is the text of an error tool_result's content.
 func toolErrorText(content []byte) string {
 	if len(content) > 0 && content[0] == '"' {
-		if t := str(content); t != "" {
+		if t := rawjson.Str(content); t != "" {
 			return t
 		}
 		return "tool error"
 	}
 	var sb strings.Builder
-	_ = eachElem(content, func(b []byte) {
-		if t := str(field(b, "text")); t != "" {
+	_ = rawjson.EachElem(content, func(b []byte) {
+		if t := rawjson.Str(field(b, "text")); t != "" {
 			if sb.Len() > 0 {
 				sb.WriteByte('\n')
 			}
@@ -348,8 +349,8 @@ func (c *claude) result(l claudeLine) {
 	}
 	if l.isError || strings.HasPrefix(l.subtype, "error") {
 		var msgs []string
-		_ = eachElem(l.errors, func(e []byte) {
-			if m := str(e); m != "" {
+		_ = rawjson.EachElem(l.errors, func(e []byte) {
+			if m := rawjson.Str(e); m != "" {
 				msgs = append(msgs, m)
 			}
 		})

@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 	"unsafe"
 
+	"github.com/reelhq/reel/internal/rawjson"
 	"github.com/reelhq/reel/transcript"
 )
 
@@ -33,9 +34,9 @@ func (c *codexExec) line(v []byte) error {
 	err := eachField(v, func(k, val []byte) {
 		switch string(k) {
 		case "type":
-			typ = str(val)
+			typ = rawjson.Str(val)
 		case "thread_id":
-			threadID = str(val)
+			threadID = rawjson.Str(val)
 		case "item":
 			item = val
 		case "usage":
@@ -69,7 +70,7 @@ func (c *codexExec) line(v []byte) error {
 		s.fail(errMessage(errv))
 	case "error":
 		s.flush()
-		m := str(message)
+		m := rawjson.Str(message)
 		if m == "" {
 			m = errMessage(errv)
 		}
@@ -85,9 +86,9 @@ func (c *codexExec) line(v []byte) error {
 // errMessage reads {message} or a plain string.
 func errMessage(v []byte) string {
 	if len(v) > 0 && v[0] == '"' {
-		return str(v)
+		return rawjson.Str(v)
 	}
-	return str(field(v, "message"))
+	return rawjson.Str(field(v, "message"))
 }
 
 func codexUsage(v []byte) transcript.Usage {
@@ -124,23 +125,23 @@ func (c *codexExec) item(ev string, v []byte) {
 	_ = eachField(v, func(k, val []byte) {
 		switch string(k) {
 		case "id":
-			it.id = str(val)
+			it.id = rawjson.Str(val)
 		case "type", "item_type":
-			it.typ = str(val)
+			it.typ = rawjson.Str(val)
 		case "text":
-			it.text = str(val)
+			it.text = rawjson.Str(val)
 		case "command":
-			it.command = str(val)
+			it.command = rawjson.Str(val)
 		case "aggregated_output":
-			it.output = str(val)
+			it.output = rawjson.Str(val)
 		case "exit_code":
 			it.exitCode = val
 		case "status":
-			it.status = str(val)
+			it.status = rawjson.Str(val)
 		case "server":
-			it.server = str(val)
+			it.server = rawjson.Str(val)
 		case "tool":
-			it.tool = str(val)
+			it.tool = rawjson.Str(val)
 		case "arguments":
 			it.args = val
 		case "result":
@@ -150,7 +151,7 @@ func (c *codexExec) item(ev string, v []byte) {
 		case "changes":
 			it.changes = val
 		case "query":
-			it.query = str(val)
+			it.query = rawjson.Str(val)
 		case "action":
 			it.action = val
 		case "results":
@@ -158,11 +159,11 @@ func (c *codexExec) item(ev string, v []byte) {
 		case "items":
 			it.items = val
 		case "message":
-			it.message = str(val)
+			it.message = rawjson.Str(val)
 		case "prompt":
-			it.prompt = str(val)
+			it.prompt = rawjson.Str(val)
 		case "phase":
-			it.phase = str(val)
+			it.phase = rawjson.Str(val)
 		case "receiver_thread_ids":
 			it.receivers = val
 		case "agents_states":
@@ -290,7 +291,7 @@ func (e *codexEvents) event(v []byte, ts time.Time) (int, error) {
 	var info, command, stdout, aggregated, exitCode, invocation, result, errv, changes, success []byte
 	var u transcript.Usage
 	flatUsage := false
-	end, err := members(v, func(k, d []byte, vs int) (int, error) {
+	end, err := rawjson.Members(v, func(k, d []byte, vs int) (int, error) {
 		ve, err := skipValue(d, vs)
 		if err != nil {
 			return 0, err
@@ -298,13 +299,13 @@ func (e *codexEvents) event(v []byte, ts time.Time) (int, error) {
 		val := d[vs:ve]
 		switch string(k) {
 		case "type":
-			typ = str(val)
+			typ = rawjson.Str(val)
 		case "message":
 			messageV = val
 		case "text":
 			textV = val
 		case "call_id":
-			callID = str(val)
+			callID = rawjson.Str(val)
 		case "info":
 			info = val
 		case "command":
@@ -326,7 +327,7 @@ func (e *codexEvents) event(v []byte, ts time.Time) (int, error) {
 		case "success":
 			success = val
 		case "last_agent_message":
-			lastMsg = str(val)
+			lastMsg = rawjson.Str(val)
 		case "input_tokens":
 			u.InputTokens, flatUsage = num(val), true
 		case "cached_input_tokens":
@@ -349,7 +350,7 @@ func (e *codexEvents) event(v []byte, ts time.Time) (int, error) {
 			return end, nil
 		}
 	}
-	message, text := str(messageV), str(textV)
+	message, text := rawjson.Str(messageV), rawjson.Str(textV)
 	later := func(f func()) {
 		if e.direct {
 			f()
@@ -388,12 +389,12 @@ func (e *codexEvents) event(v []byte, ts time.Time) (int, error) {
 			if code := num(exitCode); code != 0 {
 				errMsg = fmt.Sprintf("exit code %d", code)
 			}
-			s.result(callID, "shell", map[string]any{"output": str(out), "exit_code": raw(exitCode)}, errMsg, ts)
+			s.result(callID, "shell", map[string]any{"output": rawjson.Str(out), "exit_code": raw(exitCode)}, errMsg, ts)
 		}
 	case "mcp_tool_call_begin":
 		if e.direct {
-			name := str(field(invocation, "tool"))
-			if srv := str(field(invocation, "server")); srv != "" {
+			name := rawjson.Str(field(invocation, "tool"))
+			if srv := rawjson.Str(field(invocation, "server")); srv != "" {
 				name = srv + "." + name
 			}
 			s.toolUse(callID, name, raw(field(invocation, "arguments")), ts)
@@ -414,7 +415,7 @@ func (e *codexEvents) event(v []byte, ts time.Time) (int, error) {
 			if string(success) == "false" {
 				errMsg = "patch failed"
 			}
-			s.result(callID, "apply_patch", map[string]any{"stdout": str(stdout)}, errMsg, ts)
+			s.result(callID, "apply_patch", map[string]any{"stdout": rawjson.Str(stdout)}, errMsg, ts)
 		}
 	case "task_started":
 		if e.direct {
@@ -431,10 +432,10 @@ func (e *codexEvents) event(v []byte, ts time.Time) (int, error) {
 		}
 		s.fail(message)
 	case "turn_aborted":
-		s.warn("turn aborted: " + str(field(v, "reason")))
+		s.warn("turn aborted: " + rawjson.Str(field(v, "reason")))
 	case "session_configured":
-		s.res.Agent.SessionID = str(field(v, "session_id"))
-		s.setModel(str(field(v, "model")))
+		s.res.Agent.SessionID = rawjson.Str(field(v, "session_id"))
+		s.setModel(rawjson.Str(field(v, "model")))
 	case "agent_message_delta", "agent_reasoning_delta", "agent_reasoning_raw_content_delta",
 		"agent_reasoning_section_break", "turn_diff", "background_event", "exec_command_output_delta",
 		"plan_update", "get_history_entry_response", "shutdown_complete", "web_search_begin", "web_search_end",
@@ -449,10 +450,10 @@ func (e *codexEvents) event(v []byte, ts time.Time) (int, error) {
 // argv renders a command given as an argv array (or a string) as one line.
 func argv(v []byte) string {
 	if len(v) > 0 && v[0] == '"' {
-		return str(v)
+		return rawjson.Str(v)
 	}
 	var parts []string
-	_ = eachElem(v, func(e []byte) { parts = append(parts, shellQuote(str(e))) })
+	_ = rawjson.EachElem(v, func(e []byte) { parts = append(parts, shellQuote(rawjson.Str(e))) })
 	return strings.Join(parts, " ")
 }
 
@@ -486,7 +487,7 @@ func (c *codexRollout) line(v []byte) error {
 	var payload []byte
 	var ts time.Time
 	handled := false
-	_, err := members(v, func(k, d []byte, vs int) (int, error) {
+	_, err := rawjson.Members(v, func(k, d []byte, vs int) (int, error) {
 		if string(k) == "payload" && d[vs] == '{' && (typ == "response_item" || typ == "event_msg") {
 			// Nearly all of a rollout's bytes are in these payloads: parse
 			// them in place rather than skipping them first.
@@ -510,7 +511,7 @@ func (c *codexRollout) line(v []byte) error {
 		val := d[vs:ve]
 		switch string(k) {
 		case "type":
-			typ = str(val)
+			typ = rawjson.Str(val)
 		case "payload":
 			payload = val
 		case "timestamp":
@@ -524,10 +525,10 @@ func (c *codexRollout) line(v []byte) error {
 	s := c.st
 	switch typ {
 	case "session_meta":
-		s.res.Agent.SessionID = str(field(payload, "id"))
+		s.res.Agent.SessionID = rawjson.Str(field(payload, "id"))
 	case "turn_context":
 		s.flush()
-		s.setModel(str(field(payload, "model")))
+		s.setModel(rawjson.Str(field(payload, "model")))
 		s.res.Agent.Turns++
 	case "response_item":
 		if !handled {
@@ -564,7 +565,7 @@ func (c *codexRollout) item(v []byte, ts time.Time) (int, error) {
 	s := c.st
 	var typ, role, name, args, callID, input, status string
 	var content, summary, output, action []byte
-	end, err := members(v, func(k, d []byte, vs int) (int, error) {
+	end, err := rawjson.Members(v, func(k, d []byte, vs int) (int, error) {
 		ve, err := skipValue(d, vs)
 		if err != nil {
 			return 0, err
@@ -572,19 +573,19 @@ func (c *codexRollout) item(v []byte, ts time.Time) (int, error) {
 		val := d[vs:ve]
 		switch string(k) {
 		case "type":
-			typ = str(val)
+			typ = rawjson.Str(val)
 		case "role":
-			role = str(val)
+			role = rawjson.Str(val)
 		case "name":
-			name = str(val)
+			name = rawjson.Str(val)
 		case "arguments":
-			args = str(val)
+			args = rawjson.Str(val)
 		case "call_id":
-			callID = str(val)
+			callID = rawjson.Str(val)
 		case "input":
-			input = str(val)
+			input = rawjson.Str(val)
 		case "status":
-			status = str(val)
+			status = rawjson.Str(val)
 		case "content":
 			content = val
 		case "summary":
@@ -607,8 +608,8 @@ func (c *codexRollout) item(v []byte, ts time.Time) (int, error) {
 	switch typ {
 	case "message":
 		var texts []string
-		_ = eachElem(content, func(b []byte) {
-			if t := str(field(b, "text")); t != "" {
+		_ = rawjson.EachElem(content, func(b []byte) {
+			if t := rawjson.Str(field(b, "text")); t != "" {
 				texts = append(texts, t)
 			}
 		})
@@ -628,14 +629,14 @@ func (c *codexRollout) item(v []byte, ts time.Time) (int, error) {
 		}
 	case "reasoning":
 		var parts []string
-		_ = eachElem(content, func(b []byte) {
-			if t := str(field(b, "text")); t != "" {
+		_ = rawjson.EachElem(content, func(b []byte) {
+			if t := rawjson.Str(field(b, "text")); t != "" {
 				parts = append(parts, t)
 			}
 		})
 		if len(parts) == 0 {
-			_ = eachElem(summary, func(b []byte) {
-				if t := str(field(b, "text")); t != "" {
+			_ = rawjson.EachElem(summary, func(b []byte) {
+				if t := rawjson.Str(field(b, "text")); t != "" {
 					parts = append(parts, t)
 				}
 			})
@@ -685,13 +686,13 @@ func codexToolOutput(v []byte, scratch *[]byte) (any, string) {
 	if out, meta, ok := shellOutputRaw(v[1 : len(v)-1]); ok {
 		return shellResult(out, field(meta, "exit_code"))
 	}
-	*scratch = appendUnescaped((*scratch)[:0], v[1:len(v)-1])
+	*scratch = rawjson.AppendUnescaped((*scratch)[:0], v[1:len(v)-1])
 	b := *scratch
 	inner, meta, ok := shellOutput(b)
 	if !ok {
 		return string(b), ""
 	}
-	return shellResult(str(inner), field(meta, "exit_code"))
+	return shellResult(rawjson.Str(inner), field(meta, "exit_code"))
 }
 
 func shellResult(output string, exitCode []byte) (any, string) {
@@ -721,7 +722,7 @@ func shellOutputRaw(b []byte) (output string, meta []byte, ok bool) {
 	if bytes.IndexByte(tail, '\\') < 0 || len(tail) > 256 {
 		return "", nil, false
 	}
-	m := []byte(unescape(tail))
+	m := rawjson.AppendUnescaped(make([]byte, 0, len(tail)), tail)
 	end, err := skipValue(m, 0)
 	if err != nil || string(bytes.TrimSpace(m[end:])) != "}" {
 		return "", nil, false

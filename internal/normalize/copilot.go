@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/reelhq/reel/internal/rawjson"
 	"github.com/reelhq/reel/transcript"
 )
 
@@ -36,13 +37,13 @@ func (c *copilot) line(v []byte) error {
 	err := eachField(v, func(k, val []byte) {
 		switch string(k) {
 		case "type":
-			typ = str(val)
+			typ = rawjson.Str(val)
 		case "data":
 			data = val
 		case "timestamp":
 			ts = timestamp(val)
 		case "sessionId":
-			sid = str(val)
+			sid = rawjson.Str(val)
 		case "usage":
 			usage = val
 		case "exitCode":
@@ -62,21 +63,21 @@ func (c *copilot) line(v []byte) error {
 	_ = eachField(data, func(k, val []byte) {
 		switch string(k) {
 		case "messageId":
-			d.messageID = str(val)
+			d.messageID = rawjson.Str(val)
 		case "content":
-			d.content = str(val)
+			d.content = rawjson.Str(val)
 		case "deltaContent":
-			d.delta = str(val)
+			d.delta = rawjson.Str(val)
 		case "toolCallId":
-			d.toolCallID = str(val)
+			d.toolCallID = rawjson.Str(val)
 		case "toolName":
-			d.toolName = str(val)
+			d.toolName = rawjson.Str(val)
 		case "sessionId":
-			d.sid = str(val)
+			d.sid = rawjson.Str(val)
 		case "model", "selectedModel":
-			d.model = str(val)
+			d.model = rawjson.Str(val)
 		case "message":
-			d.message = str(val)
+			d.message = rawjson.Str(val)
 		case "toolRequests":
 			d.toolRequests = val
 		case "arguments":
@@ -118,12 +119,12 @@ func (c *copilot) line(v []byte) error {
 		c.complete[d.messageID] = true
 		delete(c.deltas, d.messageID)
 		s.text(d.content, ts)
-		_ = eachElem(d.toolRequests, func(r []byte) {
-			id, name := str(field(r, "toolCallId")), str(field(r, "name"))
+		_ = rawjson.EachElem(d.toolRequests, func(r []byte) {
+			id, name := rawjson.Str(field(r, "toolCallId")), rawjson.Str(field(r, "name"))
 			args := field(r, "arguments")
 			var in any
 			if len(args) > 0 && args[0] == '"' {
-				in = jsonText(str(args))
+				in = jsonText(rawjson.Str(args))
 			} else {
 				in = raw(args)
 			}

@@ -2,6 +2,8 @@ package normalize
 
 import (
 	"bytes"
+
+	"github.com/reelhq/reel/internal/rawjson"
 )
 
 // Detect sniffs the first kilobytes of a recording and names its format.
@@ -48,11 +50,11 @@ func detectLine(t []byte) (Format, bool) {
 		keys[string(k)] = true
 		switch string(k) {
 		case "type":
-			typ = str(val)
+			typ = rawjson.Str(val)
 		case "subtype":
-			subtype = str(val)
+			subtype = rawjson.Str(val)
 		case "object":
-			object = str(val)
+			object = rawjson.Str(val)
 		}
 	})
 	switch {
@@ -139,7 +141,7 @@ func squeeze(b []byte) []byte {
 			}
 			continue
 		}
-		if isSpace(c) {
+		if c == ' ' || c == '\t' || c == '\n' || c == '\r' {
 			continue
 		}
 		if c == '"' {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/reelhq/reel/internal/golden"
+	"github.com/reelhq/reel/internal/rawjson"
 	"github.com/reelhq/reel/transcript"
 )
 
@@ -106,14 +107,14 @@ func FuzzScanner(f *testing.F) {
 	f.Add([]byte(`{"a":"x\u0000\ud83d\ude00\\\"","b":[1,{"c":null}],"a":"last"}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		_ = eachField(data, func(k, v []byte) {
-			s := str(v)
+			s := rawjson.Str(v)
 			ev := transcript.ExchangeEvent{Type: transcript.MessageUser, RunID: "r", Payload: &transcript.MessagePayload{Role: "user",
 				Blocks: []transcript.ContentBlock{{Type: transcript.BlockText, Fidelity: transcript.FidelityRouter, Text: s}}}}
 			if _, err := transcript.AppendEvent(nil, &ev); err != nil {
 				t.Fatal(err)
 			}
 			_ = raw(v)
-			_ = eachElem(v, func([]byte) {})
+			_ = rawjson.EachElem(v, func([]byte) {})
 		})
 	})
 }

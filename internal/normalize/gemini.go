@@ -4,6 +4,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/reelhq/reel/internal/rawjson"
 	"github.com/reelhq/reel/transcript"
 )
 
@@ -29,21 +30,21 @@ func (g *geminiStream) line(v []byte) error {
 	err := eachField(v, func(k, val []byte) {
 		switch string(k) {
 		case "type":
-			typ = str(val)
+			typ = rawjson.Str(val)
 		case "role":
-			role = str(val)
+			role = rawjson.Str(val)
 		case "content":
-			content = str(val)
+			content = rawjson.Str(val)
 		case "delta":
 			delta = boolean(val)
 		case "tool_name":
-			toolName = str(val)
+			toolName = rawjson.Str(val)
 		case "tool_id":
-			toolID = str(val)
+			toolID = rawjson.Str(val)
 		case "parameters":
 			params = val
 		case "status":
-			status = str(val)
+			status = rawjson.Str(val)
 		case "output":
 			output = val
 		case "error":
@@ -51,13 +52,13 @@ func (g *geminiStream) line(v []byte) error {
 		case "stats":
 			stats = val
 		case "model":
-			model = str(val)
+			model = rawjson.Str(val)
 		case "session_id":
-			sid = str(val)
+			sid = rawjson.Str(val)
 		case "severity":
-			severity = str(val)
+			severity = rawjson.Str(val)
 		case "message":
-			message = str(val)
+			message = rawjson.Str(val)
 		case "timestamp":
 			ts = timestamp(val)
 		}
@@ -152,7 +153,7 @@ func newGeminiSession(p *Parser) {
 
 func (g *geminiSession) doc(d []byte) {
 	s := g.st
-	i := skipWS(d, 0)
+	i := rawjson.SkipSpace(d, 0)
 	if i >= len(d) {
 		return
 	}
@@ -162,12 +163,12 @@ func (g *geminiSession) doc(d []byte) {
 		return
 	}
 	v := d[i:end]
-	if j := skipWS(d, end); j < len(d) {
+	if j := rawjson.SkipSpace(d, end); j < len(d) {
 		s.skip("trailing data after document")
 	}
 	switch v[0] {
 	case '[':
-		_ = eachElem(v, g.message)
+		_ = rawjson.EachElem(v, g.message)
 	case '{':
 		var messages []byte
 		var typ string
@@ -176,13 +177,13 @@ func (g *geminiSession) doc(d []byte) {
 			case "messages":
 				messages = val
 			case "sessionId":
-				s.res.Agent.SessionID = str(val)
+				s.res.Agent.SessionID = rawjson.Str(val)
 			case "type":
-				typ = str(val)
+				typ = rawjson.Str(val)
 			}
 		})
 		if messages != nil {
-			_ = eachElem(messages, g.message)
+			_ = rawjson.EachElem(messages, g.message)
 		} else if typ != "" {
 			g.message(v)
 		} else {
@@ -201,7 +202,7 @@ func (g *geminiSession) message(v []byte) {
 	if err := eachField(v, func(k, val []byte) {
 		switch string(k) {
 		case "type":
-			typ = str(val)
+			typ = rawjson.Str(val)
 		case "content":
 			content = val
 		case "thoughts":
@@ -211,7 +212,7 @@ func (g *geminiSession) message(v []byte) {
 		case "tokens":
 			tokens = val
 		case "model":
-			model = str(val)
+			model = rawjson.Str(val)
 		case "timestamp":
 			ts = timestamp(val)
 		}
@@ -224,8 +225,8 @@ func (g *geminiSession) message(v []byte) {
 		s.user([]string{geminiText(content)}, ts, true)
 	case "gemini", "model", "assistant":
 		s.setModel(model)
-		_ = eachElem(thoughts, func(t []byte) {
-			subject, desc := str(field(t, "subject")), str(field(t, "description"))
+		_ = rawjson.EachElem(thoughts, func(t []byte) {
+			subject, desc := rawjson.Str(field(t, "subject")), rawjson.Str(field(t, "description"))
 			text := desc
 			if subject != "" {
 				text = subject + "\n\n" + desc
@@ -239,22 +240,22 @@ func (g *geminiSession) message(v []byte) {
 			ts               time.Time
 		}
 		var results []res
-		_ = eachElem(toolCalls, func(tc []byte) {
+		_ = rawjson.EachElem(toolCalls, func(tc []byte) {
 			var id, name, status string
 			var args, result []byte
 			var tts time.Time
 			_ = eachField(tc, func(k, val []byte) {
 				switch string(k) {
 				case "id":
-					id = str(val)
+					id = rawjson.Str(val)
 				case "name":
-					name = str(val)
+					name = rawjson.Str(val)
 				case "args":
 					args = val
 				case "result":
 					result = val
 				case "status":
-					status = str(val)
+					status = rawjson.Str(val)
 				case "timestamp":
 					tts = timestamp(val)
 				}
@@ -263,7 +264,7 @@ func (g *geminiSession) message(v []byte) {
 			var out any
 			errMsg := ""
 			var resp []byte
-			_ = eachElem(result, func(r []byte) {
+			_ = rawjson.EachElem(result, func(r []byte) {
 				if resp == nil {
 					resp = field(field(r, "functionResponse"), "response")
 				}
@@ -274,7 +275,7 @@ func (g *geminiSession) message(v []byte) {
 				out = raw(result)
 			}
 			if status != "" && status != "success" {
-				errMsg = str(field(resp, "error"))
+				errMsg = rawjson.Str(field(resp, "error"))
 				if errMsg == "" {
 					errMsg = "tool " + status
 				}
@@ -318,9 +319,9 @@ func (g *geminiSession) message(v []byte) {
 // geminiText reads content given as a string or as parts [{text}].
 func geminiText(v []byte) string {
 	if len(v) > 0 && v[0] == '"' {
-		return str(v)
+		return rawjson.Str(v)
 	}
 	var sb strings.Builder
-	_ = eachElem(v, func(p []byte) { sb.WriteString(str(field(p, "text"))) })
+	_ = rawjson.EachElem(v, func(p []byte) { sb.WriteString(rawjson.Str(field(p, "text"))) })
 	return sb.String()
 }

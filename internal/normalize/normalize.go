@@ -36,6 +36,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/reelhq/reel/internal/rawjson"
 	"github.com/reelhq/reel/transcript"
 )
 
@@ -382,7 +383,7 @@ func (p *Parser) Close(reason string) (*Result, error) {
 func (p *Parser) docValues(d []byte) {
 	i := 0
 	for {
-		i = skipWS(d, i)
+		i = rawjson.SkipSpace(d, i)
 		if i >= len(d) {
 			return
 		}
@@ -397,7 +398,7 @@ func (p *Parser) docValues(d []byte) {
 		case '{':
 			p.value(v, false)
 		case '[':
-			if err := eachElem(v, func(e []byte) {
+			if err := rawjson.EachElem(v, func(e []byte) {
 				if len(e) > 0 && e[0] == '{' {
 					p.value(e, false)
 				} else {

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/reelhq/reel/internal/rawjson"
 	"github.com/reelhq/reel/transcript"
 )
 
@@ -42,13 +43,13 @@ func (o *openAI) line(v []byte) error {
 	err := eachField(v, func(k, val []byte) {
 		switch string(k) {
 		case "type":
-			typ = str(val)
+			typ = rawjson.Str(val)
 		case "id":
-			id = str(val)
+			id = rawjson.Str(val)
 		case "object":
-			object = str(val)
+			object = rawjson.Str(val)
 		case "model":
-			model = str(val)
+			model = rawjson.Str(val)
 		case "choices":
 			choices = val
 		case "usage":
@@ -84,7 +85,7 @@ func (o *openAI) line(v []byte) error {
 		o.open, o.id, o.created = true, id, created
 	}
 	finished := false
-	_ = eachElem(choices, func(c []byte) {
+	_ = rawjson.EachElem(choices, func(c []byte) {
 		var index int64
 		var delta, message, finish []byte
 		_ = eachField(c, func(k, val []byte) {
@@ -143,13 +144,13 @@ func (o *openAI) delta(d []byte) {
 	_ = eachField(d, func(k, val []byte) {
 		switch string(k) {
 		case "content":
-			o.text.WriteString(str(val))
+			o.text.WriteString(rawjson.Str(val))
 		case "reasoning_content", "reasoning":
-			o.think.WriteString(str(val))
+			o.think.WriteString(rawjson.Str(val))
 		case "refusal":
-			o.text.WriteString(str(val))
+			o.text.WriteString(rawjson.Str(val))
 		case "tool_calls":
-			_ = eachElem(val, func(tc []byte) {
+			_ = rawjson.EachElem(val, func(tc []byte) {
 				var index int64
 				var id, name, args string
 				_ = eachField(tc, func(k, v []byte) {
@@ -157,10 +158,10 @@ func (o *openAI) delta(d []byte) {
 					case "index":
 						index = num(v)
 					case "id":
-						id = str(v)
+						id = rawjson.Str(v)
 					case "function":
-						name = str(field(v, "name"))
-						args = str(field(v, "arguments"))
+						name = rawjson.Str(field(v, "name"))
+						args = rawjson.Str(field(v, "arguments"))
 					}
 				})
 				t := o.tools[index]

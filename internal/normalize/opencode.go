@@ -4,6 +4,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/reelhq/reel/internal/rawjson"
 	"github.com/reelhq/reel/transcript"
 )
 
@@ -37,9 +38,9 @@ func (o *opencode) line(v []byte) error {
 	err := eachField(v, func(k, val []byte) {
 		switch string(k) {
 		case "type":
-			typ = str(val)
+			typ = rawjson.Str(val)
 		case "sessionID":
-			sid = str(val)
+			sid = rawjson.Str(val)
 		case "timestamp":
 			// Unix milliseconds; anything past year 9999 is not a time.
 			if n := num(val); n > 0 && n < maxUnixMilli {
@@ -67,13 +68,13 @@ func (o *opencode) line(v []byte) error {
 	_ = eachField(part, func(k, val []byte) {
 		switch string(k) {
 		case "messageID":
-			p.msgID = str(val)
+			p.msgID = rawjson.Str(val)
 		case "text":
-			p.text = str(val)
+			p.text = rawjson.Str(val)
 		case "callID":
-			p.callID = str(val)
+			p.callID = rawjson.Str(val)
 		case "tool":
-			p.tool = str(val)
+			p.tool = rawjson.Str(val)
 		case "state":
 			p.state = val
 		case "tokens":
@@ -101,13 +102,13 @@ func (o *opencode) line(v []byte) error {
 		_ = eachField(p.state, func(k, val []byte) {
 			switch string(k) {
 			case "status":
-				status = str(val)
+				status = rawjson.Str(val)
 			case "input":
 				input = val
 			case "output":
 				output = val
 			case "error":
-				errText = str(val)
+				errText = rawjson.Str(val)
 			}
 		})
 		id := s.toolUse(p.callID, p.tool, raw(input), ts)
@@ -134,8 +135,8 @@ func (o *opencode) line(v []byte) error {
 		s.fail(opencodeError(errv))
 	case "done":
 		s.flush()
-		_ = eachElem(rejected, func(r []byte) {
-			if name := str(r); name != "" {
+		_ = rawjson.EachElem(rejected, func(r []byte) {
+			if name := rawjson.Str(r); name != "" {
 				s.warn("permission rejected: " + name)
 			}
 		})
@@ -170,11 +171,11 @@ func opencodeUsage(v []byte) transcript.Usage {
 // opencodeError reads a session error {name, data: {message}}: the message
 // when there is one, else the error's name.
 func opencodeError(v []byte) string {
-	if msg := str(field(field(v, "data"), "message")); msg != "" {
+	if msg := rawjson.Str(field(field(v, "data"), "message")); msg != "" {
 		return msg
 	}
-	if name := str(field(v, "name")); name != "" {
+	if name := rawjson.Str(field(v, "name")); name != "" {
 		return strings.TrimSuffix(name, "Error") + " error"
 	}
-	return str(v)
+	return rawjson.Str(v)
 }

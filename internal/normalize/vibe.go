@@ -3,6 +3,8 @@ package normalize
 import (
 	"strings"
 	"time"
+
+	"github.com/reelhq/reel/internal/rawjson"
 )
 
 // vibe reads Mistral Vibe's programmatic output: `vibe --prompt … --output
@@ -32,7 +34,7 @@ func (v *vibe) line(b []byte) error {
 	err := eachField(b, func(k, val []byte) {
 		switch string(k) {
 		case "role":
-			role = str(val)
+			role = rawjson.Str(val)
 		case "content":
 			content = vibeContent(val)
 		case "reasoning_content":
@@ -40,11 +42,11 @@ func (v *vibe) line(b []byte) error {
 		case "tool_calls":
 			calls = val
 		case "name":
-			name = str(val)
+			name = rawjson.Str(val)
 		case "tool_call_id":
-			callID = str(val)
+			callID = rawjson.Str(val)
 		case "session_id":
-			sid = str(val)
+			sid = rawjson.Str(val)
 		}
 	})
 	if err != nil {
@@ -68,9 +70,9 @@ func (v *vibe) line(b []byte) error {
 			s.thinking(reasoning, ts)
 		}
 		s.text(content, ts)
-		_ = eachElem(calls, func(c []byte) {
+		_ = rawjson.EachElem(calls, func(c []byte) {
 			fn := field(c, "function")
-			s.toolUse(str(field(c, "id")), str(field(fn, "name")), jsonText(str(field(fn, "arguments"))), ts)
+			s.toolUse(rawjson.Str(field(c, "id")), rawjson.Str(field(fn, "name")), jsonText(rawjson.Str(field(fn, "arguments"))), ts)
 		})
 		s.res.Agent.Turns++
 		s.flush()
@@ -93,14 +95,14 @@ func (v *vibe) line(b []byte) error {
 func vibeContent(v []byte) string {
 	if len(v) > 0 && v[0] == '[' {
 		var parts []string
-		_ = eachElem(v, func(e []byte) {
-			if t := str(field(e, "text")); t != "" {
+		_ = rawjson.EachElem(v, func(e []byte) {
+			if t := rawjson.Str(field(e, "text")); t != "" {
 				parts = append(parts, t)
 			}
 		})
 		return strings.Join(parts, "\n")
 	}
-	return str(v)
+	return rawjson.Str(v)
 }
 
 // vibeToolAnswer splits a tool message into its output or, when vibe

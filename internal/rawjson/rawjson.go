@@ -1,11 +1,23 @@
 // Package rawjson finds values inside raw JSON bytes without decoding them.
+// It is the one JSON scanner of reel's internal packages: the reading
+// commands' fast path (asking a transcript line for its "type" or its
+// "payload.name" costs a scan over the bytes before that value, not a full
+// decode of the line) and the provider normalizers (most bytes of a
+// recording sit in fields reel never reads, and skipping a string is a
+// memchr where decoding it is a validation pass and a copy). The public
+// transcript package keeps its own decoder, since it depends on nothing.
 //
-// It exists for the reading commands' fast path: asking a transcript line
-// for its "type" or its "payload.name" should cost a scan over the bytes
-// before that value, not a full decode of the line. The scanner is tolerant
-// rather than validating: it checks only the structure it walks through and
-// reports ErrSyntax when that structure is broken. Values it returns are
-// sub-slices of the input.
+// The scanner is tolerant rather than validating: it checks only the
+// structure it walks through and reports ErrSyntax when that structure is
+// broken. Values it returns are sub-slices of the input. Strings decode two
+// ways: String and Unquote exactly as encoding/json does (and refuse what it
+// refuses), Str leniently for provider output that must never be refused.
+//
+// It was kept over tidwall/gjson and go-json-experiment's jsontext after
+// measuring the three on reel's work (compare_test.go; figures in the
+// README): gjson unescapes every string it walks past, which makes a walk
+// over a provider recording several times slower, and jsontext validates
+// and tokenizes what reel only needs to skip.
 package rawjson
 
 import (
@@ -303,157 +315,6 @@ func trimWS(b []byte) []byte {
 	return b
 }
 
-// String returns the Go string held by the JSON string value val. ok is
-// false when val is not a well-formed JSON string.
-func String(val []byte) (s string, ok bool) {
-	return unquote(trimWS(val))
-}
-
-// AppendText appends val to dst the way `jq -r` prints it: a string's
-// contents unescaped, anything else as its JSON text.
-func AppendText(dst, val []byte) []byte {
-	val = trimWS(val)
-	if len(val) >= 2 && val[0] == '"' && val[len(val)-1] == '"' {
-		inner := val[1 : len(val)-1]
-		if bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
-			return append(dst, inner...)
-		}
-		if s, ok := unquote(val); ok {
-			return append(dst, s...)
-		}
-	}
-	return append(dst, val...)
-}
-
-func unquote(val []byte) (string, bool) {
-	if len(val) < 2 || val[0] != '"' || val[len(val)-1] != '"' {
-		return "", false
-	}
-	inner := val[1 : len(val)-1]
-	if bytes.IndexByte(inner, '\\') < 0 && bytes.IndexByte(inner, '"') < 0 && utf8.Valid(inner) {
-		return string(inner), true
-	}
-	s, end, err := Unquote(val, 0)
-	if err != nil || end != len(val) {
-		return "", false
-	}
-	return s, true
-}
-
-// Each calls fn with the raw key (without quotes, escapes left as written)
-// and the value of every member of the JSON object data, in order, until fn
-// returns false.
-func Each(data []byte, fn func(key, val []byte) bool) error {
-	i := skipWS(data, 0)
-	if i >= len(data) || data[i] != '{' {
-		return ErrSyntax
-	}
-	i++
-	for {
-		i = skipWS(data, i)
-		if i >= len(data) {
-			return ErrSyntax
-		}
-		if data[i] == '}' {
-			return nil
-		}
-		if data[i] != '"' {
-			return ErrSyntax
-		}
-		kend, err := stringEnd(data, i+1)
-		if err != nil {
-			return err
-		}
-		key := data[i+1 : kend]
-		i = skipWS(data, kend+1)
-		if i >= len(data) || data[i] != ':' {
-			return ErrSyntax
-		}
-		i = skipWS(data, i+1)
-		end, err := Skip(data, i)
-		if err != nil {
-			return err
-		}
-		if !fn(key, data[i:end]) {
-			return nil
-		}
-		i = skipWS(data, end)
-		if i >= len(data) {
-			return ErrSyntax
-		}
-		switch data[i] {
-		case ',':
-			i++
-		case '}':
-			return nil
-		default:
-			return ErrSyntax
-		}
-	}
-}
-
-// Finder finds the string value of one top-level key quickly in lines that
-// put that key before any nested object or array, as reel's envelope does
-// with "type", "run_id" and "path".
-type Finder struct {
-	key string
-	pat []byte // "key":"
-}
-
-// NewFinder returns a Finder for key.
-func NewFinder(key string) *Finder {
-	return &Finder{key: key, pat: []byte(`"` + key + `":"`)}
-}
-
-// String returns the contents of key's string value in the object data,
-// unescaped. ok is false when the key is absent or not a string, err when
-// the JSON before it is broken. When key comes before any nested value and
-// is written without spaces or escapes, it is found with one byte search;
-// otherwise the answer comes from Field.
-func (f *Finder) String(data []byte) (val []byte, ok bool, err error) {
-	i := skipWS(data, 0)
-	if i < len(data) && data[i] == '{' {
-		if j := bytes.Index(data[i:], f.pat); j > 0 {
-			// No '{' or '[' before the match: the match is not inside a
-			// nested value, and it cannot be inside a string since
-			// strings hold no unescaped quote. It must also start a key.
-			head := data[i+1 : i+j]
-			if bytes.IndexByte(head, '{') < 0 && bytes.IndexByte(head, '[') < 0 && startsMember(data[i:i+j]) {
-				s := i + j + len(f.pat)
-				for k := s; k < len(data); k++ {
-					switch c := data[k]; {
-					case c == '"':
-						return data[s:k], true, nil
-					case c == '\\' || c < 0x20 || c >= utf8.RuneSelf:
-						goto slow
-					}
-				}
-			}
-		}
-	}
-slow:
-	v, ok, err := Field(data, f.key)
-	if !ok || err != nil {
-		return nil, ok, err
-	}
-	str, ok := String(v)
-	if !ok {
-		return nil, false, nil
-	}
-	return []byte(str), true, nil
-}
-
-// startsMember reports whether the byte after head can start a member: head
-// (the object up to the match) ends with '{' or ',' after whitespace.
-func startsMember(head []byte) bool {
-	for k := len(head) - 1; k >= 0; k-- {
-		switch head[k] {
-		case ' ', '\t', '\n', '\r':
-			continue
-		case '{', ',':
-			return true
-		}
-		return false
-	}
-	return false
-}
+// SkipSpace returns the index of the first byte at or after i that is not
+// JSON whitespace.
+func SkipSpace(data []byte, i int) int { return skipWS(data, i) }

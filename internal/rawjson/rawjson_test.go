@@ -207,3 +207,67 @@ func TestEach(t *testing.T) {
 		}
 	}
 }
+
+func TestMembersAndEachElem(t *testing.T) {
+	var got []string
+	end, err := Members([]byte(` {"a" : [1, "]"], "b":{"c":"}"},"a":null} tail`), func(k, d []byte, vs int) (int, error) {
+		ve, err := Skip(d, vs)
+		got = append(got, string(k)+"="+string(d[vs:ve]))
+		return ve, err
+	})
+	if err != nil || end != 41 || strings.Join(got, " ") != `a=[1, "]"] b={"c":"}"} a=null` {
+		t.Errorf("Members = %q, %d, %v", got, end, err)
+	}
+	for _, bad := range []string{``, `[]`, `{"a":1`, `{"a" 1}`, `{"a":1 "b":2}`, `{a:1}`, `{"a":}`} {
+		if _, err := Members([]byte(bad), func(k, d []byte, vs int) (int, error) { return Skip(d, vs) }); err == nil {
+			t.Errorf("Members(%q): no error", bad)
+		}
+	}
+	var elems []string
+	if err := EachElem([]byte(`[ 1 ,{"x":[2]}, "a,b" ]`), func(v []byte) { elems = append(elems, string(v)) }); err != nil ||
+		strings.Join(elems, "|") != `1|{"x":[2]}|"a,b"` {
+		t.Errorf("EachElem = %q, %v", elems, err)
+	}
+	for _, none := range []string{`null`, `{}`, `"[1]"`, `[]`, ``} {
+		n := 0
+		if err := EachElem([]byte(none), func([]byte) { n++ }); err != nil || n != 0 {
+			t.Errorf("EachElem(%q): %d elements, %v", none, n, err)
+		}
+	}
+	if err := EachElem([]byte(`[1,2`), func([]byte) {}); !errors.Is(err, ErrSyntax) {
+		t.Errorf("EachElem of a cut array: %v", err)
+	}
+}
+
+func TestStr(t *testing.T) {
+	for in, want := range map[string]string{
+		`"plain"`:                  "plain",
+		`"a\u0000b\n\"\\\/"`:       "a\x00b\n\"\\/",
+		`"\ud83d\ude00 \ud800 x"`:  "\U0001F600 \uFFFD x",
+		"\"raw\x01ctl\"":           "raw\x01ctl",
+		"\"bad\xffutf8\"":          "bad\uFFFDutf8",
+		`"bad \q escape \u12 end"`: `bad \q escape \u12 end`,
+		`42`:                       "",
+		`"`:                        "",
+	} {
+		if got := Str([]byte(in)); got != want {
+			t.Errorf("Str(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// FuzzStr checks the lenient decoder against encoding/json on every string
+// encoding/json accepts, and that it never fails on anything else.
+func FuzzStr(f *testing.F) {
+	for _, s := range []string{`"plain"`, `"a\u2192b\n\"q\"\\"`, `"\ud83d\ude00\ud800x\udc00"`, "\"\xff\xfe\"", `"\u00"`, "\"\x00\""} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		in = bytes.TrimSpace(in)
+		got := Str(in)
+		var want string
+		if json.Unmarshal(in, &want) == nil && len(in) > 0 && in[0] == '"' && got != want {
+			t.Fatalf("Str(%q) = %q, encoding/json %q", in, got, want)
+		}
+	})
+}
