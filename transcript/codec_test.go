@@ -385,8 +385,8 @@ func TestAccessorsAndResults(t *testing.T) {
 		t.Fatal(err)
 	}
 	u := Usage{InputTokens: 1, OutputTokens: 2, TotalTokens: 3}
-	u.Add(Usage{InputTokens: 10, OutputTokens: 20, CacheReadTokens: 5, CacheWriteTokens: 6, ReasoningTokens: 7, TotalTokens: 30})
-	if u != (Usage{InputTokens: 11, OutputTokens: 22, CacheReadTokens: 5, CacheWriteTokens: 6, ReasoningTokens: 7, TotalTokens: 33}) {
+	u.Add(Usage{InputTokens: 10, OutputTokens: 20, CacheReadTokens: 5, CacheWriteTokens: 6, CacheWrite1hTokens: 2, ReasoningTokens: 7, TotalTokens: 30})
+	if u != (Usage{InputTokens: 11, OutputTokens: 22, CacheReadTokens: 5, CacheWriteTokens: 6, CacheWrite1hTokens: 2, ReasoningTokens: 7, TotalTokens: 33}) {
 		t.Fatalf("Add: %+v", u)
 	}
 	if FormatTime(testTime) != "2026-06-08T08:14:42.123456Z" {

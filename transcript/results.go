@@ -6,16 +6,24 @@ import "encoding/json"
 // schema leaves Result free-form; fixing these shapes lets readers count
 // tokens and cost without knowing which provider ran.
 
-// Usage is what a model consumed. Token counts are as the provider reported
-// them; TotalTokens is input + output (cache and reasoning tokens are parts
-// of those as the provider defines them and are reported separately).
+// Usage is what a model consumed, counted once whatever the provider's
+// convention (the one OpenTelemetry's gen_ai.usage attributes use):
+// InputTokens is every input token the model processed, cache reads and
+// cache writes included; CacheReadTokens and CacheWriteTokens are the parts
+// of it served from and written to the provider's prompt cache, and
+// CacheWrite1hTokens the part of CacheWriteTokens written to a one-hour
+// cache (Anthropic's extended cache, priced higher); OutputTokens is every
+// generated token, reasoning included, and ReasoningTokens the part of it
+// spent thinking. TotalTokens is InputTokens + OutputTokens. Readers add
+// usages up field by field and never add the parts to their wholes.
 type Usage struct {
-	InputTokens      int64 `json:"input_tokens"`
-	OutputTokens     int64 `json:"output_tokens"`
-	CacheReadTokens  int64 `json:"cache_read_tokens,omitempty"`
-	CacheWriteTokens int64 `json:"cache_write_tokens,omitempty"`
-	ReasoningTokens  int64 `json:"reasoning_tokens,omitempty"`
-	TotalTokens      int64 `json:"total_tokens"`
+	InputTokens        int64 `json:"input_tokens"`
+	OutputTokens       int64 `json:"output_tokens"`
+	CacheReadTokens    int64 `json:"cache_read_tokens,omitempty"`
+	CacheWriteTokens   int64 `json:"cache_write_tokens,omitempty"`
+	CacheWrite1hTokens int64 `json:"cache_write_1h_tokens,omitempty"`
+	ReasoningTokens    int64 `json:"reasoning_tokens,omitempty"`
+	TotalTokens        int64 `json:"total_tokens"`
 }
 
 // Add accumulates o into u.
@@ -24,6 +32,7 @@ func (u *Usage) Add(o Usage) {
 	u.OutputTokens += o.OutputTokens
 	u.CacheReadTokens += o.CacheReadTokens
 	u.CacheWriteTokens += o.CacheWriteTokens
+	u.CacheWrite1hTokens += o.CacheWrite1hTokens
 	u.ReasoningTokens += o.ReasoningTokens
 	u.TotalTokens += o.TotalTokens
 }

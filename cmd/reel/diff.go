@@ -28,11 +28,15 @@ differ, 2 they could not be compared.`,
 			if err != nil {
 				return err
 			}
-			a, err := runtree.Build(paths[0], runtree.Options{})
+			prices, err := priceTable()
 			if err != nil {
 				return err
 			}
-			b, err := runtree.Build(paths[1], runtree.Options{})
+			a, err := runtree.Build(paths[0], runtree.Options{Prices: prices})
+			if err != nil {
+				return err
+			}
+			b, err := runtree.Build(paths[1], runtree.Options{Prices: prices})
 			if err != nil {
 				return err
 			}

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/reelhq/reel/internal/engine"
+	"github.com/reelhq/reel/internal/pricing"
 	"github.com/reelhq/reel/internal/project"
 	"github.com/reelhq/reel/internal/runstate"
 	"github.com/reelhq/reel/internal/workflow"
@@ -283,6 +284,16 @@ func findProject() (*project.Project, error) {
 		return nil, &exitError{code: exitUser, msg: err.Error()}
 	}
 	return p, nil
+}
+
+// priceTable is the price table of the project the working directory is
+// in: reel's, with the project's prices key over it.
+func priceTable() (*pricing.Table, error) {
+	p, err := findProject()
+	if err != nil {
+		return nil, err
+	}
+	return p.Prices(), nil
 }
 
 // storageUsage documents every command's --storage flag.

@@ -23,7 +23,13 @@ func newStatsCmd() *cobra.Command {
 		Long: `Add up what runs consumed: tokens (input, output, cache, reasoning), cost,
 durations and tool calls, in total and per run, step path, provider, model
 and tool. Named runs include the sub-workflows they called. Without
-arguments, or with --all, every run in the storage is counted.`,
+arguments, or with --all, every run in the storage is counted.
+
+Cost is what the provider reported, or, for a step whose provider reported
+none, its tokens priced from reel's price table (the public models of
+Anthropic, OpenAI and Google; extend or override it with the prices key of
+.reel/config.yaml). A step whose model has no price is shown as —, and a
+total that leaves such steps out ends in +.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var paths []string
 			if all || len(args) == 0 && !refs.latest {
@@ -41,7 +47,11 @@ arguments, or with --all, every run in the storage is counted.`,
 				}
 				paths = withChildren(roots)
 			}
-			rep, err := query.Stats(cmd.Context(), paths, transcript.Limits{})
+			prices, err := priceTable()
+			if err != nil {
+				return err
+			}
+			rep, err := query.Stats(cmd.Context(), paths, transcript.Limits{}, prices)
 			if err != nil {
 				return err
 			}

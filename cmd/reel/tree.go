@@ -26,7 +26,11 @@ RUN is a run id, a unique prefix of one, or a transcript file.`,
 			if err != nil {
 				return err
 			}
-			tree, err := runtree.Build(paths[0], runtree.Options{})
+			prices, err := priceTable()
+			if err != nil {
+				return err
+			}
+			tree, err := runtree.Build(paths[0], runtree.Options{Prices: prices})
 			if err != nil {
 				return err
 			}

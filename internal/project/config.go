@@ -10,6 +10,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/reelhq/reel/internal/pricing"
 	"gopkg.in/yaml.v3"
 )
 
@@ -25,6 +26,10 @@ type Config struct {
 	Notify Notify
 	// Telemetry configures OpenTelemetry export of live runs.
 	Telemetry Telemetry
+	// Prices override and extend reel's price table (reel only): the
+	// prices key names a file in the table's format (relative to the
+	// project root) or lists the entries inline. Nil when not set.
+	Prices *pricing.Table
 	// Files lists the configuration files read, in the order applied.
 	Files []string
 	// Warnings name keys that were ignored (AWF keys reel has no use for,
@@ -174,6 +179,16 @@ func (c *Config) parse(b []byte, path, root string, reel bool) error {
 				}
 				c.Plugins[name] = plugin
 			}
+		case "prices":
+			if !reel {
+				c.Warnings = append(c.Warnings, fmt.Sprintf("%s:%d: prices are read from .reel/config.yaml only; ignored here", path, k.Line))
+				continue
+			}
+			t, err := parsePrices(v, root)
+			if err != nil {
+				return errAt(v, "prices: %v", err)
+			}
+			c.Prices = t
 		case "notify":
 			var n struct {
 				DefaultBackend string `yaml:"default_backend"`
@@ -205,8 +220,41 @@ func (c *Config) parse(b []byte, path, root string, reel bool) error {
 				}
 				continue
 			}
-			return errAt(k, "unknown key %q (known: inputs, notify, plugins, telemetry)", k.Value)
+			return errAt(k, "unknown key %q (known: inputs, notify, plugins, prices, telemetry)", k.Value)
 		}
 	}
 	return nil
+}
+
+// parsePrices reads the prices key: a file name (resolved against root), a
+// list of entries, or a mapping in the price table's own format.
+func parsePrices(v *yaml.Node, root string) (*pricing.Table, error) {
+	switch v.Kind {
+	case yaml.ScalarNode:
+		if v.Value == "" {
+			return nil, errors.New("want a file name or a list of prices")
+		}
+		file := v.Value
+		if !filepath.IsAbs(file) {
+			file = filepath.Join(root, file)
+		}
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return nil, err
+		}
+		return pricing.Parse(b, file)
+	case yaml.SequenceNode:
+		var entries []pricing.Price
+		if err := v.Decode(&entries); err != nil {
+			return nil, err
+		}
+		return pricing.FromEntries(entries)
+	case yaml.MappingNode:
+		b, err := yaml.Marshal(v)
+		if err != nil {
+			return nil, err
+		}
+		return pricing.Parse(b, "inline")
+	}
+	return nil, errors.New("want a file name or a list of prices")
 }

@@ -12,12 +12,16 @@
 // with AWF (inputs, notify, telemetry), from .awf/config.yaml, or the file
 // $AWF_CONFIG_PATH names. Where both files set a key, .reel/config.yaml
 // wins, key by key (an input default set in both takes reel's value).
+// The prices key (reel's file only) overrides and extends the price table
+// internal/pricing ships, for models it lacks or prices that changed.
 package project
 
 import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/reelhq/reel/internal/pricing"
 )
 
 // EnvStorage names the environment variable that sets the storage directory
@@ -108,4 +112,10 @@ func (p *Project) WorkflowDirs() []string {
 func isDir(path string) bool {
 	fi, err := os.Stat(path)
 	return err == nil && fi.IsDir()
+}
+
+// Prices is the price table of the project: reel's own, with the entries
+// of the configuration's prices key over it.
+func (p *Project) Prices() *pricing.Table {
+	return pricing.Default().With(p.Config.Prices)
 }

@@ -133,3 +133,34 @@ func FuzzParseConfig(f *testing.F) {
 		}
 	})
 }
+
+func TestConfigPrices(t *testing.T) {
+	root := t.TempDir()
+	write(t, filepath.Join(root, "prices.yaml"), "date: 2026-11-01\nmodels:\n  - {model: gpt-5.6-luna, input: 2, output: 16}\n")
+	for _, text := range []string{
+		"prices: prices.yaml\n",
+		"prices:\n  - {model: gpt-5.6-luna, input: 2, output: 16}\n",
+		"prices:\n  date: 2026-11-01\n  models:\n    - {model: gpt-5.6-luna, input: 2, output: 16}\n",
+	} {
+		cfg, err := ParseConfig([]byte(text), "cfg", root, true)
+		if err != nil {
+			t.Fatalf("%q: %v", text, err)
+		}
+		if p, ok := cfg.Prices.Lookup("gpt-5.6-luna"); !ok || p.Output != 16 {
+			t.Errorf("%q: prices = %+v", text, cfg.Prices)
+		}
+	}
+	for text, want := range map[string]string{
+		"prices: missing.yaml\n":                 "cfg:1:9: prices: open",
+		"\nprices:\n  - {model: a, input: -3}\n": "cfg:3:3: prices:",
+		"prices: 3\n":                            "prices:",
+	} {
+		if _, err := ParseConfig([]byte(text), "cfg", root, true); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: err = %v, want %q", text, err, want)
+		}
+	}
+	cfg, err := ParseConfig([]byte("prices: prices.yaml\n"), "awf", root, false)
+	if err != nil || cfg.Prices != nil || len(cfg.Warnings) != 1 {
+		t.Errorf("AWF's file: prices %v warnings %q err %v", cfg.Prices, cfg.Warnings, err)
+	}
+}

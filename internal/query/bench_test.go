@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reelhq/reel/internal/pricing"
 	"github.com/reelhq/reel/internal/testfixtures"
 	"github.com/reelhq/reel/transcript"
 )
@@ -148,7 +149,7 @@ func BenchmarkStats(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		t0 := time.Now()
-		if _, err := Stats(context.Background(), paths, transcript.Limits{}); err != nil {
+		if _, err := Stats(context.Background(), paths, transcript.Limits{}, pricing.Default()); err != nil {
 			b.Fatal(err)
 		}
 		t1 := time.Now()

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/reelhq/reel/internal/pricing"
 	"github.com/reelhq/reel/internal/runtree"
 	"github.com/reelhq/reel/internal/transcripttest"
 	"github.com/reelhq/reel/transcript"
@@ -50,7 +51,7 @@ func FuzzReaders(f *testing.F) {
 			t.Fatalf("Tools: %v", err)
 		}
 		RenderTools(io.Discard, pairs)
-		rep, err := Stats(context.Background(), []string{p}, transcript.Limits{})
+		rep, err := Stats(context.Background(), []string{p}, transcript.Limits{}, pricing.Default())
 		if err != nil {
 			t.Fatalf("Stats: %v", err)
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/reelhq/reel/internal/golden"
+	"github.com/reelhq/reel/internal/pricing"
 	"github.com/reelhq/reel/internal/runtree"
 	"github.com/reelhq/reel/internal/transcripttest"
 	"github.com/reelhq/reel/transcript"
@@ -138,7 +140,7 @@ func TestEventsDamaged(t *testing.T) {
 func TestStats(t *testing.T) {
 	dir, root := sample(t)
 	transcripttest.WriteSample(t, dir, transcripttest.Variant{ID: transcripttest.OtherID, ChildID: "44444444-4444-4444-8444-444444444444", LintFails: true})
-	rep, err := Stats(context.Background(), []string{root, filepath.Join(dir, transcripttest.ChildID+".jsonl")}, transcript.Limits{})
+	rep, err := Stats(context.Background(), []string{root, filepath.Join(dir, transcripttest.ChildID+".jsonl")}, transcript.Limits{}, pricing.Default())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +159,7 @@ func TestStats(t *testing.T) {
 	golden.Check(t, filepath.Join("testdata", "stats.txt"), bytes.ReplaceAll(buf.Bytes(), []byte(dir), []byte("DIR")))
 
 	paths, _ := filepath.Glob(filepath.Join(dir, "*.jsonl"))
-	all, err := Stats(context.Background(), paths, transcript.Limits{})
+	all, err := Stats(context.Background(), paths, transcript.Limits{}, pricing.Default())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +176,7 @@ func TestStatsDamaged(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "x.jsonl")
 	os.WriteFile(p, []byte("{\"seq\":1,\"type\":\"step.completed\",\"payload\":{\"kind\":\"agent\",\"result\":{\"usage\":\"lots\"}}}\nnot json\n{\"seq\":3"), 0o600)
-	rep, err := Stats(context.Background(), []string{p, filepath.Join(dir, "gone.jsonl")}, transcript.Limits{})
+	rep, err := Stats(context.Background(), []string{p, filepath.Join(dir, "gone.jsonl")}, transcript.Limits{}, pricing.Default())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -310,5 +312,49 @@ func TestDiffIterations(t *testing.T) {
 	want := "=poll =poll.check[0] =poll.check[1] +poll.check[2] +poll.check[3] =after"
 	if got := strings.Join(marks, " "); got != want {
 		t.Errorf("alignment\n got %s\nwant %s", got, want)
+	}
+}
+
+// A step whose provider reported no cost is priced from the table; one
+// whose model has no price is unknown, shown as —, never $0.
+func TestStatsPricesUnreportedCost(t *testing.T) {
+	dir := t.TempDir()
+	id := "55555555-5555-4555-8555-555555555555"
+	r := transcripttest.NewRun(t, dir, id, "", time.Date(2026, 6, 8, 8, 0, 0, 0, time.UTC))
+	r.Event(transcript.ExchangeEvent{Type: transcript.RunStarted, Payload: &transcript.StepPayload{Name: "priced", Kind: transcript.KindWorkflow}})
+	agent := func(path, model string, u transcript.Usage) {
+		r.Start(path, 0, transcript.KindAgent, 0)
+		r.Complete(path, 0, transcript.KindAgent, 0, "", transcript.AgentResult{Provider: "codex", Model: model, Usage: u})
+	}
+	agent("known", "gpt-5", transcript.Usage{InputTokens: 1_000_000, CacheReadTokens: 400_000, OutputTokens: 100_000, TotalTokens: 1_100_000})
+	agent("unknown", "gpt-5.6-luna", transcript.Usage{InputTokens: 10, OutputTokens: 5, TotalTokens: 15})
+	r.Event(transcript.ExchangeEvent{Type: transcript.RunCompleted, Payload: &transcript.StepPayload{Name: "priced", Kind: transcript.KindWorkflow,
+		Result: transcript.RunResult{Status: "success"}}})
+	r.Close()
+	rep, err := Stats(context.Background(), []string{filepath.Join(dir, id+".jsonl")}, transcript.Limits{}, pricing.Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := (600_000*1.25 + 400_000*0.125 + 100_000*10) / 1e6
+	if math.Abs(rep.Total.CostUSD-want) > 1e-9 || rep.Total.UnpricedSteps != 1 {
+		t.Errorf("total cost %v (%d unpriced), want %v and 1", rep.Total.CostUSD, rep.Total.UnpricedSteps, want)
+	}
+	var buf bytes.Buffer
+	RenderStats(&buf, rep)
+	out := buf.String()
+	for _, want := range []string{"cost    $1.8000+\n", "1 agent steps used models without a known price", "gpt-5.6-luna  1           0", "—"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stats output lacks %q:\n%s", want, out)
+		}
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(line, "gpt-5.6-luna") && strings.Contains(line, "$0.0000") {
+			t.Errorf("unpriced model shown as $0: %s", line)
+		}
+	}
+	// Without a table only reported costs count.
+	rep, _ = Stats(context.Background(), []string{filepath.Join(dir, id+".jsonl")}, transcript.Limits{}, nil)
+	if rep.Total.CostUSD != 0 || rep.Total.UnpricedSteps != 2 {
+		t.Errorf("no table: %+v", rep.Total)
 	}
 }

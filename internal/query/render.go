@@ -5,6 +5,8 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/reelhq/reel/internal/pricing"
 )
 
 // RenderStats writes the report as tables.
@@ -15,7 +17,10 @@ func RenderStats(w io.Writer, r *Report) error {
 	u := t.Usage
 	fmt.Fprintf(&sb, "tokens  input %d  output %d  cache read %d  cache write %d  reasoning %d  total %d\n",
 		u.InputTokens, u.OutputTokens, u.CacheReadTokens, u.CacheWriteTokens, u.ReasoningTokens, u.InputTokens+u.OutputTokens)
-	fmt.Fprintf(&sb, "cost    $%.4f\n", t.CostUSD)
+	fmt.Fprintf(&sb, "cost    %s\n", pricing.FormatCost(t.CostUSD, t.UnpricedSteps))
+	if t.UnpricedSteps > 0 {
+		fmt.Fprintf(&sb, "        %d agent steps used models without a known price and are not in the cost (add their prices with the prices key of .reel/config.yaml)\n", t.UnpricedSteps)
+	}
 	fmt.Fprintf(&sb, "time    %s in runs\n", FormatMS(t.DurationMS))
 
 	tw := tabwriter.NewWriter(&sb, 0, 0, 2, ' ', 0)
@@ -25,28 +30,31 @@ func RenderStats(w io.Writer, r *Report) error {
 		rows()
 		tw.Flush()
 	}
-	table("RUNS", "RUN\tWORKFLOW\tSTATUS\tDURATION\tSTEPS\tINPUT\tOUTPUT\tCOST\tTOOLS", func() {
+	table("RUNS", "RUN\tWORKFLOW\tSTATUS\tDURATION\tSTEPS\tINPUT\tOUTPUT\tCACHE READ\tCACHE WRITE\tREASONING\tCOST\tTOOLS", func() {
 		for _, run := range r.Runs {
 			name := run.Workflow
 			if run.ParentRunID != "" {
 				name += " (child of " + short(run.ParentRunID) + ")"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t$%.4f\t%d\n", run.RunID, name, run.Status, FormatMS(run.DurationMS),
-				run.Steps, run.Usage.InputTokens, run.Usage.OutputTokens, run.CostUSD, run.ToolCalls)
+			u := run.Usage
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%d\n", run.RunID, name, run.Status, FormatMS(run.DurationMS),
+				run.Steps, u.InputTokens, u.OutputTokens, u.CacheReadTokens, u.CacheWriteTokens, u.ReasoningTokens,
+				pricing.FormatCost(run.CostUSD, run.UnpricedSteps), run.ToolCalls)
 		}
 	})
 	groups := func(title string, rows []Named) {
 		if len(rows) == 0 {
 			return
 		}
-		table(title, strings.TrimSuffix(title, "S")+"\tEXECUTIONS\tFAILED\tDURATION\tINPUT\tOUTPUT\tCACHE\tREASONING\tCOST\tTOOLS", func() {
+		table(title, strings.TrimSuffix(title, "S")+"\tEXECUTIONS\tFAILED\tDURATION\tINPUT\tOUTPUT\tCACHE READ\tCACHE WRITE\tREASONING\tCOST\tTOOLS", func() {
 			for _, g := range rows {
 				name := g.Name
 				if name == "" {
 					name = "(run)"
 				}
-				fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%d\t%d\t%d\t%d\t$%.4f\t%d\n", name, g.Steps, g.Failed, FormatMS(g.DurationMS),
-					g.Usage.InputTokens, g.Usage.OutputTokens, g.Usage.CacheReadTokens+g.Usage.CacheWriteTokens, g.Usage.ReasoningTokens, g.CostUSD, g.ToolCalls)
+				u := g.Usage
+				fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%d\t%d\t%d\t%d\t%d\t%s\t%d\n", name, g.Steps, g.Failed, FormatMS(g.DurationMS),
+					u.InputTokens, u.OutputTokens, u.CacheReadTokens, u.CacheWriteTokens, u.ReasoningTokens, pricing.FormatCost(g.CostUSD, g.UnpricedSteps), g.ToolCalls)
 			}
 		})
 	}

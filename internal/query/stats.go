@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/reelhq/reel/internal/pricing"
 	"github.com/reelhq/reel/internal/rawevent"
 	"github.com/reelhq/reel/internal/rawjson"
 	"github.com/reelhq/reel/internal/runstatus"
@@ -28,7 +29,12 @@ type Totals struct {
 	AgentSteps int              `json:"agent_steps"`
 	ToolCalls  int              `json:"tool_calls"`
 	Usage      transcript.Usage `json:"usage"`
-	CostUSD    float64          `json:"cost_usd"`
+	// CostUSD adds up the reported costs and, where a provider reported
+	// none, the price of the tokens (internal/pricing); UnpricedSteps
+	// counts the agent steps that used tokens of a model without a price,
+	// whose cost is unknown and not in CostUSD.
+	CostUSD       float64 `json:"cost_usd"`
+	UnpricedSteps int     `json:"unpriced_steps,omitempty"`
 	// DurationMS sums the executions' wall time (runs: the runs' time).
 	DurationMS int64 `json:"duration_ms"`
 }
@@ -41,6 +47,7 @@ func (t *Totals) add(o *Totals) {
 	t.ToolCalls += o.ToolCalls
 	t.Usage.Add(o.Usage)
 	t.CostUSD += o.CostUSD
+	t.UnpricedSteps += o.UnpricedSteps
 	t.DurationMS += o.DurationMS
 }
 
@@ -85,6 +92,7 @@ type fileStats struct {
 	paths     map[string]string
 	warnings  []string
 	err       error
+	prices    *pricing.Table
 }
 
 func group(m map[string]*Totals, k string) *Totals {
@@ -98,8 +106,9 @@ func group(m map[string]*Totals, k string) *Totals {
 
 // Stats scans the transcripts at paths, in parallel, and adds up tokens,
 // cost, durations and tool calls per run, step path, provider, model and
-// tool. A transcript that cannot be read is a warning.
-func Stats(ctx context.Context, paths []string, limits transcript.Limits) (*Report, error) {
+// tool. Steps whose provider reported no cost are priced from prices (nil:
+// reported costs only). A transcript that cannot be read is a warning.
+func Stats(ctx context.Context, paths []string, limits transcript.Limits, prices *pricing.Table) (*Report, error) {
 	results := make([]*fileStats, len(paths))
 	next := make(chan int)
 	var wg sync.WaitGroup
@@ -109,7 +118,7 @@ func Stats(ctx context.Context, paths []string, limits transcript.Limits) (*Repo
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				results[i] = scanStats(paths[i], limits)
+				results[i] = scanStats(paths[i], limits, prices)
 			}
 		}()
 	}
@@ -192,8 +201,9 @@ type openKey struct {
 	iter int
 }
 
-func scanStats(path string, limits transcript.Limits) *fileStats {
+func scanStats(path string, limits transcript.Limits, prices *pricing.Table) *fileStats {
 	fs := &fileStats{
+		prices:    prices,
 		steps:     map[string]*Totals{},
 		providers: map[string]*Totals{},
 		models:    map[string]*Totals{},
@@ -346,13 +356,15 @@ func (fs *fileStats) stepCompleted(path string, iteration int, ts time.Time, sp 
 		fs.warnings = append(fs.warnings, fmt.Sprintf("%s: step %s: agent result: %v", fs.run.Path, path, err))
 		return
 	}
-	var cost float64
-	if ar.CostUSD != nil {
-		cost = *ar.CostUSD
-	}
+	cost, _, priced := fs.prices.Cost(&ar)
 	one := Totals{Steps: 1, AgentSteps: 1, Usage: ar.Usage, CostUSD: cost, DurationMS: d}
 	if sp.err != "" {
 		one.Failed = 1
+	}
+	if !priced {
+		one.UnpricedSteps = 1
+		t.UnpricedSteps++
+		fs.run.UnpricedSteps++
 	}
 	t.Usage.Add(ar.Usage)
 	t.CostUSD += cost

@@ -72,6 +72,8 @@ func decodeUsage(raw []byte, u *transcript.Usage) error {
 			dst = &u.CacheReadTokens
 		case "cache_write_tokens":
 			dst = &u.CacheWriteTokens
+		case "cache_write_1h_tokens":
+			dst = &u.CacheWrite1hTokens
 		case "reasoning_tokens":
 			dst = &u.ReasoningTokens
 		case "total_tokens":

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/reelhq/reel/internal/pricing"
+
 	"github.com/reelhq/reel/transcript"
 )
 
@@ -71,8 +73,8 @@ func label(n *Node, top bool) string {
 	if u := n.Usage; u.InputTokens != 0 || u.OutputTokens != 0 {
 		parts = append(parts, FormatUsage(u))
 	}
-	if n.CostUSD != 0 {
-		parts = append(parts, fmt.Sprintf("$%.4f", n.CostUSD))
+	if n.CostUSD != 0 || n.UnpricedSteps > 0 {
+		parts = append(parts, pricing.FormatCost(n.CostUSD, n.UnpricedSteps))
 	}
 	if n.Model != "" || n.Provider != "" {
 		parts = append(parts, strings.Trim(n.Provider+"/"+n.Model, "/"))

@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/reelhq/reel/internal/pricing"
 	"github.com/reelhq/reel/internal/rawevent"
 	"github.com/reelhq/reel/internal/rawjson"
 	"github.com/reelhq/reel/internal/runstatus"
@@ -55,14 +56,18 @@ type Node struct {
 	Duration Millis    `json:"duration_ms"`
 	// Usage and CostUSD are the node's own for agent steps and the sum of
 	// the subtree for the others.
-	Usage    transcript.Usage `json:"usage"`
-	CostUSD  float64          `json:"cost_usd,omitempty"`
-	Provider string           `json:"provider,omitempty"`
-	Model    string           `json:"model,omitempty"`
-	ExitCode *int             `json:"exit_code,omitempty"`
-	Messages int              `json:"messages,omitempty"`
-	Tools    int              `json:"tools,omitempty"`
-	Dangling int              `json:"dangling_tools,omitempty"`
+	Usage   transcript.Usage `json:"usage"`
+	CostUSD float64          `json:"cost_usd,omitempty"`
+	// UnpricedSteps counts the agent steps in the subtree whose cost is
+	// unknown (no reported cost, no price for the model): CostUSD leaves
+	// them out.
+	UnpricedSteps int    `json:"unpriced_steps,omitempty"`
+	Provider      string `json:"provider,omitempty"`
+	Model         string `json:"model,omitempty"`
+	ExitCode      *int   `json:"exit_code,omitempty"`
+	Messages      int    `json:"messages,omitempty"`
+	Tools         int    `json:"tools,omitempty"`
+	Dangling      int    `json:"dangling_tools,omitempty"`
 	// ChildRunID is the run a call_workflow step started; its tree is the
 	// node's child of kind workflow.
 	ChildRunID string  `json:"child_run_id,omitempty"`
@@ -109,6 +114,9 @@ type Options struct {
 	// MaxDepth bounds sub-workflow nesting (default 64), so a transcript
 	// whose children loop back cannot recurse forever.
 	MaxDepth int
+	// Prices price the agent steps whose provider reported no cost (nil:
+	// reported costs only).
+	Prices *pricing.Table
 }
 
 // Build reads the transcript at path and, recursively, the transcripts of
@@ -141,6 +149,7 @@ type builder struct {
 	paths     map[string]string
 	attempt   int  // run.started events seen
 	completed bool // the last attempt has its run.completed
+	prices    *pricing.Table
 }
 
 func (t *Tree) buildFile(path string, opts Options, visiting map[string]bool, depth int) (*Node, error) {
@@ -152,7 +161,7 @@ func (t *Tree) buildFile(path string, opts Options, visiting map[string]bool, de
 	visiting[path] = true
 	defer delete(visiting, path)
 
-	b := &builder{root: &Node{Kind: transcript.KindWorkflow, open: true}, paths: map[string]string{}}
+	b := &builder{root: &Node{Kind: transcript.KindWorkflow, open: true}, paths: map[string]string{}, prices: opts.Prices}
 	rd := transcript.NewReader(f)
 	rd.SetLimits(opts.Limits)
 	for {
@@ -376,8 +385,10 @@ func (b *builder) line(t *Tree, path string, lineNo int, line []byte) bool {
 				var ar transcript.AgentResult
 				if decodeAgentResult(sp.Result, &ar) == nil {
 					n.Usage = ar.Usage
-					if ar.CostUSD != nil {
-						n.CostUSD = *ar.CostUSD
+					cost, _, ok := b.prices.Cost(&ar)
+					n.CostUSD = cost
+					if !ok {
+						n.UnpricedSteps = 1
 					}
 					n.Provider, n.Model = ar.Provider, ar.Model
 					n.Output = ar.Output
@@ -543,10 +554,12 @@ func (b *builder) intern(p []byte) string {
 func finish(n *Node) {
 	var sum transcript.Usage
 	var cost float64
+	unpriced := 0
 	for _, c := range n.Children {
 		finish(c)
 		sum.Add(c.Usage)
 		cost += c.CostUSD
+		unpriced += c.UnpricedSteps
 	}
 	if n.Status == StatusInterrupted {
 		// An open execution lasted at least as long as what ran inside it.
@@ -590,6 +603,7 @@ func finish(n *Node) {
 		}
 		if n.CostUSD == 0 {
 			n.CostUSD = cost
+			n.UnpricedSteps = unpriced
 		}
 	}
 	if !n.Start.IsZero() && !n.End.IsZero() && n.End.After(n.Start) {

@@ -1,0 +1,169 @@
+package pricing
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/reelhq/reel/transcript"
+)
+
+func TestDefaultTable(t *testing.T) {
+	tab := Default()
+	if tab.Date == "" || len(tab.Sources) != 3 {
+		t.Fatalf("table without date or sources: %q %v", tab.Date, tab.Sources)
+	}
+	providers := map[string]int{}
+	for _, p := range tab.Models {
+		providers[p.Provider]++
+		if p.Input <= 0 || p.Output <= 0 {
+			t.Errorf("%s: input %v output %v", p.Model, p.Input, p.Output)
+		}
+		if p.Output < p.Input {
+			t.Errorf("%s: output cheaper than input", p.Model)
+		}
+		if p.CacheRead != nil && *p.CacheRead > p.Input {
+			t.Errorf("%s: cache reads dearer than input", p.Model)
+		}
+	}
+	for _, want := range []string{"anthropic", "openai", "google"} {
+		if providers[want] < 5 {
+			t.Errorf("%d %s models", providers[want], want)
+		}
+	}
+}
+
+func TestLookupNames(t *testing.T) {
+	tab := Default()
+	for in, want := range map[string]string{
+		"claude-haiku-4-5-20251001":                    "claude-haiku-4-5",
+		"claude-sonnet-4-5-20250929":                   "claude-sonnet-4-5",
+		"claude-opus-4-0":                              "claude-opus-4",
+		"anthropic/claude-3-5-haiku-latest":            "claude-3-5-haiku",
+		"us.anthropic.claude-3-7-sonnet-20250219-v1:0": "claude-3-7-sonnet",
+		"gpt-5-2025-08-07":                             "gpt-5",
+		"GPT-4.1-mini":                                 "gpt-4.1-mini",
+		"models/gemini-2.5-pro":                        "gemini-2.5-pro",
+		"gemini-2.5-flash-lite":                        "gemini-2.5-flash-lite",
+	} {
+		p, ok := tab.Lookup(in)
+		if !ok || p.Model != want {
+			t.Errorf("Lookup(%q) = %q, %v; want %q", in, p.Model, ok, want)
+		}
+	}
+	for _, unknown := range []string{"", "gpt-5.6-luna", "claude-opus-4-7", "<synthetic>", "claude", "gemini-2.5"} {
+		if p, ok := tab.Lookup(unknown); ok {
+			t.Errorf("Lookup(%q) = %q: a model the table does not list must stay unpriced", unknown, p.Model)
+		}
+	}
+}
+
+// The cost Claude Code reported for a haiku-4-5 turn whose cache writes
+// went to the one-hour cache (claude_autocompact_2.1.285.jsonl, result 1):
+// the table reproduces it to the last digit.
+func TestPriceMatchesReportedClaudeCost(t *testing.T) {
+	u := transcript.Usage{InputTokens: 18 + 29690 + 34984, CacheReadTokens: 34984, CacheWriteTokens: 29690, CacheWrite1hTokens: 29690,
+		OutputTokens: 234, ReasoningTokens: 114}
+	u.TotalTokens = u.InputTokens + u.OutputTokens
+	got, ok := Default().Price("claude-haiku-4-5-20251001", u)
+	if !ok || math.Abs(got-0.0640664) > 1e-9 {
+		t.Errorf("Price = %.10f, %v; Claude Code reported 0.0640664", got, ok)
+	}
+	// The same tokens written to the 5-minute cache cost less.
+	u.CacheWrite1hTokens = 0
+	if five, _ := Default().Price("claude-haiku-4-5", u); five >= got {
+		t.Errorf("5-minute writes %.6f not cheaper than 1-hour ones %.6f", five, got)
+	}
+}
+
+func TestPriceOpenAICachedInput(t *testing.T) {
+	// Codex: input_tokens include the cached ones, output the reasoning.
+	u := transcript.Usage{InputTokens: 40489, CacheReadTokens: 27904, OutputTokens: 178, ReasoningTokens: 52}
+	got, ok := Default().Price("gpt-5-codex", u)
+	want := (float64(40489-27904)*1.25 + 27904*0.125 + 178*10) / 1e6
+	if !ok || math.Abs(got-want) > 1e-12 {
+		t.Errorf("Price = %v, want %v", got, want)
+	}
+}
+
+func TestCost(t *testing.T) {
+	tab := Default()
+	reported := 0.5
+	for _, c := range []struct {
+		name string
+		ar   transcript.AgentResult
+		usd  float64
+		src  Source
+		ok   bool
+	}{
+		{"reported wins", transcript.AgentResult{Model: "gpt-5", CostUSD: &reported, Usage: transcript.Usage{InputTokens: 1e6}}, 0.5, Reported, true},
+		{"computed", transcript.AgentResult{Model: "gpt-5", Usage: transcript.Usage{InputTokens: 1e6, OutputTokens: 1e6}}, 11.25, Computed, true},
+		{"unknown model", transcript.AgentResult{Model: "gpt-5.6-luna", Usage: transcript.Usage{InputTokens: 10}}, 0, Unknown, false},
+		{"no model", transcript.AgentResult{Usage: transcript.Usage{OutputTokens: 1}}, 0, Unknown, false},
+		{"nothing used", transcript.AgentResult{Model: "who-knows"}, 0, Computed, true},
+	} {
+		usd, src, ok := tab.Cost(&c.ar)
+		if math.Abs(usd-c.usd) > 1e-9 || src != c.src || ok != c.ok {
+			t.Errorf("%s: Cost = %v, %q, %v; want %v, %q, %v", c.name, usd, src, ok, c.usd, c.src, c.ok)
+		}
+	}
+}
+
+func TestWithOverrides(t *testing.T) {
+	over, err := Parse([]byte(`
+date: 2026-11-01
+models:
+  - {model: gpt-5, provider: openai, input: 1, output: 8}
+  - {model: gpt-5.6-luna, aliases: [luna], provider: openai, input: 2, output: 16, cache_read: 0.2}
+`), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tab := Default().With(over)
+	if tab.Date != "2026-11-01" {
+		t.Errorf("date %q", tab.Date)
+	}
+	if p, _ := tab.Lookup("gpt-5-2025-08-07"); p.Input != 1 {
+		t.Errorf("override not applied: %+v", p)
+	}
+	if p, ok := tab.Lookup("LUNA"); !ok || p.Model != "gpt-5.6-luna" {
+		t.Errorf("alias of a new model: %+v %v", p, ok)
+	}
+	if _, ok := tab.Lookup("claude-haiku-4-5"); !ok {
+		t.Error("base entries lost")
+	}
+	if p, _ := Default().Lookup("gpt-5"); p.Input != 1.25 {
+		t.Error("With modified the default table")
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	for in, want := range map[string]string{
+		"models: [{input: 1}]":                                     "no model",
+		"models: [{model: a, input: -1}]":                          "non-negative",
+		"models: [{model: a}, {model: b, aliases: [A]}]":           "listed twice",
+		"models: {model: a}":                                       "cannot unmarshal",
+		"models: [{model: a, input: 1, output: 2, cache_read: x}]": "cannot unmarshal",
+	} {
+		if _, err := Parse([]byte(in), "cfg"); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Parse(%q) = %v, want an error with %q", in, err, want)
+		}
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	f.Add(pricesYAML)
+	f.Add([]byte("models: [{model: m, input: 1e308, output: 1e308}]"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		tab, err := Parse(b, "fuzz")
+		if err != nil {
+			return
+		}
+		for _, p := range tab.Models {
+			usd, ok := tab.Price(p.Model, transcript.Usage{InputTokens: 5, CacheReadTokens: 9, OutputTokens: 3})
+			if !ok || usd < 0 || math.IsNaN(usd) {
+				t.Fatalf("%s: %v %v", p.Model, usd, ok)
+			}
+		}
+	})
+}
