@@ -227,9 +227,17 @@ func (s *stream) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func (inv *invocation) run(ctx context.Context, req Request, emit Emit) (*transcript.AgentResult, error) {
-	fail := func(res *transcript.AgentResult, err error) (*transcript.AgentResult, error) {
-		return res, fmt.Errorf("agent %s: %w", inv.provider, err)
+// run starts the CLI and normalizes its output. It returns the turn's
+// result and, for a CLI whose usage reports are the session's running
+// total (codex), that total, so the caller can tell this turn's share.
+func (inv *invocation) run(ctx context.Context, req Request, emit Emit) (res *transcript.AgentResult, sessionTotal *transcript.Usage, err error) {
+	defer func() {
+		if err != nil {
+			err = fmt.Errorf("agent %s: %w", inv.provider, err)
+		}
+	}()
+	fail := func(res *transcript.AgentResult, err error) (*transcript.AgentResult, *transcript.Usage, error) {
+		return res, sessionTotal, err
 	}
 	assistant := 0
 	// The prompt is already recorded as the router's message.user; a
@@ -294,9 +302,10 @@ func (inv *invocation) run(ctx context.Context, req Request, emit Emit) (*transc
 		reason = describeExit(inv.provider, cmd, runErr)
 	}
 	parsed, cerr := parser.Close(reason)
-	res := &transcript.AgentResult{}
+	res = &transcript.AgentResult{}
 	if parsed != nil {
 		res = &parsed.Agent
+		sessionTotal = parsed.SessionTotal
 	}
 
 	switch {
@@ -320,7 +329,7 @@ func (inv *invocation) run(ctx context.Context, req Request, emit Emit) (*transc
 		}
 		return fail(res, withStderr(errors.New(msg), stderr))
 	}
-	return res, nil
+	return res, sessionTotal, nil
 }
 
 func userText(m *transcript.MessagePayload) string {

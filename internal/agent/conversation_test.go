@@ -61,11 +61,14 @@ func TestConversationResumesEachCLI(t *testing.T) {
 		{"claude", "claude-tool-json.jsonl", "claude-turn2.jsonl", "5f0c2c1e-1b7a-4c43-9f0e-3d2a1b0c9d8e",
 			"--resume\n5f0c2c1e-1b7a-4c43-9f0e-3d2a1b0c9d8e",
 			"-p\n--output-format\nstream-json\n--verbose\n--resume\n5f0c2c1e-1b7a-4c43-9f0e-3d2a1b0c9d8e\n--append-system-prompt\nBe brief.\n--\n" + followUp + "\n--stdin--\n",
-			"The riskiest file is b.txt: it is the one nobody reviewed.", transcript.Usage{InputTokens: 142, OutputTokens: 57, CacheReadTokens: 3072, TotalTokens: 199}, 3, 0.0165},
+			"The riskiest file is b.txt: it is the one nobody reviewed.", transcript.Usage{InputTokens: 142 + 3072, OutputTokens: 57, CacheReadTokens: 3072, TotalTokens: 142 + 3072 + 57}, 3, 0.0165},
 		{"codex", "codex-turn1.jsonl", "codex-turn2.jsonl", "019a2d7a-6455-7170-a661-c6d8b94c630a",
 			"resume\n019a2d7a-6455-7170-a661-c6d8b94c630a\n--",
 			"exec\n--json\n--skip-git-repo-check\nresume\n019a2d7a-6455-7170-a661-c6d8b94c630a\n--\n" + followUp + "\n--stdin--\n",
-			"b.txt is the riskiest: it changed last.", transcript.Usage{}, 2, 0},
+			// codex reports the thread's running total: turn 2's share is
+			// what it adds to turn 1's, so the step counts 12340 input
+			// tokens, not 6040 + 12340.
+			"b.txt is the riskiest: it changed last.", transcript.Usage{InputTokens: 12340, OutputTokens: 150, CacheReadTokens: 11008, TotalTokens: 12490}, 2, 0},
 		{"gemini", "gemini-turn1.jsonl", "gemini-turn2.jsonl", "8c1f4a2e-3b5d-4e6f-9a7b-0c1d2e3f4a5b",
 			"--resume=8c1f4a2e-3b5d-4e6f-9a7b-0c1d2e3f4a5b",
 			"--output-format\nstream-json\n--resume=8c1f4a2e-3b5d-4e6f-9a7b-0c1d2e3f4a5b\n--prompt=" + followUp + "\n--stdin--\n",

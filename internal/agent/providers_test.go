@@ -30,7 +30,7 @@ func TestVibeAndOpencodeRun(t *testing.T) {
 			"Two text files: a.txt and b.txt.", transcript.Usage{}, ""},
 		{"opencode", "opencode-turn1.jsonl", map[string]any{"model": "anthropic/claude-sonnet-4-5", "agent": "build", "dangerously_skip_permissions": true},
 			"run\n--format\njson\n--model\nanthropic/claude-sonnet-4-5\n--agent\nbuild\n--dangerously-skip-permissions\n--stdin--\nBe brief.\n\nSummarize the repository.",
-			"Two text files: a.txt and b.txt.", transcript.Usage{InputTokens: 2300, OutputTokens: 80, CacheReadTokens: 120, TotalTokens: 2500}, "ses_3a7b9c1d2ffeQwErTyUiOpAsDf"},
+			"Two text files: a.txt and b.txt.", transcript.Usage{InputTokens: 2300 + 120, OutputTokens: 80, CacheReadTokens: 120, TotalTokens: 2500}, "ses_3a7b9c1d2ffeQwErTyUiOpAsDf"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.provider, func(t *testing.T) {

@@ -103,8 +103,12 @@ func NewSession(req Request, emit Emit) (*Session, error) {
 	}
 	var sessionID string
 	var history []exchange
+	// total is the session's running total after the previous turn, for
+	// CLIs that report usage that way (codex): a resumed turn's report
+	// includes the earlier turns, and only the difference is this turn's.
+	var total *transcript.Usage
 	if c := req.Continue; c != nil {
-		sessionID, history = c.SessionID, slices.Clone(c.history)
+		sessionID, history, total = c.SessionID, slices.Clone(c.history), c.total
 		if !a.spec.resumeInPrompt && sessionID == "" {
 			return nil, fmt.Errorf("agent %s: %s reported no session id, so its session cannot be continued", req.Provider, c.From)
 		}
@@ -117,7 +121,14 @@ func NewSession(req Request, emit Emit) (*Session, error) {
 			return nil, fmt.Errorf("agent %s: turn %d: the previous turn reported no session id, so the conversation cannot be resumed", req.Provider, s.sent)
 		}
 		inv := a.invocation(prompt, resume, first, history)
-		res, err := inv.run(ctx, s.req, emit)
+		res, turnTotal, err := inv.run(ctx, s.req, emit)
+		if res != nil && turnTotal != nil {
+			if total != nil && res.SessionID == sessionID {
+				res.Usage = usageSince(*turnTotal, *total)
+			}
+			t := *turnTotal
+			total = &t
+		}
 		if res != nil {
 			// A resumed session may come back under a new id (claude can
 			// fork one); the next turn continues the latest.
@@ -133,7 +144,7 @@ func NewSession(req Request, emit Emit) (*Session, error) {
 		return res, err
 	}
 	s.snapshot = func() *Snapshot {
-		return &Snapshot{Provider: req.Provider, SessionID: sessionID, history: slices.Clone(history)}
+		return &Snapshot{Provider: req.Provider, SessionID: sessionID, history: slices.Clone(history), total: total}
 	}
 	return s, nil
 }
@@ -153,6 +164,9 @@ type Snapshot struct {
 	From    string
 	history []exchange
 	chat    []openai.ChatCompletionMessageParamUnion
+	// total is the session's running usage total, for CLIs that report
+	// it that way (codex), so a step continuing it counts its own share.
+	total *transcript.Usage
 }
 
 // Empty reports whether the snapshot holds nothing to continue.
@@ -251,4 +265,26 @@ func (s *Session) Result() (*transcript.AgentResult, error) {
 		res.Output = string(js)
 	}
 	return &res, nil
+}
+
+// usageSince is what a running total gained since an earlier reading of
+// it; a count that went down (the provider restarted its count) is taken
+// whole.
+func usageSince(now, before transcript.Usage) transcript.Usage {
+	d := func(a, b int64) int64 {
+		if a < b {
+			return a
+		}
+		return a - b
+	}
+	u := transcript.Usage{
+		InputTokens:        d(now.InputTokens, before.InputTokens),
+		OutputTokens:       d(now.OutputTokens, before.OutputTokens),
+		CacheReadTokens:    d(now.CacheReadTokens, before.CacheReadTokens),
+		CacheWriteTokens:   d(now.CacheWriteTokens, before.CacheWriteTokens),
+		CacheWrite1hTokens: d(now.CacheWrite1hTokens, before.CacheWrite1hTokens),
+		ReasoningTokens:    d(now.ReasoningTokens, before.ReasoningTokens),
+	}
+	u.TotalTokens = u.InputTokens + u.OutputTokens
+	return u
 }

@@ -102,7 +102,8 @@ func TestModeConversationReadsInput(t *testing.T) {
 		t.Errorf("result %+v", ar)
 	}
 	// system, then user and assistant per turn: 7 messages.
-	if out := lastCommandOutput(t, rep.TranscriptPath); out != "7 user_exit 7a1e0c4d-2b3f-4a5e-8c6d-9e0f1a2b3c02 2040\n" {
+	// Input tokens count the 400 read from the cache (transcript.Usage).
+	if out := lastCommandOutput(t, rep.TranscriptPath); out != "7 user_exit 7a1e0c4d-2b3f-4a5e-8c6d-9e0f1a2b3c02 2440\n" {
 		t.Errorf("state seen by the next step: %q", out)
 	}
 	if b, _ := os.ReadFile(filepath.Join(state, "args.3")); !strings.Contains(string(b), "--resume\n7a1e0c4d-2b3f-4a5e-8c6d-9e0f1a2b3c02") {

@@ -105,8 +105,9 @@ func TestAgentConversationThreeTurns(t *testing.T) {
 	if fmt.Sprint(prompts) != fmt.Sprint(want) {
 		t.Errorf("prompts = %q\nwant      %q", prompts, want)
 	}
-	// Usage: the three result lines' totals; turns: num_turns summed.
-	wantUsage := transcript.Usage{InputTokens: 460 + 500 + 1080, OutputTokens: 30 + 8 + 39, CacheReadTokens: 400, TotalTokens: 460 + 500 + 1080 + 30 + 8 + 39}
+	// Usage: the three result lines' totals, cache reads counted inside
+	// input; turns: num_turns summed.
+	wantUsage := transcript.Usage{InputTokens: 460 + 500 + 1080 + 400, OutputTokens: 30 + 8 + 39, CacheReadTokens: 400, TotalTokens: 460 + 500 + 1080 + 400 + 30 + 8 + 39}
 	if ar.Output != "Fixed: main.go now uses safeDiv." || ar.Usage != wantUsage || ar.Turns != 2+1+2 ||
 		ar.CostUSD == nil || fmt.Sprintf("%.3f", *ar.CostUSD) != "0.009" || ar.SessionID != "7a1e0c4d-2b3f-4a5e-8c6d-9e0f1a2b3c02" {
 		t.Errorf("agent result %+v (cost %v), want usage %+v", ar, ar.CostUSD, wantUsage)

@@ -1,11 +1,11 @@
 package normalize
 
 import (
+	"bytes"
 	"sort"
 	"strings"
 
 	"github.com/reelhq/reel/internal/rawjson"
-	"github.com/reelhq/reel/transcript"
 )
 
 // anthropic reads Messages API streaming events: message_start,
@@ -14,7 +14,7 @@ import (
 type anthropic struct {
 	st     *state
 	blocks map[int64]*anBlock
-	usage  transcript.Usage
+	usage  anUsage
 	open   bool
 }
 
@@ -22,6 +22,10 @@ type anBlock struct {
 	typ, id, name string
 	input         []byte
 	sb            strings.Builder
+	// A server tool's result block arrives whole in content_block_start.
+	toolUseID string
+	content   []byte
+	isError   bool
 }
 
 func newAnthropic(p *Parser) {
@@ -63,12 +67,30 @@ func (a *anthropic) line(v []byte) error {
 		a.end()
 		a.open = true
 		s.setModel(rawjson.Str(field(message, "model")))
-		a.usage = claudeUsage(field(message, "usage"))
+		a.usage = anUsage{}
+		a.usage.read(field(message, "usage"))
 	case "content_block_start":
-		b := &anBlock{typ: rawjson.Str(field(block, "type")), id: rawjson.Str(field(block, "id")), name: rawjson.Str(field(block, "name"))}
-		b.input = field(block, "input")
-		b.sb.WriteString(rawjson.Str(field(block, "text")))
-		b.sb.WriteString(rawjson.Str(field(block, "thinking")))
+		b := &anBlock{}
+		_ = eachField(block, func(k, val []byte) {
+			switch string(k) {
+			case "type":
+				b.typ = rawjson.Str(val)
+			case "id":
+				b.id = rawjson.Str(val)
+			case "name":
+				b.name = rawjson.Str(val)
+			case "input":
+				b.input = bytes.Clone(val)
+			case "text", "thinking":
+				b.sb.WriteString(rawjson.Str(val))
+			case "tool_use_id":
+				b.toolUseID = rawjson.Str(val)
+			case "content":
+				b.content = bytes.Clone(val)
+			case "is_error":
+				b.isError = boolean(val)
+			}
+		})
 		a.blocks[index] = b
 	case "content_block_delta":
 		b := a.blocks[index]
@@ -100,18 +122,7 @@ func (a *anthropic) line(v []byte) error {
 		}
 	case "message_delta":
 		// The final usage: a field present here replaces message_start's.
-		_ = eachField(usage, func(k, val []byte) {
-			switch string(k) {
-			case "input_tokens":
-				a.usage.InputTokens = num(val)
-			case "output_tokens":
-				a.usage.OutputTokens = num(val)
-			case "cache_read_input_tokens":
-				a.usage.CacheReadTokens = num(val)
-			case "cache_creation_input_tokens":
-				a.usage.CacheWriteTokens = num(val)
-			}
-		})
+		a.usage.read(usage)
 	case "message_stop":
 		a.end()
 	case "ping", "[DONE]":
@@ -140,6 +151,10 @@ func (a *anthropic) block(b *anBlock) {
 		}
 		s.toolUse(b.id, b.name, in, s.msgTS)
 	default:
+		if isServerToolResult(b.typ, b.toolUseID) {
+			s.serverToolResult(b.toolUseID, b.content, b.isError, s.msgTS)
+			return
+		}
 		s.skip(SkipUnknownBlock)
 	}
 }
@@ -159,8 +174,8 @@ func (a *anthropic) end() {
 	}
 	a.blocks = map[int64]*anBlock{}
 	a.st.flush()
-	a.st.addUsage(a.usage)
+	a.st.addUsage(a.usage.usage())
 	a.st.res.Agent.Turns++
-	a.usage = transcript.Usage{}
+	a.usage = anUsage{}
 	a.open = false
 }

@@ -19,17 +19,16 @@ type claude struct {
 	msgID string
 	// msgUsage keeps the last usage seen per message id (session logs repeat
 	// it on every block line); used when no result line reports totals.
-	msgUsage  map[string]transcript.Usage
-	usageIDs  []string
-	results   int
-	costBySID map[string]float64
-	sidOrder  []string
-	turns     int
-	prompts   int
+	msgUsage map[string]transcript.Usage
+	usageIDs []string
+	results  int
+	totals   claudeTotals
+	turns    int
+	prompts  int
 }
 
 func newClaude(p *Parser, session bool) {
-	c := &claude{st: p.st, session: session, msgUsage: map[string]transcript.Usage{}, costBySID: map[string]float64{}}
+	c := &claude{st: p.st, session: session, msgUsage: map[string]transcript.Usage{}}
 	p.line = c.line
 	p.finish = c.finish
 	p.st.res.Agent.Provider = "claude"
@@ -37,7 +36,7 @@ func newClaude(p *Parser, session bool) {
 
 type claudeLine struct {
 	typ, subtype, sid, model, result    string
-	message, usage, errors              []byte
+	message, usage, models, errors      []byte
 	ts                                  time.Time
 	sidechain, meta, isError, synthetic bool
 	durationMS, turns                   int64
@@ -72,6 +71,8 @@ func (c *claude) line(v []byte) error {
 			l.result = rawjson.Str(val)
 		case "usage":
 			l.usage = val
+		case "modelUsage":
+			l.models = val
 		case "errors":
 			l.errors = val
 		case "duration_ms":
@@ -92,6 +93,9 @@ func (c *claude) line(v []byte) error {
 	switch l.typ {
 	case "assistant":
 		if l.sidechain {
+			// A subagent's exchange stays out of the conversation, but
+			// its tokens were spent by the session.
+			c.messageUsage(l.message)
 			s.skip("sidechain line")
 			return nil
 		}
@@ -141,12 +145,7 @@ func (c *claude) assistant(l claudeLine) {
 		c.msgID = id
 	}
 	s.setModel(model)
-	if usage != nil && id != "" {
-		if _, seen := c.msgUsage[id]; !seen {
-			c.usageIDs = append(c.usageIDs, id)
-		}
-		c.msgUsage[id] = claudeUsage(usage)
-	}
+	c.keepUsage(id, usage)
 	if len(content) > 0 && content[0] == '"' {
 		s.text(rawjson.Str(content), l.ts)
 		return
@@ -188,18 +187,39 @@ func (c *claude) assistant(l claudeLine) {
 			s.thinking("", l.ts)
 		case typ == "tool_use" || typ == "server_tool_use" || typ == "mcp_tool_use":
 			s.toolUse(bid, name, raw(input), l.ts)
-		case strings.HasSuffix(typ, "_tool_result") && toolUseID != "":
-			out := raw(bcontent)
-			s.add(transcript.ContentBlock{Type: transcript.BlockToolResult, ToolID: toolUseID, ToolContent: out}, l.ts)
-			errMsg := ""
-			if isErr {
-				errMsg = toolErrorText(bcontent)
-			}
-			s.result(toolUseID, "", out, errMsg, l.ts)
+		case isServerToolResult(typ, toolUseID):
+			s.serverToolResult(toolUseID, bcontent, isErr, l.ts)
 		default:
 			s.skip(SkipUnknownBlock)
 		}
 	})
+}
+
+// keepUsage remembers the usage a message line reports; the lines of one
+// message repeat it, so the last one per message id counts.
+func (c *claude) keepUsage(id string, usage []byte) {
+	if usage == nil || id == "" {
+		return
+	}
+	if _, seen := c.msgUsage[id]; !seen {
+		c.usageIDs = append(c.usageIDs, id)
+	}
+	c.msgUsage[id] = claudeUsage(usage)
+}
+
+// messageUsage keeps the usage of a message whose content is not recorded.
+func (c *claude) messageUsage(message []byte) {
+	var id string
+	var usage []byte
+	_ = eachField(message, func(k, val []byte) {
+		switch string(k) {
+		case "id":
+			id = rawjson.Str(val)
+		case "usage":
+			usage = val
+		}
+	})
+	c.keepUsage(id, usage)
 }
 
 func (c *claude) user(l claudeLine) {
@@ -307,41 +327,12 @@ func toolErrorText(content []byte) string {
 	return sb.String()
 }
 
-func claudeUsage(v []byte) transcript.Usage {
-	var u transcript.Usage
-	_ = eachField(v, func(k, val []byte) {
-		switch string(k) {
-		case "input_tokens":
-			u.InputTokens = num(val)
-		case "output_tokens":
-			u.OutputTokens = num(val)
-		case "cache_read_input_tokens":
-			u.CacheReadTokens = num(val)
-		case "cache_creation_input_tokens":
-			u.CacheWriteTokens = num(val)
-		case "output_tokens_details":
-			u.ReasoningTokens = num(field(val, "thinking_tokens"))
-		}
-	})
-	return u
-}
-
 func (c *claude) result(l claudeLine) {
 	s := c.st
 	s.flush()
 	c.msgID = ""
 	c.results++
-	if l.usage != nil {
-		s.addUsage(claudeUsage(l.usage))
-	}
-	if f, ok := float(l.cost); ok {
-		// total_cost_usd is the session's running total when a session is
-		// resumed, so keep the latest per session and sum across sessions.
-		if _, seen := c.costBySID[l.sid]; !seen {
-			c.sidOrder = append(c.sidOrder, l.sid)
-		}
-		c.costBySID[l.sid] = f
-	}
+	c.totals.result(l.sid, l.usage, l.models, l.cost)
 	s.res.Agent.DurationMS += l.durationMS
 	c.turns += int(l.turns)
 	if l.result != "" {
@@ -373,13 +364,10 @@ func (c *claude) finish() {
 		for _, id := range c.usageIDs {
 			s.addUsage(c.msgUsage[id])
 		}
-	}
-	if len(c.sidOrder) > 0 {
-		var total float64
-		for _, sid := range c.sidOrder {
-			total += c.costBySID[sid]
-		}
-		s.res.Agent.CostUSD = &total
+	} else {
+		u, cost := c.totals.totals()
+		s.setUsage(u)
+		s.res.Agent.CostUSD = cost
 	}
 	s.res.Agent.Turns = c.turns
 	if c.results == 0 {

@@ -19,13 +19,42 @@ type codexExec struct {
 	st  *state
 	ev  *codexEvents
 	cmd map[string]bool // item ids whose command block is already in a message
+	// thread is the current thread id; totals hold the last running total
+	// turn.completed reported per thread, in order of first report.
+	thread  string
+	totals  map[string]transcript.Usage
+	threads []string
+	// Item ids restart with each process (item_0, item_1, …), so a
+	// recording of a run and its resume holds the same id twice: ids an
+	// earlier process used are renamed id~N in process N (ids maps them
+	// for the current process).
+	procs int
+	ids   map[string]string
 }
 
 func newCodexExec(p *Parser) {
-	c := &codexExec{st: p.st, cmd: map[string]bool{}}
+	c := &codexExec{st: p.st, cmd: map[string]bool{}, totals: map[string]transcript.Usage{}}
 	c.ev = &codexEvents{st: p.st, direct: true}
 	p.st.res.Agent.Provider = "codex"
 	p.line = c.line
+	p.finish = c.finish
+}
+
+// finish sets the usage: turn.completed reports the thread's running total
+// (a resumed thread's includes its earlier turns), so the last report of
+// each thread counts and threads add up. Streams in the older {id, msg}
+// form report through token_count instead, handled by codexEvents.
+func (c *codexExec) finish() {
+	if len(c.threads) == 0 {
+		return
+	}
+	var u transcript.Usage
+	for _, id := range c.threads {
+		u.Add(c.totals[id])
+	}
+	c.st.setUsage(u)
+	last := c.totals[c.threads[len(c.threads)-1]]
+	c.st.res.SessionTotal = &last
 }
 
 func (c *codexExec) line(v []byte) error {
@@ -60,11 +89,21 @@ func (c *codexExec) line(v []byte) error {
 	switch typ {
 	case "thread.started":
 		s.res.Agent.SessionID = threadID
+		c.thread = threadID
+		c.procs++
+		c.ids = map[string]string{}
 	case "turn.started":
 		s.res.Agent.Turns++
 	case "turn.completed":
 		s.flush()
-		s.addUsage(codexUsage(usage))
+		u := codexUsage(usage)
+		if u.TotalTokens == 0 {
+			u.TotalTokens = u.InputTokens + u.OutputTokens
+		}
+		if _, seen := c.totals[c.thread]; !seen {
+			c.threads = append(c.threads, c.thread)
+		}
+		c.totals[c.thread] = u
 	case "turn.failed":
 		s.flush()
 		s.fail(errMessage(errv))
@@ -171,6 +210,7 @@ func (c *codexExec) item(ev string, v []byte) {
 		}
 	})
 	s := c.st
+	it.id = c.itemID(it.id)
 	started, completed := ev == "item.started", ev == "item.completed"
 	switch it.typ {
 	case "agent_message", "assistant_message":
@@ -246,6 +286,23 @@ func (c *codexExec) item(ev string, v []byte) {
 			s.skip(SkipUnknownItem)
 		}
 	}
+}
+
+// itemID is the id an item gets in the transcript: its own, unless an
+// earlier process of the recording used it.
+func (c *codexExec) itemID(id string) string {
+	if id == "" || c.procs < 2 {
+		return id
+	}
+	if m, ok := c.ids[id]; ok {
+		return m
+	}
+	m := id
+	if _, used := c.st.tools[id]; used || c.cmd[id] {
+		m = fmt.Sprintf("%s~%d", id, c.procs)
+	}
+	c.ids[id] = m
+	return m
 }
 
 func failedMsg(status, msg string) string {

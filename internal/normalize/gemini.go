@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/reelhq/reel/internal/rawjson"
-	"github.com/reelhq/reel/transcript"
 )
 
 // geminiStream reads `gemini --output-format stream-json`: init, message
@@ -115,24 +114,26 @@ func (g *geminiStream) line(v []byte) error {
 			}
 			s.fail(m)
 		}
-		var u transcript.Usage
+		var in, out, cached, thoughts, tool, total int64
 		_ = eachField(stats, func(k, val []byte) {
 			switch string(k) {
 			case "input_tokens", "prompt_tokens":
-				u.InputTokens = num(val)
+				in = num(val)
 			case "output_tokens", "candidates_tokens":
-				u.OutputTokens = num(val)
+				out = num(val)
 			case "total_tokens":
-				u.TotalTokens = num(val)
+				total = num(val)
 			case "cached", "cached_tokens":
-				u.CacheReadTokens = num(val)
+				cached = num(val)
 			case "thoughts_tokens", "thoughts":
-				u.ReasoningTokens = num(val)
+				thoughts = num(val)
+			case "tool_tokens", "tool_use_prompt_tokens":
+				tool = num(val)
 			case "duration_ms":
 				s.res.Agent.DurationMS += num(val)
 			}
 		})
-		s.addUsage(u)
+		s.addUsage(geminiUsage(in, out, cached, thoughts, tool, total))
 		s.res.Agent.Turns++
 	default:
 		s.skip(SkipUnknownEvent)
@@ -289,22 +290,24 @@ func (g *geminiSession) message(v []byte) {
 			s.result(r.id, r.name, r.out, r.errMsg, r.ts)
 		}
 		if tokens != nil {
-			var u transcript.Usage
+			var in, out, cached, thoughts, tool, total int64
 			_ = eachField(tokens, func(k, val []byte) {
 				switch string(k) {
 				case "input":
-					u.InputTokens = num(val)
+					in = num(val)
 				case "output":
-					u.OutputTokens = num(val)
+					out = num(val)
 				case "cached":
-					u.CacheReadTokens = num(val)
+					cached = num(val)
 				case "thoughts":
-					u.ReasoningTokens = num(val)
+					thoughts = num(val)
+				case "tool":
+					tool = num(val)
 				case "total":
-					u.TotalTokens = num(val)
+					total = num(val)
 				}
 			})
-			s.addUsage(u)
+			s.addUsage(geminiUsage(in, out, cached, thoughts, tool, total))
 			s.res.Agent.Turns++
 		}
 	case "error":

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -132,8 +133,12 @@ func providerToolIDs(f Format, vals []map[string]any) map[string]bool {
 				}
 			}
 		case AnthropicSSE:
-			if b := obj(v, "content_block"); s(b["type"]) == "tool_use" {
+			b := obj(v, "content_block")
+			switch typ := s(b["type"]); {
+			case typ == "tool_use" || typ == "server_tool_use" || typ == "mcp_tool_use":
 				add(s(b["id"]))
+			case strings.HasSuffix(typ, "_tool_result"):
+				add(s(b["tool_use_id"]))
 			}
 		case VibeStreaming:
 			for _, tc := range arr(v["tool_calls"]) {
@@ -147,27 +152,84 @@ func providerToolIDs(f Format, vals []map[string]any) map[string]bool {
 	return ids
 }
 
-// providerUsage is the token totals a recording reports, or ok=false.
-func providerUsage(f Format, vals []map[string]any) (u transcript.Usage, ok bool) {
-	claude := func(m map[string]any) transcript.Usage {
-		return transcript.Usage{InputTokens: n(m["input_tokens"]), OutputTokens: n(m["output_tokens"]),
-			CacheReadTokens: n(m["cache_read_input_tokens"]), CacheWriteTokens: n(m["cache_creation_input_tokens"]),
-			ReasoningTokens: n(obj(m, "output_tokens_details")["thinking_tokens"])}
-	}
+// anthropicUsage reads an Anthropic usage object (input without the
+// cache) into reel's convention (input with it).
+func anthropicUsage(m map[string]any) transcript.Usage {
+	in := n(m["input_tokens"]) + n(m["cache_read_input_tokens"]) + n(m["cache_creation_input_tokens"])
+	return transcript.Usage{InputTokens: in, OutputTokens: n(m["output_tokens"]),
+		CacheReadTokens: n(m["cache_read_input_tokens"]), CacheWriteTokens: n(m["cache_creation_input_tokens"]),
+		CacheWrite1hTokens: n(obj(m, "cache_creation")["ephemeral_1h_input_tokens"]),
+		ReasoningTokens:    n(obj(m, "output_tokens_details")["thinking_tokens"]), TotalTokens: in + n(m["output_tokens"])}
+}
+
+// providerUsage is the token totals a recording reports, or ok=false, and
+// the cost it reports (nil when none). Each format is read the way its own
+// documentation and data say it counts (see usage.go), independently of
+// the parsers.
+func providerUsage(f Format, vals []map[string]any) (u transcript.Usage, cost *float64, ok bool) {
 	switch f {
 	case ClaudeStreamJSON:
+		// modelUsage and total_cost_usd are each process's running totals;
+		// in these recordings a process is a session id.
+		type proc struct {
+			snap transcript.Usage
+			own  int64 // one-hour cache writes, from the queries' own usage
+			cost float64
+		}
+		var procs []*proc
+		var sid string
+		snapshots := true
 		for _, v := range vals {
-			if s(v["type"]) == "result" {
-				u.Add(claude(obj(v, "usage")))
-				ok = true
+			if s(v["type"]) != "result" {
+				continue
+			}
+			if len(procs) == 0 || s(v["session_id"]) != sid {
+				procs = append(procs, &proc{})
+				sid = s(v["session_id"])
+			}
+			p := procs[len(procs)-1]
+			var snap transcript.Usage
+			models := obj(v, "modelUsage")
+			if len(models) == 0 {
+				snapshots = false
+			}
+			for _, m := range models {
+				mm := obj(m)
+				pick := func(camel, snake string) int64 { return n(mm[camel]) + n(mm[snake]) }
+				in := pick("inputTokens", "input_tokens") + pick("cacheReadInputTokens", "cache_read_input_tokens") + pick("cacheCreationInputTokens", "cache_creation_input_tokens")
+				snap.Add(transcript.Usage{InputTokens: in, OutputTokens: pick("outputTokens", "output_tokens"),
+					CacheReadTokens: pick("cacheReadInputTokens", "cache_read_input_tokens"), CacheWriteTokens: pick("cacheCreationInputTokens", "cache_creation_input_tokens"),
+					ReasoningTokens: n(mm["thinkingTokens"])})
+			}
+			own := anthropicUsage(obj(v, "usage"))
+			if len(models) == 0 {
+				snap = p.snap
+				snap.Add(own)
+			}
+			p.snap = snap
+			p.own += own.CacheWrite1hTokens
+			if c, isNum := v["total_cost_usd"].(float64); isNum {
+				p.cost = c
+				if cost == nil {
+					cost = new(float64)
+				}
+			}
+			ok = true
+		}
+		for _, p := range procs {
+			p.snap.CacheWrite1hTokens = min(p.own, p.snap.CacheWriteTokens)
+			u.Add(p.snap)
+			if cost != nil {
+				*cost += p.cost
 			}
 		}
+		_ = snapshots
 	case ClaudeSessionLog:
 		last := map[string]transcript.Usage{}
 		for _, v := range vals {
 			m := obj(v, "message")
-			if s(v["type"]) == "assistant" && v["isSidechain"] != true && m["usage"] != nil {
-				last[s(m["id"])] = claude(obj(m, "usage"))
+			if s(v["type"]) == "assistant" && m["usage"] != nil {
+				last[s(m["id"])] = anthropicUsage(obj(m, "usage"))
 			}
 		}
 		for _, x := range last {
@@ -175,14 +237,24 @@ func providerUsage(f Format, vals []map[string]any) (u transcript.Usage, ok bool
 			ok = true
 		}
 	case CodexExecJSON:
+		// turn.completed is the thread's running total: the last per thread.
+		last := map[string]transcript.Usage{}
+		var thread string
 		for _, v := range vals {
-			if s(v["type"]) == "turn.completed" {
+			switch s(v["type"]) {
+			case "thread.started":
+				thread = s(v["thread_id"])
+			case "turn.completed":
 				m := obj(v, "usage")
-				u.Add(transcript.Usage{InputTokens: n(m["input_tokens"]), OutputTokens: n(m["output_tokens"]),
+				last[thread] = transcript.Usage{InputTokens: n(m["input_tokens"]), OutputTokens: n(m["output_tokens"]),
 					CacheReadTokens: n(m["cached_input_tokens"]), CacheWriteTokens: n(m["cache_write_input_tokens"]),
-					ReasoningTokens: n(m["reasoning_output_tokens"])})
+					ReasoningTokens: n(m["reasoning_output_tokens"])}
 				ok = true
 			}
+		}
+		for _, x := range last {
+			x.TotalTokens = x.InputTokens + x.OutputTokens
+			u.Add(x)
 		}
 	case CodexRollout:
 		for _, v := range vals {
@@ -193,24 +265,31 @@ func providerUsage(f Format, vals []map[string]any) (u transcript.Usage, ok bool
 				ok = true
 			}
 		}
-		return u, ok
+		return u, nil, ok
 	case GeminiStreamJSON:
 		for _, v := range vals {
 			if m := obj(v, "stats"); m != nil {
-				u.Add(transcript.Usage{InputTokens: n(m["input_tokens"]), OutputTokens: n(m["output_tokens"]), TotalTokens: n(m["total_tokens"]),
-					CacheReadTokens: n(m["cached"])})
+				in, out := n(m["input_tokens"]), n(m["output_tokens"])
+				u.Add(transcript.Usage{InputTokens: in, OutputTokens: out, TotalTokens: in + out, CacheReadTokens: n(m["cached"])})
 				ok = true
 			}
 		}
+		return u, nil, ok
 	case GeminiSession:
+		// total = input + output + thoughts + tool: thoughts are output,
+		// the tool-use prompt input.
 		for _, v := range vals {
 			if m := obj(v, "tokens"); m != nil {
-				u.Add(transcript.Usage{InputTokens: n(m["input"]), OutputTokens: n(m["output"]), CacheReadTokens: n(m["cached"]),
+				in, out := n(m["input"])+n(m["tool"]), n(m["output"])+n(m["thoughts"])
+				if in+out != n(m["total"]) {
+					return u, nil, false
+				}
+				u.Add(transcript.Usage{InputTokens: in, OutputTokens: out, CacheReadTokens: n(m["cached"]),
 					ReasoningTokens: n(m["thoughts"]), TotalTokens: n(m["total"])})
 				ok = true
 			}
 		}
-		return u, ok
+		return u, nil, ok
 	case CopilotJSON:
 		for _, v := range vals {
 			if s(v["type"]) == "assistant.usage" {
@@ -222,32 +301,55 @@ func providerUsage(f Format, vals []map[string]any) (u transcript.Usage, ok bool
 	case OpenAIChatStream:
 		for _, v := range vals {
 			if m := obj(v, "usage"); m != nil {
-				u.Add(transcript.Usage{InputTokens: n(m["prompt_tokens"]), OutputTokens: n(m["completion_tokens"]), TotalTokens: n(m["total_tokens"]),
-					CacheReadTokens: n(obj(m, "prompt_tokens_details")["cached_tokens"]), ReasoningTokens: n(obj(m, "completion_tokens_details")["reasoning_tokens"])})
+				x := transcript.Usage{InputTokens: n(m["prompt_tokens"]), OutputTokens: n(m["completion_tokens"]), TotalTokens: n(m["total_tokens"]),
+					CacheReadTokens: n(obj(m, "prompt_tokens_details")["cached_tokens"]), ReasoningTokens: n(obj(m, "completion_tokens_details")["reasoning_tokens"])}
+				if x.TotalTokens > x.InputTokens+x.OutputTokens {
+					// reasoning counted apart from completion_tokens (xAI)
+					x.OutputTokens = x.TotalTokens - x.InputTokens
+				}
+				u.Add(x)
 				ok = true
 			}
 		}
-		return u, ok
+		return u, nil, ok
 	case OpencodeJSON:
+		// input excludes the cache; reasoning is apart from output unless
+		// the total shows it inside; cost is reported per step.
 		for _, v := range vals {
 			if s(v["type"]) == "step_finish" {
 				m := obj(v, "part", "tokens")
-				u.Add(transcript.Usage{InputTokens: n(m["input"]), OutputTokens: n(m["output"]), ReasoningTokens: n(m["reasoning"]),
-					CacheReadTokens: n(obj(m, "cache")["read"]), CacheWriteTokens: n(obj(m, "cache")["write"]), TotalTokens: n(m["total"])})
+				c := obj(m, "cache")
+				in := n(m["input"]) + n(c["read"]) + n(c["write"])
+				out := n(m["output"])
+				if tot := n(m["total"]); tot == 0 || tot == in+out+n(m["reasoning"]) {
+					out += n(m["reasoning"])
+				}
+				u.Add(transcript.Usage{InputTokens: in, OutputTokens: out, ReasoningTokens: n(m["reasoning"]),
+					CacheReadTokens: n(c["read"]), CacheWriteTokens: n(c["write"]), TotalTokens: in + out})
+				if x, isNum := obj(v, "part")["cost"].(float64); isNum {
+					if cost == nil {
+						cost = new(float64)
+					}
+					*cost += x
+				}
 				ok = true
 			}
 		}
 	case AnthropicSSE:
-		var cur transcript.Usage
+		cur := map[string]any{}
 		for _, v := range vals {
 			switch s(v["type"]) {
 			case "message_start":
-				cur = claude(obj(v, "message", "usage"))
+				cur = map[string]any{}
+				for k, x := range obj(v, "message", "usage") {
+					cur[k] = x
+				}
 			case "message_delta":
-				m := obj(v, "usage")
-				cur.InputTokens, cur.OutputTokens = n(m["input_tokens"]), n(m["output_tokens"])
+				for k, x := range obj(v, "usage") {
+					cur[k] = x
+				}
 			case "message_stop":
-				u.Add(cur)
+				u.Add(anthropicUsage(cur))
 				ok = true
 			}
 		}
@@ -255,7 +357,7 @@ func providerUsage(f Format, vals []map[string]any) (u transcript.Usage, ok bool
 	if u.TotalTokens == 0 {
 		u.TotalTokens = u.InputTokens + u.OutputTokens
 	}
-	return u, ok
+	return u, cost, ok
 }
 
 // providerFinalTexts are the texts a recording itself reports as the
@@ -297,8 +399,12 @@ func providerFinalTexts(f Format, vals []map[string]any) []string {
 			out = append(out, sb.String())
 		}
 	case AnthropicSSE:
+		// The last message's text.
 		var sb strings.Builder
 		for _, v := range vals {
+			if s(v["type"]) == "message_start" {
+				sb.Reset()
+			}
 			if d := obj(v, "delta"); s(d["type"]) == "text_delta" {
 				sb.WriteString(s(d["text"]))
 			}
@@ -308,6 +414,155 @@ func providerFinalTexts(f Format, vals []map[string]any) []string {
 		}
 	}
 	return out
+}
+
+// providerFacts are what a recording says about its content, read
+// independently of the parsers: the assistant texts, the number of
+// thinking blocks, the tool ids whose invocation failed, and whether the
+// run failed.
+type providerFacts struct {
+	texts    []string
+	thinking int // -1: the format does not say
+	failed   map[string]bool
+	runError bool
+}
+
+func serverResultFailed(b map[string]any) bool {
+	if b["is_error"] == true {
+		return true
+	}
+	c := obj(b["content"])
+	return strings.HasSuffix(s(c["type"]), "_error") || s(c["error_code"]) != "" || n(c["return_code"]) != 0
+}
+
+func readFacts(f Format, vals []map[string]any) providerFacts {
+	pf := providerFacts{thinking: -1, failed: map[string]bool{}}
+	switch f {
+	case ClaudeStreamJSON, ClaudeSessionLog:
+		pf.thinking = 0
+		for _, v := range vals {
+			if v["isSidechain"] == true {
+				continue
+			}
+			switch s(v["type"]) {
+			case "assistant":
+				for _, b := range arr(obj(v, "message")["content"]) {
+					bm := obj(b)
+					switch typ := s(bm["type"]); {
+					case typ == "text" && s(bm["text"]) != "":
+						pf.texts = append(pf.texts, s(bm["text"]))
+					case typ == "thinking" || typ == "redacted_thinking":
+						pf.thinking++
+					case strings.HasSuffix(typ, "_tool_result") && serverResultFailed(bm):
+						pf.failed[s(bm["tool_use_id"])] = true
+					}
+				}
+			case "user":
+				for _, b := range arr(obj(v, "message")["content"]) {
+					if bm := obj(b); s(bm["type"]) == "tool_result" && bm["is_error"] == true {
+						pf.failed[s(bm["tool_use_id"])] = true
+					}
+				}
+			case "result":
+				pf.runError = pf.runError || v["is_error"] == true || strings.HasPrefix(s(v["subtype"]), "error")
+			}
+		}
+	case CodexExecJSON:
+		pf.thinking = 0
+		for _, v := range vals {
+			switch s(v["type"]) {
+			case "item.completed":
+				it := obj(v, "item")
+				typ := s(it["type"])
+				if typ == "" {
+					typ = s(it["item_type"])
+				}
+				switch typ {
+				case "agent_message", "assistant_message":
+					pf.texts = append(pf.texts, s(it["text"]))
+				case "reasoning", "plan":
+					pf.thinking++
+				case "command_execution", "file_change", "mcp_tool_call", "web_search", "collab_tool_call":
+					code, _ := it["exit_code"].(float64)
+					if code != 0 || s(it["status"]) == "failed" || it["error"] != nil {
+						pf.failed[s(it["id"])] = true
+					}
+				}
+			case "turn.failed", "error":
+				pf.runError = true
+			case "":
+				if m := obj(v, "msg"); s(m["type"]) == "agent_reasoning" {
+					pf.thinking++ // the older {id, msg} form
+				}
+			}
+		}
+	case CodexRollout:
+		items := false
+		for _, v := range vals {
+			if s(v["type"]) == "response_item" {
+				items = true
+			}
+		}
+		if items {
+			pf.thinking = 0
+		}
+		for _, v := range vals {
+			p := obj(v, "payload")
+			if s(v["type"]) != "response_item" {
+				continue
+			}
+			switch s(p["type"]) {
+			case "message":
+				if s(p["role"]) == "assistant" {
+					for _, c := range arr(p["content"]) {
+						if t := s(obj(c)["text"]); t != "" {
+							pf.texts = append(pf.texts, t)
+						}
+					}
+				}
+			case "reasoning":
+				pf.thinking++
+			}
+		}
+	case GeminiStreamJSON:
+		for _, v := range vals {
+			switch s(v["type"]) {
+			case "tool_result":
+				if st := s(v["status"]); st != "" && st != "success" {
+					pf.failed[s(v["tool_id"])] = true
+				}
+			case "result":
+				if st := s(v["status"]); st != "" && st != "success" {
+					pf.runError = true
+				}
+			case "error":
+				if s(v["severity"]) != "warning" {
+					pf.runError = true
+				}
+			}
+		}
+	case GeminiSession:
+		for _, v := range vals {
+			if s(v["type"]) == "gemini" && s(v["content"]) != "" {
+				pf.texts = append(pf.texts, s(v["content"]))
+			}
+			for _, tc := range arr(v["toolCalls"]) {
+				if st := s(obj(tc)["status"]); st != "" && st != "success" {
+					pf.failed[s(obj(tc)["id"])] = true
+				}
+			}
+		}
+	case AnthropicSSE:
+		for _, v := range vals {
+			if b := obj(v, "content_block"); strings.HasSuffix(s(b["type"]), "_tool_result") && serverResultFailed(b) {
+				pf.failed[s(b["tool_use_id"])] = true
+			}
+			if s(v["type"]) == "error" {
+				pf.runError = true
+			}
+		}
+	}
+	return pf
 }
 
 func messageText(ev transcript.ExchangeEvent) string {
@@ -359,14 +614,69 @@ func TestInvariants(t *testing.T) {
 			}
 		}
 		for id := range calls {
-			if !want[id] && !strings.HasPrefix(id, "reel-tool-") && !strings.HasPrefix(id, "copilot-tool-") {
+			// Codex item ids restart with each process of a recording: a
+			// reused one is renamed id~N.
+			base, _, _ := strings.Cut(id, "~")
+			if !want[base] && !strings.HasPrefix(id, "reel-tool-") && !strings.HasPrefix(id, "copilot-tool-") {
 				t.Errorf("tool.call %s is not an id the recording names", id)
 			}
 		}
 
-		// Usage totals equal what the provider reported.
-		if u, ok := providerUsage(f, vals); ok && u != got.res.Agent.Usage {
+		// Usage totals equal what the provider reported, counted once:
+		// cache tokens inside input, reasoning inside output.
+		u, cost, ok := providerUsage(f, vals)
+		if ok && u != got.res.Agent.Usage {
 			t.Errorf("usage %+v, provider reported %+v", got.res.Agent.Usage, u)
+		}
+		gu := got.res.Agent.Usage
+		if gu.CacheReadTokens+gu.CacheWriteTokens > gu.InputTokens || gu.ReasoningTokens > gu.OutputTokens && gu.OutputTokens > 0 ||
+			gu.CacheWrite1hTokens > gu.CacheWriteTokens {
+			t.Errorf("usage parts exceed their wholes: %+v", gu)
+		}
+		// Cost: kept exactly when reported, absent when not.
+		switch gc := got.res.Agent.CostUSD; {
+		case cost == nil && gc != nil:
+			t.Errorf("cost %v, but the recording reports none", *gc)
+		case cost != nil && (gc == nil || math.Abs(*gc-*cost) > 1e-12):
+			t.Errorf("cost %v, provider reported %v", gc, *cost)
+		}
+
+		// Text, thinking and errors are kept.
+		facts := readFacts(f, vals)
+		var all strings.Builder
+		thinking := 0
+		toolErr := map[string]string{}
+		for _, ev := range got.events {
+			switch ev.Type {
+			case transcript.MessageAssistant:
+				for _, b := range ev.Message().Blocks {
+					switch b.Type {
+					case transcript.BlockText:
+						all.WriteString(b.Text)
+						all.WriteByte(0)
+					case transcript.BlockThinking:
+						thinking++
+					}
+				}
+			case transcript.ToolResult:
+				toolErr[ev.Tool().CallID] = ev.Tool().Error
+			}
+		}
+		for _, x := range facts.texts {
+			if !strings.Contains(all.String(), x) {
+				t.Errorf("assistant text %.80q is in no message.assistant", x)
+			}
+		}
+		if facts.thinking >= 0 && thinking != facts.thinking {
+			t.Errorf("%d thinking blocks, the recording has %d", thinking, facts.thinking)
+		}
+		for id := range facts.failed {
+			if toolErr[id] == "" {
+				t.Errorf("tool %s failed in the recording; its tool.result has no error", id)
+			}
+		}
+		if facts.runError && !got.res.IsError {
+			t.Errorf("the recording reports a failure; the result is not an error")
 		}
 
 		// Final texts: each equals the text of the assistant message

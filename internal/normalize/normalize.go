@@ -111,8 +111,10 @@ type Emit func(ev transcript.ExchangeEvent) error
 // Result is what a parsed step amounts to.
 type Result struct {
 	// Agent is the agent step's result: Output is the final assistant text
-	// (the provider's own final text when it reports one), Usage the token
-	// totals as the provider reports them, CostUSD only when reported,
+	// (the provider's own final text when it reports one), Usage the
+	// provider's token counts, each counted once in transcript.Usage's
+	// convention and read as running or per-turn totals as the format
+	// reports them (usage.go), CostUSD only when reported,
 	// DurationMS as reported by the provider, Skipped by reason.
 	Agent transcript.AgentResult `json:"agent"`
 	// IsError and Error report a provider-declared failure (error result
@@ -125,6 +127,13 @@ type Result struct {
 	// Warnings are non-fatal problems the provider reported (Codex error
 	// items, aborted turns).
 	Warnings []string `json:"warnings,omitempty"`
+	// SessionTotal is set for formats whose usage reports are the
+	// provider session's running total (Codex exec's turn.completed): the
+	// total as of the end of the stream. Agent.Usage holds the same, since
+	// a stream alone cannot tell its share from the earlier turns' of a
+	// resumed session; a caller that ran those turns subtracts their
+	// total.
+	SessionTotal *transcript.Usage `json:"session_total,omitempty"`
 }
 
 // Parser normalizes one step's provider output. It is not safe for

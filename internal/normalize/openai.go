@@ -134,6 +134,12 @@ func (o *openAI) line(v []byte) error {
 				u.ReasoningTokens = num(field(val, "reasoning_tokens"))
 			}
 		})
+		// OpenAI counts reasoning inside completion_tokens; some
+		// compatible servers (xAI) count it apart, which their total
+		// shows: then it is added to the output, so it is counted once.
+		if u.ReasoningTokens > 0 && u.TotalTokens == u.InputTokens+u.OutputTokens+u.ReasoningTokens {
+			u.OutputTokens += u.ReasoningTokens
+		}
 		s.addUsage(u)
 		s.res.Agent.Turns++
 	}

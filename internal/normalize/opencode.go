@@ -147,9 +147,13 @@ func (o *opencode) line(v []byte) error {
 }
 
 // opencodeUsage reads a step-finish part's tokens: {total?, input, output,
-// reasoning, cache: {read, write}}.
+// reasoning, cache: {read, write}}. opencode's input excludes the cache
+// (its total adds them) and its reasoning is apart from output (it prices
+// the two separately); in reel's convention both are inside (usage.go),
+// unless the reported total shows the reasoning already in output.
 func opencodeUsage(v []byte) transcript.Usage {
 	var u transcript.Usage
+	var total int64
 	_ = eachField(v, func(k, val []byte) {
 		switch string(k) {
 		case "input":
@@ -159,12 +163,17 @@ func opencodeUsage(v []byte) transcript.Usage {
 		case "reasoning":
 			u.ReasoningTokens = num(val)
 		case "total":
-			u.TotalTokens = num(val)
+			total = num(val)
 		case "cache":
 			u.CacheReadTokens = num(field(val, "read"))
 			u.CacheWriteTokens = num(field(val, "write"))
 		}
 	})
+	u.InputTokens += u.CacheReadTokens + u.CacheWriteTokens
+	if total == 0 || total == u.InputTokens+u.OutputTokens+u.ReasoningTokens {
+		u.OutputTokens += u.ReasoningTokens
+	}
+	u.TotalTokens = u.InputTokens + u.OutputTokens
 	return u
 }
 
