@@ -29,7 +29,8 @@ type execKey struct {
 }
 
 // FromTranscript converts the events of one run into the records of one
-// trace. The root metadata record carries sdk {name: reel}, and the tags
+// trace. A run ToTranscript imported is written back as the records it
+// came from (see Trace); any other run as follows. The root metadata record carries sdk {name: reel}, and the tags
 // reel.run_id and reel.workflow; every other record's meta carries the
 // session tag and a "reel" object (path, iteration, attempt, step, kind)
 // that Shadow ignores and ToTranscript uses to rebuild the same steps.
@@ -46,6 +47,12 @@ func FromTranscript(events []transcript.ExchangeEvent, opts ExportOptions) ([]Re
 	}
 	if events[0].Type != transcript.RunStarted {
 		return nil, fmt.Errorf("export agentlog: transcript does not start with run.started")
+	}
+	// A run imported from a trace goes back as that trace.
+	if recs, ok, err := fromSource(events); err != nil {
+		return nil, fmt.Errorf("export agentlog: %w", err)
+	} else if ok {
+		return recs, nil
 	}
 	runID := events[0].RunID
 	workflow := ""
@@ -288,8 +295,24 @@ func exportUser(b *Builder, e *transcript.ExchangeEvent, model string, meta *rec
 	if mp == nil {
 		return fmt.Errorf("message.user without a message payload")
 	}
-	var msgs []message
-	standard := len(mp.Blocks) >= 1 && len(mp.Blocks) <= 2
+	msgs, standard := requestMessages(mp)
+	if !standard {
+		raw, err := json.Marshal(mp.Blocks)
+		if err != nil {
+			return err
+		}
+		meta.Reel.Blocks = raw
+	}
+	_, err := b.Add(KindChatRequest, e.Timestamp, chatRequest{Model: model, Messages: msgs, Tools: json.RawMessage("[]"), Params: json.RawMessage("{}")}, meta)
+	return err
+}
+
+// requestMessages renders a message.user as a request's messages: the
+// system prompt (blocks[1]) and the prompt (blocks[0]). standard is false
+// when the blocks are more than that (other block types or fidelities, more
+// blocks), so the exact blocks must travel in meta.
+func requestMessages(mp *transcript.MessagePayload) (msgs []message, standard bool) {
+	standard = len(mp.Blocks) >= 1 && len(mp.Blocks) <= 2
 	for _, bl := range mp.Blocks {
 		if bl.Type != transcript.BlockText || bl.Fidelity != transcript.FidelityRouter {
 			standard = false
@@ -302,16 +325,7 @@ func exportUser(b *Builder, e *transcript.ExchangeEvent, model string, meta *rec
 	if len(mp.Blocks) > 0 {
 		prompt = blockText(mp.Blocks[0])
 	}
-	msgs = append(msgs, message{Role: "user", Content: mustJSON(prompt)})
-	if !standard {
-		raw, err := json.Marshal(mp.Blocks)
-		if err != nil {
-			return err
-		}
-		meta.Reel.Blocks = raw
-	}
-	_, err := b.Add(KindChatRequest, e.Timestamp, chatRequest{Model: model, Messages: msgs, Tools: json.RawMessage("[]"), Params: json.RawMessage("{}")}, meta)
-	return err
+	return append(msgs, message{Role: "user", Content: mustJSON(prompt)}), standard
 }
 
 func blockText(bl transcript.ContentBlock) string {
@@ -331,9 +345,34 @@ func exportAssistant(b *Builder, e *transcript.ExchangeEvent, model string, u *t
 	if mp == nil {
 		return fmt.Errorf("message.assistant without a message payload")
 	}
-	content := make([]contentBlock, 0, len(mp.Blocks))
-	standard := true
-	stop := "end_turn"
+	content, stop, standard := responseContent(mp)
+	if !standard {
+		raw, err := json.Marshal(mp.Blocks)
+		if err != nil {
+			return err
+		}
+		meta.Reel.Blocks = raw
+	}
+	su := usage{}
+	if u != nil {
+		su = usageFromReel(*u)
+	}
+	if latency < 0 {
+		latency = 0
+	}
+	_, err := b.Add(KindChatResponse, e.Timestamp, chatResponse{Model: model, Content: content, StopReason: stop, LatencyMS: float64(latency), Usage: &su}, meta)
+	return err
+}
+
+// responseContent renders a message.assistant as a response's content
+// blocks and stop reason (tool_use when it holds a tool_use, else
+// end_turn). standard is false when Shadow's block shapes cannot hold the
+// blocks exactly (command or stream blocks, router fidelity, a tool input
+// that is not an object).
+func responseContent(mp *transcript.MessagePayload) (content []contentBlock, stop string, standard bool) {
+	content = make([]contentBlock, 0, len(mp.Blocks))
+	standard = true
+	stop = "end_turn"
 	for _, bl := range mp.Blocks {
 		if bl.Fidelity != transcript.FidelityAgentEmitted {
 			standard = false
@@ -357,22 +396,7 @@ func exportAssistant(b *Builder, e *transcript.ExchangeEvent, model string, u *t
 			standard = false
 		}
 	}
-	if !standard {
-		raw, err := json.Marshal(mp.Blocks)
-		if err != nil {
-			return err
-		}
-		meta.Reel.Blocks = raw
-	}
-	su := usage{}
-	if u != nil {
-		su = usageFromReel(*u)
-	}
-	if latency < 0 {
-		latency = 0
-	}
-	_, err := b.Add(KindChatResponse, e.Timestamp, chatResponse{Model: model, Content: content, StopReason: stop, LatencyMS: float64(latency), Usage: &su}, meta)
-	return err
+	return content, stop, standard
 }
 
 // arguments renders a tool input as Shadow's arguments object; a value

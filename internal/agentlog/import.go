@@ -33,7 +33,8 @@ type RunResult struct {
 	Agentlog *Extras `json:"agentlog,omitempty"`
 }
 
-// Extras keeps Shadow records that have no transcript counterpart, raw.
+// Extras keeps Shadow records that have no transcript counterpart, raw,
+// and the trace as imported (Trace), so it exports back unchanged.
 type Extras struct {
 	Metadata json.RawMessage `json:"metadata,omitempty"`
 	// Sessions holds the later metadata records (session boundaries).
@@ -43,11 +44,31 @@ type Extras struct {
 	Blobs         []json.RawMessage `json:"blobs,omitempty"`
 	ReplaySummary []json.RawMessage `json:"replay_summaries,omitempty"`
 	Unknown       []json.RawMessage `json:"unknown_records,omitempty"`
+	Trace         *Trace            `json:"trace,omitempty"`
 }
 
 func (e *Extras) empty() bool {
 	return e == nil || (len(e.Metadata) == 0 && len(e.Sessions) == 0 && len(e.Errors) == 0 && len(e.HarnessEvents) == 0 &&
-		len(e.Blobs) == 0 && len(e.ReplaySummary) == 0 && len(e.Unknown) == 0)
+		len(e.Blobs) == 0 && len(e.ReplaySummary) == 0 && len(e.Unknown) == 0 && e.Trace == nil)
+}
+
+// keep adds a source record to the extras' trace.
+func (e *Extras) keep(src SourceRecord) {
+	if e.Trace == nil {
+		e.Trace = &Trace{}
+	}
+	e.Trace.Records = append(e.Trace.Records, src)
+}
+
+func (e *Extras) synthetic(call bool, id string) {
+	if e.Trace == nil {
+		e.Trace = &Trace{}
+	}
+	if call {
+		e.Trace.SyntheticCalls = append(e.Trace.SyntheticCalls, id)
+	} else {
+		e.Trace.SyntheticResults = append(e.Trace.SyntheticResults, id)
+	}
 }
 
 type stepKey struct {
@@ -73,10 +94,14 @@ type openStep struct {
 	calls   []openCall
 	chunks  []transcript.ContentBlock
 	chunkTS time.Time
+	// uses are tool_use blocks of responses whose tool_call the trace has
+	// not recorded (yet).
+	uses []openCall
 }
 
 type openCall struct {
 	id, name string
+	input    any
 }
 
 type importer struct {
@@ -90,6 +115,15 @@ type importer struct {
 	failed    bool
 	nextCall  int
 	stepsMS   int64
+
+	// src is the record being imported; d is what its event gives back
+	// (set by the handler that emits it), and owner the step it belongs to.
+	src   SourceRecord
+	d     derived
+	owner *openStep
+	// prevMessages are the last request's messages, which the next one
+	// usually repeats.
+	prevMessages []json.RawMessage
 }
 
 var unsafePath = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
@@ -100,14 +134,18 @@ var unsafePath = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
 // Mapping: each session (the root metadata and every later metadata
 // boundary) becomes one agent step named after its session tag; a trace
 // reel exported keeps its own steps through the "reel" key of each
-// record's meta. chat_request → message.user (the last user message as
-// blocks[0], the system prompt as blocks[1]); chat_response →
+// record's meta. chat_request → message.user (what the request adds to the
+// conversation: the new user text as blocks[0], the system prompt as
+// blocks[1], tool results as tool_result blocks); chat_response →
 // message.assistant (text, thinking, tool_use) and its usage and latency
 // into the step's AgentResult; tool_call/tool_result → tool.call/
-// tool.result; chunk records → a message.assistant of stream blocks;
-// error records → the step's error; harness_event, blob_ref,
-// replay_summary and unknown kinds → kept raw under "agentlog" in the step
-// or run result.
+// tool.result; a tool_use whose call the trace does not record gets its
+// pair too, its result taken from the next request's tool messages;
+// chunk records → a message.assistant of stream blocks; error records →
+// the step's error; harness_event, blob_ref, replay_summary and unknown
+// kinds → kept raw under "agentlog" in the step or run result. Every
+// record is also kept under agentlog.trace (see Trace) so FromTranscript
+// gives the same records back.
 func ToTranscript(recs []Record, name string) (*ImportResult, error) {
 	if len(recs) == 0 {
 		return nil, fmt.Errorf("empty trace")
@@ -144,7 +182,7 @@ func ToTranscript(recs []Record, name string) (*ImportResult, error) {
 			ts = last
 		}
 		last = ts
-		if err := im.record(rec, ts); err != nil {
+		if err := im.record(i, rec, ts); err != nil {
 			return nil, fmt.Errorf("record %d (%s %s): %w", i+1, rec.Kind, rec.ID, err)
 		}
 	}
@@ -182,7 +220,43 @@ func (im *importer) warn(format string, args ...any) {
 	im.res.Warnings = append(im.res.Warnings, fmt.Sprintf(format, args...))
 }
 
-func (im *importer) record(rec *Record, ts time.Time) error {
+// record imports one record and keeps its source record.
+func (im *importer) record(i int, rec *Record, ts time.Time) error {
+	im.src = SourceRecord{Index: i, ID: rec.ID, Kind: rec.Kind, TS: rec.TS, Parent: rec.Parent, Meta: rec.Meta}
+	if rec.Version != Version {
+		im.src.Version = rec.Version
+	}
+	im.d, im.owner = nil, nil
+	if err := im.dispatch(rec, ts); err != nil {
+		return err
+	}
+	src := im.src
+	src.Event = im.d != nil
+	if err := src.diff(rec.Payload, im.d); err != nil {
+		return err
+	}
+	if rec.Kind == KindChatRequest {
+		src.shareMessages(im.prevMessages)
+		im.prevMessages = requestMessagesOf(rec.Payload)
+	}
+	if im.owner != nil {
+		im.owner.extras.keep(src)
+	} else {
+		im.runExtras.keep(src)
+	}
+	return nil
+}
+
+// derive notes the payload the record's event gives back.
+func (im *importer) derive(d derived, err error) error {
+	if err != nil {
+		return fmt.Errorf("%s: %w", im.src.Kind, err)
+	}
+	im.d = d
+	return nil
+}
+
+func (im *importer) dispatch(rec *Record, ts time.Time) error {
 	var meta recordMeta
 	decodeMeta(rec.Meta, &meta)
 	switch rec.Kind {
@@ -223,6 +297,7 @@ func (im *importer) record(rec *Record, ts time.Time) error {
 		return nil
 	}
 	st := im.stepFor(&meta, ts)
+	im.owner = st
 	if rec.Kind != KindChunk {
 		im.flushChunks(st)
 	}
@@ -236,80 +311,9 @@ func (im *importer) record(rec *Record, ts time.Time) error {
 	case KindChatResponse:
 		return im.chatResponse(st, rec, &meta, ts)
 	case KindToolCall:
-		var p toolCall
-		if err := json.Unmarshal(rec.Payload, &p); err != nil {
-			return fmt.Errorf("tool_call payload: %w", err)
-		}
-		id := p.ToolCallID
-		if id == "" {
-			im.nextCall++
-			id = fmt.Sprintf("agentlog-call-%d", im.nextCall)
-		}
-		for i, c := range st.calls {
-			if c.id == id {
-				im.closeCall(st, i, ts, "the call id was reused")
-				break
-			}
-		}
-		st.calls = append(st.calls, openCall{id: id, name: p.ToolName})
-		input := rawOrNil(p.Arguments)
-		if meta.Reel != nil && meta.Reel.InputWrapped {
-			var w struct {
-				Input json.RawMessage `json:"input"`
-			}
-			if json.Unmarshal(p.Arguments, &w) == nil {
-				input = rawOrNil(w.Input)
-			}
-		}
-		im.emit(ts, transcript.ToolCall, st.key.path, st.key.iteration, &transcript.ToolPayload{
-			Name: p.ToolName, CallID: id, Input: input, Fidelity: transcript.FidelityAgentEmitted,
-		})
+		return im.toolCall(st, rec, &meta, ts)
 	case KindToolResult:
-		var p toolResult
-		if err := json.Unmarshal(rec.Payload, &p); err != nil {
-			return fmt.Errorf("tool_result payload: %w", err)
-		}
-		idx := -1
-		for i, c := range st.calls {
-			if c.id == p.ToolCallID || p.ToolCallID == "" {
-				idx = i
-				break
-			}
-		}
-		var call openCall
-		if idx < 0 {
-			// A result without its call: write the call so the pair balances.
-			id := p.ToolCallID
-			if id == "" {
-				im.nextCall++
-				id = fmt.Sprintf("agentlog-call-%d", im.nextCall)
-			}
-			im.warn("record %s: tool_result for %q has no tool_call; a call was added", rec.ID, id)
-			call = openCall{id: id, name: "unknown"}
-			im.emit(ts, transcript.ToolCall, st.key.path, st.key.iteration, &transcript.ToolPayload{
-				Name: call.name, CallID: id, Fidelity: transcript.FidelityAgentEmitted,
-			})
-		} else {
-			call = st.calls[idx]
-			st.calls = append(st.calls[:idx], st.calls[idx+1:]...)
-		}
-		tp := &transcript.ToolPayload{Name: call.name, CallID: call.id, Output: rawOrNil(p.Output), Fidelity: transcript.FidelityAgentEmitted}
-		if p.IsError {
-			tp.Error = "tool error"
-			if s, ok := jsonString(p.Output); ok && s != "" {
-				tp.Error = s
-			}
-		}
-		if r := meta.Reel; r != nil {
-			if r.ToolError != "" {
-				tp.Error = r.ToolError
-			}
-			if r.OutputNull {
-				tp.Output = nil
-			}
-		}
-		st.latency += int64(p.LatencyMS)
-		im.emit(ts, transcript.ToolResult, st.key.path, st.key.iteration, tp)
+		return im.toolResult(st, rec, &meta, ts)
 	case KindError:
 		var p errorPayload
 		if err := json.Unmarshal(rec.Payload, &p); err != nil {
@@ -340,9 +344,9 @@ func (im *importer) record(rec *Record, ts time.Time) error {
 				delta = string(c)
 			}
 		}
-		st.chunks = append(st.chunks, transcript.ContentBlock{
-			Type: transcript.BlockStream, Fidelity: transcript.FidelityAgentEmitted, Chunk: delta,
-		})
+		b := transcript.ContentBlock{Type: transcript.BlockStream, Fidelity: transcript.FidelityAgentEmitted, Chunk: delta}
+		st.chunks = append(st.chunks, b)
+		return im.derive(chunkDelta(b))
 	case KindHarnessEvent:
 		st.extras.HarnessEvents = append(st.extras.HarnessEvents, rec.Payload)
 	case KindBlobRef:
@@ -401,14 +405,6 @@ func (im *importer) flushChunks(st *openStep) {
 	st.chunks = nil
 }
 
-func (im *importer) closeCall(st *openStep, i int, ts time.Time, reason string) {
-	c := st.calls[i]
-	st.calls = append(st.calls[:i], st.calls[i+1:]...)
-	im.emit(ts, transcript.ToolResult, st.key.path, st.key.iteration, &transcript.ToolPayload{
-		Name: c.name, CallID: c.id, Error: "no result: " + reason, Fidelity: transcript.FidelityAgentEmitted,
-	})
-}
-
 func (im *importer) closeStep(ts time.Time, reason string) {
 	st := im.step
 	if st == nil {
@@ -419,15 +415,14 @@ func (im *importer) closeStep(ts time.Time, reason string) {
 	if ts.Before(st.end) {
 		ts = st.end
 	}
+	im.openUses(st, ts)
 	for len(st.calls) > 0 {
 		im.closeCall(st, 0, ts, reason)
 	}
 	p := &transcript.StepPayload{Name: st.name, Kind: st.kind, Attempt: st.key.attempt, Error: strings.Join(st.errs, "; ")}
 	if st.final != nil {
 		p.Error = st.final.Error
-		if len(st.final.Result) > 0 {
-			p.Result = st.final.Result
-		}
+		p.Result = withExtras(st.final.Result, &st.extras)
 		var ar transcript.AgentResult
 		if transcript.DecodeResult(st.final.Result, &ar) == nil {
 			im.total.Add(ar.Usage)
@@ -454,129 +449,26 @@ func (im *importer) closeStep(ts time.Time, reason string) {
 	im.emit(ts, transcript.StepCompleted, st.key.path, st.key.iteration, p)
 }
 
-func (im *importer) chatRequest(st *openStep, rec *Record, meta *recordMeta, ts time.Time) error {
-	var p chatRequest
-	if err := json.Unmarshal(rec.Payload, &p); err != nil {
-		return fmt.Errorf("chat_request payload: %w", err)
-	}
-	if p.Model != "" {
-		st.model = p.Model
-	}
-	if meta.Reel != nil && len(meta.Reel.Blocks) > 0 {
-		if blocks, ok := exactBlocks(meta.Reel.Blocks); ok {
-			im.emit(ts, transcript.MessageUser, st.key.path, st.key.iteration, &transcript.MessagePayload{Role: "user", Blocks: blocks})
+// withExtras returns the exact step result a reel export carried, with the
+// import's extras added under "agentlog" when the result is an object.
+func withExtras(result json.RawMessage, ex *Extras) any {
+	if len(result) == 0 {
+		if ex.empty() {
 			return nil
 		}
+		return map[string]any{"agentlog": ex}
 	}
-	var prompt, system string
-	var haveSystem bool
-	for _, m := range p.Messages {
-		switch m.Role {
-		case "system":
-			if !haveSystem {
-				system, haveSystem = contentText(m.Content), true
-			}
-		case "user":
-			prompt = contentText(m.Content)
-		}
+	if ex.empty() {
+		return result
 	}
-	blocks := []transcript.ContentBlock{{Type: transcript.BlockText, Fidelity: transcript.FidelityRouter, Text: prompt}}
-	if system != "" {
-		blocks = append(blocks, transcript.ContentBlock{Type: transcript.BlockText, Fidelity: transcript.FidelityRouter, Text: system})
+	var m map[string]json.RawMessage
+	if json.Unmarshal(result, &m) != nil || m == nil {
+		return result
 	}
-	im.emit(ts, transcript.MessageUser, st.key.path, st.key.iteration, &transcript.MessagePayload{Role: "user", Blocks: blocks})
-	return nil
-}
-
-// contentText flattens a message's content: a string, or a list of parts
-// whose text parts are joined.
-func contentText(raw json.RawMessage) string {
-	if s, ok := jsonString(raw); ok {
-		return s
+	raw, err := json.Marshal(ex)
+	if err != nil {
+		return result
 	}
-	var parts []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	}
-	if json.Unmarshal(raw, &parts) != nil {
-		if len(raw) == 0 || string(raw) == "null" {
-			return ""
-		}
-		return string(raw)
-	}
-	var b strings.Builder
-	for _, p := range parts {
-		b.WriteString(p.Text)
-	}
-	return b.String()
-}
-
-func (im *importer) chatResponse(st *openStep, rec *Record, meta *recordMeta, ts time.Time) error {
-	var p chatResponse
-	if err := json.Unmarshal(rec.Payload, &p); err != nil {
-		return fmt.Errorf("chat_response payload: %w", err)
-	}
-	if p.Model != "" {
-		st.model = p.Model
-	}
-	if p.Usage != nil {
-		st.usage.Add(p.Usage.toReel())
-	}
-	st.latency += int64(p.LatencyMS)
-	if meta.Reel != nil && meta.Reel.Synthetic {
-		return nil
-	}
-	st.turns++
-	var blocks []transcript.ContentBlock
-	if meta.Reel != nil && len(meta.Reel.Blocks) > 0 {
-		blocks, _ = exactBlocks(meta.Reel.Blocks)
-	}
-	if blocks == nil {
-		blocks = make([]transcript.ContentBlock, 0, len(p.Content))
-		for _, b := range p.Content {
-			switch b.Type {
-			case "text":
-				blocks = append(blocks, transcript.ContentBlock{Type: transcript.BlockText, Fidelity: transcript.FidelityAgentEmitted, Text: b.Text})
-			case "thinking":
-				t := b.Text
-				if t == "" {
-					t = b.Thinking
-				}
-				blocks = append(blocks, transcript.ContentBlock{Type: transcript.BlockThinking, Fidelity: transcript.FidelityAgentEmitted, Thinking: t})
-			case "tool_use":
-				blocks = append(blocks, transcript.ContentBlock{Type: transcript.BlockToolUse, Fidelity: transcript.FidelityAgentEmitted,
-					ToolName: b.Name, ToolID: b.ID, ToolInput: rawOrNil(b.Input)})
-			default:
-				im.warn("record %s: content block type %q kept as text", rec.ID, b.Type)
-				raw, _ := json.Marshal(b)
-				blocks = append(blocks, transcript.ContentBlock{Type: transcript.BlockText, Fidelity: transcript.FidelityAgentEmitted, Text: string(raw)})
-			}
-		}
-	}
-	var text strings.Builder
-	for _, b := range blocks {
-		if b.Type == transcript.BlockText {
-			text.WriteString(b.Text)
-		}
-	}
-	if text.Len() > 0 {
-		st.output = text.String()
-	}
-	im.emit(ts, transcript.MessageAssistant, st.key.path, st.key.iteration, &transcript.MessagePayload{Role: "assistant", Blocks: blocks})
-	return nil
-}
-
-// exactBlocks decodes the blocks reel kept in meta, refusing any the strict
-// transcript writer would.
-func exactBlocks(raw json.RawMessage) ([]transcript.ContentBlock, bool) {
-	var blocks []transcript.ContentBlock
-	if err := json.Unmarshal(raw, &blocks); err != nil {
-		return nil, false
-	}
-	for _, b := range blocks {
-		if !b.Type.Known() || !b.Fidelity.Known() {
-			return nil, false
-		}
-	}
-	return blocks, true
+	m["agentlog"] = raw
+	return m
 }

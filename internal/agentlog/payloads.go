@@ -41,12 +41,14 @@ type usage struct {
 	CacheCreationInputTokens *int64 `json:"cache_creation_input_tokens,omitempty"`
 }
 
+// toReel converts Shadow's usage, which counts like Anthropic's (input
+// without the cache, thinking inside output), into reel's, whose input
+// includes the cache.
 func (u usage) toReel() transcript.Usage {
 	r := transcript.Usage{
 		InputTokens:     u.InputTokens,
 		OutputTokens:    u.OutputTokens,
 		ReasoningTokens: u.ThinkingTokens,
-		TotalTokens:     u.InputTokens + u.OutputTokens,
 	}
 	if u.CacheReadInputTokens != nil {
 		r.CacheReadTokens = *u.CacheReadInputTokens
@@ -54,11 +56,14 @@ func (u usage) toReel() transcript.Usage {
 	if u.CacheCreationInputTokens != nil {
 		r.CacheWriteTokens = *u.CacheCreationInputTokens
 	}
+	r.InputTokens += r.CacheReadTokens + r.CacheWriteTokens
+	r.TotalTokens = r.InputTokens + r.OutputTokens
 	return r
 }
 
 func usageFromReel(u transcript.Usage) usage {
-	s := usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, ThinkingTokens: u.ReasoningTokens}
+	in := max(u.InputTokens-u.CacheReadTokens-u.CacheWriteTokens, 0)
+	s := usage{InputTokens: in, OutputTokens: u.OutputTokens, ThinkingTokens: u.ReasoningTokens}
 	if u.CacheReadTokens != 0 {
 		v := u.CacheReadTokens
 		s.CacheReadInputTokens = &v

@@ -110,7 +110,7 @@ func TestAllKinds(t *testing.T) {
 	if steps != 2 || streams != 2 || calls != 2 || dangling != 1 || harness != 1 || blobs != 1 || errs != 1 {
 		t.Errorf("steps %d streams %d calls %d dangling %d harness %d blobs %d errors %d", steps, streams, calls, dangling, harness, blobs, errs)
 	}
-	want := transcript.Usage{InputTokens: 10, OutputTokens: 5, CacheReadTokens: 5, ReasoningTokens: 2, TotalTokens: 15}
+	want := transcript.Usage{InputTokens: 10 + 5, OutputTokens: 5, CacheReadTokens: 5, ReasoningTokens: 2, TotalTokens: 20}
 	if usage != want || runRes.Usage != want {
 		t.Errorf("usage %+v, run %+v", usage, runRes.Usage)
 	}

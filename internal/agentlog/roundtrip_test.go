@@ -74,7 +74,7 @@ func checkShadowChaining(t *testing.T, recs []Record) {
 			if err := json.Unmarshal(r.Payload, &cr); err != nil || cr.Usage == nil {
 				t.Fatalf("record %d: chat_response without usage: %v", i+1, err)
 			}
-			usageSum += cr.Usage.InputTokens + cr.Usage.OutputTokens
+			usageSum += cr.Usage.toReel().TotalTokens
 		case KindToolResult:
 			if p := byID[r.Parent]; p == nil || p.Kind != KindToolCall {
 				t.Errorf("record %d: tool_result parent is not a tool_call", i+1)
