@@ -74,7 +74,7 @@ func fromSource(events []transcript.ExchangeEvent) (recs []Record, ok bool, err 
 
 	newID := map[string]string{}
 	var prevMessages []json.RawMessage
-	next := 0     // next event in evs
+	next := 0 // next event in evs
 	var stream *transcript.MessagePayload
 	streamAt := 0 // next block of stream
 	for _, src := range records {
