@@ -2,6 +2,7 @@ package flowstudio
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -72,7 +73,7 @@ func Export(dir string, run Run) (*ExportResult, error) {
 	x.event(start, "run_created", mainFlow, "", "", map[string]any{
 		"flows": []string{mainFlow}, "backend": "reel", "initiator": "reel export", "reel_run_id": evs[0].RunID,
 	})
-	x.event(start, "run_started", mainFlow, "", "", map[string]any{"mode": "stepwise"})
+	x.event(start, "run_started", mainFlow, "", "", map[string]any{"mode": "stepwise", "reel": eventInfo(&evs[0])})
 	if err := x.run(mainFlow, "", evs, run.Children, 0); err != nil {
 		return nil, err
 	}
@@ -97,7 +98,7 @@ func Export(dir string, run Run) (*ExportResult, error) {
 			}
 		}
 		completedAt = fsTime(last.Timestamp)
-		x.event(last.Timestamp, "run_completed", mainFlow, "", "", map[string]any{"status": status, "error": nullable(errText)})
+		x.event(last.Timestamp, "run_completed", mainFlow, "", "", map[string]any{"status": status, "error": nullable(errText), "reel": eventInfo(&last)})
 	}
 	title := any(nil)
 	if name != "" {
@@ -193,6 +194,12 @@ type stepExec struct {
 	lines                       []any
 	calls                       map[string]*transcript.ExchangeEvent
 	agentic                     bool
+	// seq numbers the step's exchange events; callSeq keeps each open
+	// call's. A tool line stands for two events (its call and its result)
+	// at one place, so the lines carry both numbers and the import puts
+	// each event back where it was (reel_seq, reel_call_seq).
+	seq     int
+	callSeq map[string]int
 }
 
 // run exports the steps of one reel run into flow; prefix is the path of
@@ -217,7 +224,7 @@ func (x *exporter) run(flow, prefix string, evs []transcript.ExchangeEvent, chil
 				return fmt.Errorf("export flow studio: event %d: step.started without a step payload", e.Seq)
 			}
 			path := joinPath(prefix, e.Path)
-			s := &stepExec{flow: flow, started: e, path: path, calls: map[string]*transcript.ExchangeEvent{}}
+			s := &stepExec{flow: flow, started: e, path: path, calls: map[string]*transcript.ExchangeEvent{}, callSeq: map[string]int{}}
 			s.stepID = x.stepID(flow, StepID(path, e.Iteration, sp.Attempt))
 			s.agent = AgentKey(sp.Name)
 			s.engine = Engine(providerAhead(evs[i:], e.Path, e.Iteration))
@@ -232,7 +239,7 @@ func (x *exporter) run(flow, prefix string, evs []transcript.ExchangeEvent, chil
 			s := open[k]
 			if s == nil {
 				// An exchange outside a step: give it a step of its own.
-				s = &stepExec{flow: flow, path: joinPath(prefix, e.Path), calls: map[string]*transcript.ExchangeEvent{}, agentic: true}
+				s = &stepExec{flow: flow, path: joinPath(prefix, e.Path), calls: map[string]*transcript.ExchangeEvent{}, callSeq: map[string]int{}, agentic: true}
 				s.stepID = x.stepID(flow, StepID(s.path, e.Iteration, 0))
 				s.agent, s.engine = AgentKey(lastSegment(e.Path)), "agent"
 				s.started = &transcript.ExchangeEvent{RunID: e.RunID, Type: transcript.StepStarted, Path: e.Path, Iteration: e.Iteration, Timestamp: e.Timestamp,
@@ -397,6 +404,7 @@ type msgLine struct {
 	Role       string                    `json:"role"`
 	Content    string                    `json:"content"`
 	ReelBlocks []transcript.ContentBlock `json:"reel_blocks,omitempty"`
+	ReelSeq    *int                      `json:"reel_seq,omitempty"`
 }
 
 type toolLine struct {
@@ -412,11 +420,23 @@ type toolLine struct {
 	// InputWrapped says the input was not an object and tool_input holds
 	// it as {"input": value}.
 	InputWrapped bool `json:"reel_input_wrapped,omitempty"`
+	ReelSeq      *int `json:"reel_seq,omitempty"`
+	ReelCallSeq  *int `json:"reel_call_seq,omitempty"`
+	// A tool.result that repeats its input: the same as the call's
+	// (ResultInputSame) or its own (ResultInput).
+	ResultInputSame bool `json:"reel_result_input_same,omitempty"`
+	ResultInput     any  `json:"reel_result_input,omitempty"`
+	// Fidelity is the call's when it is not agent_emitted (a tool the
+	// router served); ResultFidelity the result's when it differs.
+	Fidelity       transcript.Fidelity `json:"reel_fidelity,omitempty"`
+	ResultFidelity transcript.Fidelity `json:"reel_result_fidelity,omitempty"`
 }
 
 // add turns one exchange event into documented transcript lines.
 func (s *stepExec) add(e *transcript.ExchangeEvent) error {
 	ts := fsTime(e.Timestamp)
+	seq := s.seq
+	s.seq++
 	switch e.Type {
 	case transcript.MessageUser:
 		mp := e.Message()
@@ -433,9 +453,9 @@ func (s *stepExec) add(e *transcript.ExchangeEvent) error {
 			standard = false
 		}
 		if len(mp.Blocks) == 2 && mp.Blocks[1].Type == transcript.BlockText {
-			s.lines = append(s.lines, msgLine{Timestamp: ts, Role: "system", Content: mp.Blocks[1].Text})
+			s.lines = append(s.lines, msgLine{Timestamp: ts, Role: "system", Content: mp.Blocks[1].Text, ReelSeq: &seq})
 		}
-		l := msgLine{Timestamp: ts, Role: "user", Content: blocksText(mp.Blocks[:min(1, len(mp.Blocks))])}
+		l := msgLine{Timestamp: ts, Role: "user", Content: blocksText(mp.Blocks[:min(1, len(mp.Blocks))]), ReelSeq: &seq}
 		if !standard {
 			l.ReelBlocks = mp.Blocks
 		}
@@ -445,7 +465,7 @@ func (s *stepExec) add(e *transcript.ExchangeEvent) error {
 		if mp == nil {
 			return fmt.Errorf("export flow studio: event %d: message.assistant without a message payload", e.Seq)
 		}
-		l := msgLine{Timestamp: ts, Role: "assistant", Content: blocksText(mp.Blocks)}
+		l := msgLine{Timestamp: ts, Role: "assistant", Content: blocksText(mp.Blocks), ReelSeq: &seq}
 		if !(len(mp.Blocks) == 1 && mp.Blocks[0].Type == transcript.BlockText && mp.Blocks[0].Fidelity == transcript.FidelityAgentEmitted) {
 			l.ReelBlocks = mp.Blocks
 		}
@@ -456,18 +476,39 @@ func (s *stepExec) add(e *transcript.ExchangeEvent) error {
 			return fmt.Errorf("export flow studio: event %d: tool.call without a tool payload", e.Seq)
 		}
 		s.calls[tp.CallID] = e
+		s.callSeq[tp.CallID] = seq
 	case transcript.ToolResult:
 		tp := e.Tool()
 		if tp == nil {
 			return fmt.Errorf("export flow studio: event %d: tool.result without a tool payload", e.Seq)
 		}
-		l := toolLine{Timestamp: ts, Role: "tool", ToolName: tp.Name, CallID: tp.CallID, CallTimestamp: ts, Error: tp.Error, ToolInput: map[string]any{}}
+		l := toolLine{Timestamp: ts, Role: "tool", ToolName: tp.Name, CallID: tp.CallID, CallTimestamp: ts, Error: tp.Error, ToolInput: map[string]any{},
+			ReelSeq: &seq}
 		if c, ok := s.calls[tp.CallID]; ok {
 			delete(s.calls, tp.CallID)
+			cs := s.callSeq[tp.CallID]
+			l.ReelCallSeq = &cs
 			l.CallTimestamp = fsTime(c.Timestamp)
 			if in := c.Tool().Input; !isNull(in) {
 				l.ToolInput, l.InputWrapped = objectInput(in)
 			}
+			if !isNull(tp.Input) {
+				a, _ := json.Marshal(tp.Input)
+				b, _ := json.Marshal(c.Tool().Input)
+				if bytes.Equal(a, b) {
+					l.ResultInputSame = true
+				} else {
+					l.ResultInput = tp.Input
+				}
+			}
+			if f := c.Tool().Fidelity; f != transcript.FidelityAgentEmitted {
+				l.Fidelity = f
+			}
+		} else if !isNull(tp.Input) {
+			l.ResultInput = tp.Input
+		}
+		if callF := cmp.Or(l.Fidelity, transcript.FidelityAgentEmitted); tp.Fidelity != callF {
+			l.ResultFidelity = tp.Fidelity
 		}
 		if !isNull(tp.Output) {
 			if str, ok := asString(tp.Output); ok {
@@ -573,8 +614,12 @@ func (x *exporter) endStep(s *stepExec, completed *transcript.ExchangeEvent) err
 		// Tool calls the step never closed still get a line.
 		for id, c := range s.calls {
 			tp := c.Tool()
+			cs := s.callSeq[id]
 			l := toolLine{Timestamp: fsTime(end), Role: "tool", ToolName: tp.Name, ToolInput: map[string]any{}, CallID: id,
-				CallTimestamp: fsTime(c.Timestamp), Error: "no result: the step ended without a tool result"}
+				CallTimestamp: fsTime(c.Timestamp), Error: "no result: the step ended without a tool result", ReelCallSeq: &cs}
+			if tp.Fidelity != transcript.FidelityAgentEmitted {
+				l.Fidelity = tp.Fidelity
+			}
 			if !isNull(tp.Input) {
 				l.ToolInput, l.InputWrapped = objectInput(tp.Input)
 			}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -59,6 +60,15 @@ type Entry struct {
 	CallTime time.Time
 	Usage    *transcript.Usage
 	Model    string
+	// ResultInput is the input a reel tool.result repeated, when it did.
+	ResultInput json.RawMessage
+	// Fidelity and ResultFidelity are the tool events' fidelities reel
+	// kept (reel_fidelity, reel_result_fidelity), or "".
+	Fidelity, ResultFidelity transcript.Fidelity
+	// Seq and CallSeq are the places of the line's events (a tool line's
+	// result and call) among its step's, when reel wrote them (reel_seq,
+	// reel_call_seq); -1 otherwise.
+	Seq, CallSeq int
 }
 
 // line is the union of the three line shapes found in real runs.
@@ -96,6 +106,12 @@ type line struct {
 	ReelBlocks    json.RawMessage `json:"reel_blocks"`
 	ReelOutput    json.RawMessage `json:"reel_output"`
 	InputWrapped  bool            `json:"reel_input_wrapped"`
+	ReelSeq       int             `json:"reel_seq"`
+	ReelCallSeq   int             `json:"reel_call_seq"`
+	ResultInput   json.RawMessage `json:"reel_result_input"`
+	ResultSame    bool            `json:"reel_result_input_same"`
+	Fidelity      string          `json:"reel_fidelity"`
+	ResultFid     string          `json:"reel_result_fidelity"`
 }
 
 // decodeLine fills a line from its top-level members without reflection:
@@ -103,7 +119,7 @@ type line struct {
 // data, which the caller may reuse. A key repeated in the object keeps its
 // last value, as with encoding/json.
 func decodeLine(data []byte) (line, error) {
-	var l line
+	l := line{ReelSeq: -1, ReelCallSeq: -1}
 	if !json.Valid(data) {
 		var v any
 		err := json.Unmarshal(data, &v)
@@ -201,6 +217,23 @@ func decodeLine(data []byte) (line, error) {
 			l.ReelOutput = raw(v)
 		case "reel_input_wrapped":
 			l.InputWrapped = string(v) == "true"
+		case "reel_fidelity":
+			text(&l.Fidelity, "reel_fidelity", v)
+		case "reel_result_fidelity":
+			text(&l.ResultFid, "reel_result_fidelity", v)
+		case "reel_result_input":
+			l.ResultInput = raw(v)
+		case "reel_result_input_same":
+			l.ResultSame = string(v) == "true"
+		case "reel_seq", "reel_call_seq":
+			n, e := strconv.Atoi(string(v))
+			if e != nil || n < 0 {
+				err = fmt.Errorf("%s is not a count", k)
+			} else if string(k) == "reel_seq" {
+				l.ReelSeq = n
+			} else {
+				l.ReelCallSeq = n
+			}
 		}
 		return err == nil
 	})
@@ -230,8 +263,9 @@ func ParseLine(data []byte) ([]Entry, error) {
 		}
 		ts = t
 	}
-	base := Entry{Time: ts}
+	base := Entry{Time: ts, Seq: -1, CallSeq: -1}
 	if l.Type == "" {
+		base.Seq, base.CallSeq = l.ReelSeq, l.ReelCallSeq
 		return documented(&l, base)
 	}
 	switch l.Type {
@@ -316,6 +350,18 @@ func documented(l *line, base Entry) ([]Entry, error) {
 		}
 		base.Output = firstRaw(l.ReelOutput, l.ToolOutput, l.Content)
 		base.Error = errorText(l.Error)
+		for _, f := range []string{l.Fidelity, l.ResultFid} {
+			if f != "" && !transcript.Fidelity(f).Known() {
+				return nil, fmt.Errorf("transcript line: fidelity %q", f)
+			}
+		}
+		base.Fidelity, base.ResultFidelity = transcript.Fidelity(l.Fidelity), transcript.Fidelity(l.ResultFid)
+		switch {
+		case l.ResultSame:
+			base.ResultInput = base.Input
+		case len(l.ResultInput) > 0 && string(l.ResultInput) != "null":
+			base.ResultInput = l.ResultInput
+		}
 		if l.CallTimestamp != "" {
 			if t, err := ParseTime(l.CallTimestamp); err == nil {
 				base.CallTime = t
