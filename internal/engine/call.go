@@ -66,8 +66,10 @@ func (r *run) execCall(ctx context.Context, sc scope, st *workflow.State) outcom
 	if err != nil {
 		return failNow("call_workflow: %v", err)
 	}
+	// Step events carry the step's (state's) name; the workflow it calls
+	// goes in the result.
 	r.emit(transcript.ExchangeEvent{Type: transcript.CallWorkflowStarted, Path: sp.path, Iteration: sp.iter, ChildRunID: childID,
-		Payload: &transcript.StepPayload{Name: child.Name, Kind: transcript.KindCallWorkflow}})
+		Payload: &transcript.StepPayload{Name: st.Name, Kind: transcript.KindCallWorkflow, Result: callResult{Workflow: child.Name}}})
 
 	cctx := ctx
 	if call.Timeout > 0 {
@@ -104,7 +106,8 @@ func (r *run) execCall(ctx context.Context, sc scope, st *workflow.State) outcom
 	}
 	runResult := transcript.RunResult{Status: rep.Status, ExitCode: rep.ExitCode, DurationMS: rep.Duration.Milliseconds(), Usage: rep.Usage, CostUSD: rep.CostUSD}
 	r.emit(transcript.ExchangeEvent{Type: transcript.CallWorkflowCompleted, Path: sp.path, Iteration: sp.iter, ChildRunID: childID,
-		Payload: &transcript.StepPayload{Name: child.Name, Kind: transcript.KindCallWorkflow, Error: rep.Error, Result: runResult}})
+		Payload: &transcript.StepPayload{Name: st.Name, Kind: transcript.KindCallWorkflow, Error: rep.Error,
+			Result: callResult{Workflow: child.Name, RunResult: &runResult}}})
 
 	v := callValue(o, outs)
 	v["TokensUsed"] = rep.Usage.TotalTokens
@@ -128,4 +131,11 @@ func callValue(o outcome, outs map[string]any) map[string]any {
 	v["Data"] = outs
 	v["JSON"] = outs
 	return v
+}
+
+// callResult is the result of step.call_workflow.started (the workflow
+// called) and .completed (also the child run's RunResult, inline).
+type callResult struct {
+	Workflow string `json:"workflow"`
+	*transcript.RunResult
 }

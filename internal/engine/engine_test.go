@@ -447,14 +447,24 @@ states:
 	assertEvents(t, top,
 		"run.started @0 workflow:level1",
 		"step.started call2@0 call_workflow:call2",
-		"step.call_workflow.started call2@0 call_workflow:level2 child",
-		"step.call_workflow.completed call2@0 call_workflow:level2 child",
+		"step.call_workflow.started call2@0 call_workflow:call2 child",
+		"step.call_workflow.completed call2@0 call_workflow:call2 child",
 		"step.completed call2@0 call_workflow:call2",
 		"step.started show@0 command:show",
 		"step.completed show@0 command:show",
 		"run.completed @0 workflow:level1",
 	)
 	evs := readAll(t, rep.TranscriptPath)
+	// The called workflow is named in the call events' results.
+	for _, i := range []int{2, 3} {
+		var cr struct {
+			Workflow string `json:"workflow"`
+			Status   string `json:"status"`
+		}
+		if err := transcript.DecodeResult(evs[i].Step().Result, &cr); err != nil || cr.Workflow != "level2" || (i == 3) != (cr.Status == "success") {
+			t.Errorf("%s result %+v (%v)", evs[i].Type, cr, err)
+		}
+	}
 	if evs[6].Step() == nil {
 		t.Fatal("no show result")
 	}
