@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 
 	"github.com/reelhq/reel/internal/agentlog"
@@ -13,10 +14,11 @@ import (
 )
 
 type exportOptions struct {
-	to      string
-	storage string
-	store   bool
-	json    bool
+	to          string
+	storage     string
+	store       bool
+	json        bool
+	maskSecrets bool
 }
 
 // exported is what `reel export --json` prints.
@@ -79,6 +81,7 @@ derive from the run ids, so exporting a run again, or after a live export
 	cmd.Flags().StringVar(&o.storage, "storage", "", storageUsage)
 	cmd.Flags().BoolVar(&o.store, "store", false, "agentlog: write into Shadow's .shadow/ store and SQLite index under DIR")
 	cmd.Flags().BoolVar(&o.json, "json", false, "print what was written as JSON")
+	cmd.Flags().BoolVar(&o.maskSecrets, "mask-secrets", false, "mask secret-looking environment values and key shapes in what is written")
 	addOTLPExportFlags(cmd, &oo)
 	return cmd
 }
@@ -111,6 +114,13 @@ func runExport(cmd *cobra.Command, ref, dir string, o *exportOptions) error {
 	order := []string{}
 	if err := readChildren(path, events, children, &order, &warnings, 0); err != nil {
 		return fmt.Errorf("export: %w", err)
+	}
+	if o.maskSecrets {
+		m := transcript.NewMasker(os.Environ())
+		maskEvents(m, events)
+		for _, evs := range children {
+			maskEvents(m, evs)
+		}
 	}
 	res := exported{RunID: events[0].RunID, Format: o.to, Dir: dir, Warnings: warnings}
 	switch o.to {
@@ -219,4 +229,12 @@ func readChildren(parent string, events []transcript.ExchangeEvent, into map[str
 		}
 	}
 	return nil
+}
+
+// maskEvents masks every event in place, as the recorder does with
+// --mask-secrets.
+func maskEvents(m *transcript.Masker, events []transcript.ExchangeEvent) {
+	for i := range events {
+		m.MaskEvent(&events[i])
+	}
 }

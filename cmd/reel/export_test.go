@@ -229,3 +229,50 @@ func checkFlowStudioChildren(t *testing.T, fsDir string, n int) {
 		}
 	}
 }
+
+// --mask-secrets on export and replay masks what a run recorded without
+// masking, in both formats and in the replay.
+func TestExportAndReplayMaskSecrets(t *testing.T) {
+	t.Setenv("DEPLOY_TOKEN", "deploy-token-value-42")
+	src := t.TempDir()
+	session := filepath.Join(src, "s.jsonl")
+	if err := os.WriteFile(session, []byte(`{"parentUuid":null,"isSidechain":false,"cwd":"/w","sessionId":"s-1","type":"user","message":{"role":"user","content":"ship it with deploy-token-value-42"},"uuid":"u1","timestamp":"2025-11-01T10:00:00.000Z"}
+{"parentUuid":"u1","isSidechain":false,"sessionId":"s-1","type":"assistant","message":{"model":"claude-sonnet-4-5","id":"m1","type":"message","role":"assistant","content":[{"type":"text","text":"Shipping with ghp_abcdefghijklmnopqrstuvwxyz0123456789."}],"usage":{"input_tokens":1,"output_tokens":1}},"uuid":"u2","timestamp":"2025-11-01T10:00:01.000Z"}
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	storage := t.TempDir()
+	runs, _ := importJSON(t, "--storage", storage, session)
+	leaks := []string{"deploy-token-value-42", "ghp_abcdefghijklmnopqrstuvwxyz"}
+	check := func(what string, data []byte) {
+		t.Helper()
+		for _, leak := range leaks {
+			if strings.Contains(string(data), leak) {
+				t.Errorf("%s: %s not masked", what, leak)
+			}
+		}
+		if !strings.Contains(string(data), transcript.Masked) {
+			t.Errorf("%s: nothing masked", what)
+		}
+	}
+	for _, to := range []string{"agentlog", "flowstudio"} {
+		out := filepath.Join(t.TempDir(), to)
+		if _, errOut, err := runReel(t, context.Background(), "export", "--storage", storage, "--mask-secrets", runs[0].RunID, "--to", to, out); err != nil {
+			t.Fatalf("%v: %s", err, errOut)
+		}
+		var all []byte
+		filepath.WalkDir(out, func(p string, d os.DirEntry, err error) error {
+			if err == nil && !d.IsDir() {
+				b, _ := os.ReadFile(p)
+				all = append(all, b...)
+			}
+			return nil
+		})
+		check("export --to "+to, all)
+	}
+	out, errOut, err := runReel(t, context.Background(), "replay", "--storage", storage, "--mask-secrets", runs[0].RunID)
+	if err != nil {
+		t.Fatalf("%v: %s", err, errOut)
+	}
+	check("replay", []byte(out))
+}

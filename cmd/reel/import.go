@@ -9,9 +9,10 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
-	"time"
 
+	"github.com/reelhq/reel/internal/importstore"
 	"github.com/reelhq/reel/internal/normalize"
 	"github.com/reelhq/reel/transcript"
 	"github.com/spf13/cobra"
@@ -22,19 +23,36 @@ import (
 type importOptions struct {
 	from, outDir, storage string
 	json, noVerifyIDs     bool
+	maskSecrets           bool
+	mask                  *transcript.Masker
+}
+
+// masker is the masker --mask-secrets asks for, or nil.
+func (o *importOptions) masker() *transcript.Masker {
+	if !o.maskSecrets {
+		return nil
+	}
+	if o.mask == nil {
+		o.mask = transcript.NewMasker(os.Environ())
+	}
+	return o.mask
 }
 
 // importedRun is one line of `reel import` output.
 type importedRun struct {
-	File       string         `json:"file"`
-	Format     string         `json:"format"`
-	RunID      string         `json:"run_id,omitempty"`
-	Transcript string         `json:"transcript,omitempty"`
-	Status     string         `json:"status,omitempty"`
-	Messages   int            `json:"messages"`
-	ToolCalls  int            `json:"tool_calls"`
-	Skipped    map[string]int `json:"skipped,omitempty"`
-	Warnings   []string       `json:"warnings,omitempty"`
+	File   string `json:"file"`
+	Format string `json:"format"`
+	// Outcome is new, updated (the source changed since its earlier
+	// import, which this one replaced) or unchanged (nothing was written).
+	Outcome    importstore.Outcome `json:"outcome,omitempty"`
+	RunID      string              `json:"run_id,omitempty"`
+	Name       string              `json:"name,omitempty"`
+	Transcript string              `json:"transcript,omitempty"`
+	Status     string              `json:"status,omitempty"`
+	Messages   int                 `json:"messages"`
+	ToolCalls  int                 `json:"tool_calls"`
+	Skipped    map[string]int      `json:"skipped,omitempty"`
+	Warnings   []string            `json:"warnings,omitempty"`
 	// ChildRunIDs are the child runs imported with the run (a Flow Studio
 	// export of a run with call_workflow steps).
 	ChildRunIDs []string `json:"child_run_ids,omitempty"`
@@ -45,6 +63,12 @@ type importedRun struct {
 // format and counts, and its status and skipped lines when there are any.
 func (r importedRun) summary() string {
 	line := fmt.Sprintf("%s  %s  %s  %d messages, %d tool calls", r.RunID, r.Transcript, r.Format, r.Messages, r.ToolCalls)
+	if r.Outcome == importstore.Updated {
+		line += ", replaced the earlier import"
+	}
+	if r.Name != "" {
+		line += "  " + strconv.Quote(r.Name)
+	}
 	if r.Status != "" && r.Status != "success" {
 		line += ", status " + r.Status
 	}
@@ -75,8 +99,16 @@ interop formats flowstudio and agentlog.
 
 A directory is searched recursively for session files (for example
 ~/.claude/projects, ~/.codex/sessions or ~/.vibe/logs/session) and each
-becomes its own run.
-Transcripts go to -o DIR, or to <storage>/transcripts.`,
+becomes its own run, named after its project (the agent's working
+directory) and the session's title or first prompt. Transcripts go to
+-o DIR, or to <storage>/transcripts.
+
+A source's run id is derived from its path, and its content is
+fingerprinted in the run's run.started event (result.import): importing
+the same source again does nothing while it is unchanged, and replaces
+the earlier import when it changed (a live session that grew). A summary
+of the files, new, updated and unchanged runs and failures ends the output
+(on stderr), and a progress bar shows on a terminal.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runImport(cmd.Context(), cmd, args, &o)
@@ -87,6 +119,7 @@ Transcripts go to -o DIR, or to <storage>/transcripts.`,
 	cmd.Flags().StringVar(&o.storage, "storage", "", storageUsage)
 	cmd.Flags().BoolVar(&o.json, "json", false, "print the imported runs as JSON")
 	cmd.Flags().BoolVar(&o.noVerifyIDs, "no-verify-ids", false, "agentlog: do not recompute content ids")
+	cmd.Flags().BoolVar(&o.maskSecrets, "mask-secrets", false, "mask secret-looking environment values and key shapes in the imported transcripts")
 	return cmd
 }
 
@@ -113,6 +146,7 @@ func runImport(ctx context.Context, cmd *cobra.Command, args []string, o *import
 	}
 
 	var runs []importedRun
+	files := 0
 	for _, arg := range args {
 		if o.from == "auto" {
 			// Interop sources (a Flow Studio run directory, an .agentlog
@@ -124,16 +158,19 @@ func runImport(ctx context.Context, cmd *cobra.Command, args []string, o *import
 				if err != nil {
 					return err
 				}
+				files++
 				runs = append(runs, got...)
 				continue
 			}
 		}
 		st, err := os.Stat(arg)
 		if err != nil {
+			files++
 			runs = append(runs, importedRun{File: arg, Format: o.from, Error: err.Error()})
 			continue
 		}
 		if !st.IsDir() {
+			files++
 			r, err := importPath(ctx, cmd, arg, dir, o, true)
 			if err != nil {
 				return err
@@ -143,12 +180,13 @@ func runImport(ctx context.Context, cmd *cobra.Command, args []string, o *import
 			}
 			continue
 		}
-		files, err := sessionFiles(arg, o.from)
+		found, err := sessionFiles(arg, o.from)
 		if err != nil {
 			return fmt.Errorf("import: list %s: %w", arg, err)
 		}
-		bar := newProgress(cmd.ErrOrStderr(), len(files))
-		for i, f := range files {
+		bar := newProgress(cmd.ErrOrStderr(), len(found))
+		var t tally
+		for i, f := range found {
 			if err := ctx.Err(); err != nil {
 				bar.done()
 				return err
@@ -158,15 +196,16 @@ func runImport(ctx context.Context, cmd *cobra.Command, args []string, o *import
 				bar.done()
 				return err
 			}
-			if r != nil {
+			if r != nil { // nil: not a recording, passed over
+				files++
 				runs = append(runs, *r)
+				t.count(*r)
 			}
-			bar.set(i + 1)
+			bar.set(i+1, t)
 		}
 		bar.done()
 	}
-
-	return printImported(cmd, runs, o.json)
+	return printImported(cmd, runs, files, o)
 }
 
 // sessionFiles lists the recordings under dir, in a stable order.
@@ -249,7 +288,7 @@ func importPath(ctx context.Context, cmd *cobra.Command, path, dir string, o *im
 		}
 		format = f
 	}
-	r, err := importFile(path, format, dir)
+	r, err := importFile(path, format, dir, o)
 	if err != nil {
 		return &importedRun{File: path, Format: string(format), Error: err.Error()}, nil
 	}
@@ -269,165 +308,4 @@ func detectFile(path string) (normalize.Format, bool, error) {
 	}
 	format, ok := normalize.Detect(head[:n])
 	return format, ok, nil
-}
-
-// importFile normalizes one recording and writes it as a transcript.
-func importFile(path string, format normalize.Format, dir string) (*importedRun, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	var events []transcript.ExchangeEvent
-	p, err := normalize.NewParser(format, func(ev transcript.ExchangeEvent) error {
-		events = append(events, ev)
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	if _, err := io.Copy(p, f); err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
-	}
-	res, err := p.Close("recording ended")
-	if err != nil {
-		return nil, err
-	}
-	if len(events) == 0 && !res.IsError && res.Agent.Usage.TotalTokens == 0 && len(res.Warnings) == 0 &&
-		res.Agent.SessionID == "" && res.Agent.Model == "" {
-		msg := fmt.Sprintf("no %s content found", format)
-		if len(res.Agent.Skipped) > 0 {
-			msg += " (skipped: " + normalize.SkippedSummary(res.Agent.Skipped) + ")"
-		}
-		return nil, errors.New(msg)
-	}
-	return writeImported(path, format, dir, events, res, time.Now)
-}
-
-// writeImported records the run around the normalized events. Events the
-// provider gave no time carry the previous event's time, so the transcript
-// stays in the provider's timeline; before the first provider time they get
-// the first one, and a recording without any time gets the import time.
-func writeImported(path string, format normalize.Format, dir string, events []transcript.ExchangeEvent, res *normalize.Result, now func() time.Time) (*importedRun, error) {
-	var first, last time.Time
-	for _, ev := range events {
-		if !ev.Timestamp.IsZero() {
-			if first.IsZero() {
-				first = ev.Timestamp
-			}
-			if ev.Timestamp.After(last) {
-				last = ev.Timestamp
-			}
-		}
-	}
-	if first.IsZero() {
-		first = now()
-		last = first
-	}
-	runID := transcript.NewRunID()
-	rec, err := transcript.Create(dir, runID, transcript.Options{})
-	if err != nil {
-		return nil, fmt.Errorf("create transcript: %w", err)
-	}
-	name := "import:" + filepath.Base(path)
-	const stepPath = "agent"
-	record := func(ev transcript.ExchangeEvent) error {
-		_, err := rec.Record(ev)
-		return err
-	}
-	out := &importedRun{File: path, Format: string(format), RunID: runID, Transcript: rec.Path()}
-	status, exitCode := "success", 0
-	if res.IsError {
-		status, exitCode = "failure", 1
-	}
-	duration := res.Agent.DurationMS
-	if duration == 0 {
-		duration = last.Sub(first).Milliseconds()
-	}
-	err = func() error {
-		if err := record(transcript.ExchangeEvent{Type: transcript.RunStarted, Timestamp: first,
-			Payload: &transcript.StepPayload{Name: name, Kind: transcript.KindWorkflow}}); err != nil {
-			return err
-		}
-		if err := record(transcript.ExchangeEvent{Type: transcript.StepStarted, Path: stepPath, Timestamp: first,
-			Payload: &transcript.StepPayload{Name: stepPath, Kind: transcript.KindAgent}}); err != nil {
-			return err
-		}
-		ts := first
-		for _, ev := range events {
-			if ev.Timestamp.IsZero() {
-				ev.Timestamp = ts
-			} else {
-				ts = ev.Timestamp
-			}
-			ev.Path = stepPath
-			switch ev.Type {
-			case transcript.MessageUser, transcript.MessageAssistant:
-				out.Messages++
-			case transcript.ToolCall:
-				out.ToolCalls++
-			}
-			if err := record(ev); err != nil {
-				return err
-			}
-		}
-		errMsg := ""
-		if res.IsError {
-			errMsg = res.Error
-		}
-		if err := record(transcript.ExchangeEvent{Type: transcript.StepCompleted, Path: stepPath, Timestamp: last,
-			Payload: &transcript.StepPayload{Name: stepPath, Kind: transcript.KindAgent, Error: errMsg, Result: res.Agent}}); err != nil {
-			return err
-		}
-		return record(transcript.ExchangeEvent{Type: transcript.RunCompleted, Timestamp: last,
-			Payload: &transcript.StepPayload{Name: name, Kind: transcript.KindWorkflow, Error: errMsg, Result: transcript.RunResult{
-				Status: status, ExitCode: exitCode, DurationMS: duration, Usage: res.Agent.Usage, CostUSD: res.Agent.CostUSD,
-			}}})
-	}()
-	if cerr := rec.Close(); err == nil && cerr != nil {
-		err = cerr
-	}
-	if err != nil {
-		return nil, fmt.Errorf("write transcript %s: %w", rec.Path(), err)
-	}
-	out.Status = status
-	out.Skipped = res.Agent.Skipped
-	out.Warnings = res.Warnings
-	return out, nil
-}
-
-// progress draws a one-line bar on a terminal once an import has taken more
-// than a second; elsewhere it draws nothing.
-type progress struct {
-	w     io.Writer
-	tty   bool
-	total int
-	start time.Time
-	drawn bool
-}
-
-func newProgress(w io.Writer, total int) *progress {
-	p := &progress{w: w, total: total, start: time.Now()}
-	if f, ok := w.(*os.File); ok {
-		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
-			p.tty = true
-		}
-	}
-	return p
-}
-
-func (p *progress) set(n int) {
-	if !p.tty || p.total == 0 || time.Since(p.start) < time.Second {
-		return
-	}
-	const width = 30
-	filled := width * n / p.total
-	fmt.Fprintf(p.w, "\rimporting [%s%s] %d/%d", strings.Repeat("=", filled), strings.Repeat(" ", width-filled), n, p.total)
-	p.drawn = true
-}
-
-func (p *progress) done() {
-	if p.drawn {
-		fmt.Fprint(p.w, "\r\033[K")
-	}
 }

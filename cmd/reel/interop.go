@@ -13,6 +13,7 @@ import (
 
 	"github.com/reelhq/reel/internal/agentlog"
 	"github.com/reelhq/reel/internal/flowstudio"
+	"github.com/reelhq/reel/internal/importstore"
 	"github.com/reelhq/reel/transcript"
 	"github.com/spf13/cobra"
 )
@@ -42,7 +43,7 @@ func importInterop(ctx context.Context, cmd *cobra.Command, format string, paths
 	if err != nil {
 		return true, err
 	}
-	return true, printImported(cmd, runs, o.json)
+	return true, printImported(cmd, runs, len(runs), o)
 }
 
 // importInteropRuns imports paths in an interop format and returns one
@@ -74,11 +75,28 @@ func importInteropRuns(ctx context.Context, format string, paths []string, o *im
 			return nil, err
 		}
 		r := importedRun{File: path, Format: format}
-		tree, warnings, err := readInterop(format, path, o.noVerifyIDs)
+		src, err := importstore.Identify(path, format)
+		if err != nil {
+			r.Error = err.Error()
+			runs = append(runs, r)
+			continue
+		}
+		outcome, prior, err := importstore.Check(dir, src)
+		if err == nil && outcome == importstore.Unchanged {
+			r.Outcome, r.RunID, r.Transcript, r.ChildRunIDs = outcome, src.RunID(), filepath.Join(dir, src.RunID()+".jsonl"), prior.ChildRunIDs
+			runs = append(runs, r)
+			continue
+		}
+		var tree importTree
+		var warnings []string
+		if err == nil {
+			tree, warnings, err = readInterop(format, path, o.noVerifyIDs)
+		}
 		if err == nil {
 			var ids []string
-			r.RunID, r.Transcript, ids, err = recordImportTree(dir, tree)
+			r.RunID, r.Transcript, ids, err = recordImportTree(dir, src, prior, tree, o.masker())
 			r.ChildRunIDs = ids
+			r.Outcome = outcome
 		}
 		r.Warnings = warnings
 		if err != nil {
@@ -97,19 +115,19 @@ func importInteropRuns(ctx context.Context, format string, paths []string, o *im
 	return runs, nil
 }
 
-// printImported prints the outcome of an import: with asJSON exactly one
-// JSON array of every source in order, failed ones included, else one line
-// per imported run on stdout and the failures and warnings on stderr. It
+// printImported prints the outcome of an import of files sources: with
+// --json exactly one JSON array of every source in order (failed and
+// unchanged ones included), else one line per new or updated run on
+// stdout, the failures and warnings on stderr, and a summary on stderr. It
 // returns exit status 1 when any source failed.
-func printImported(cmd *cobra.Command, runs []importedRun, asJSON bool) error {
+func printImported(cmd *cobra.Command, runs []importedRun, files int, o *importOptions) error {
 	out := cmd.OutOrStdout()
-	failed := 0
-	for _, r := range runs {
-		if r.Error != "" {
-			failed++
-		}
+	var t tally
+	for i := range runs {
+		runs[i].Name = o.masker().MaskString(runs[i].Name)
+		t.count(runs[i])
 	}
-	if asJSON {
+	if o.json {
 		if runs == nil {
 			runs = []importedRun{}
 		}
@@ -130,6 +148,9 @@ func printImported(cmd *cobra.Command, runs []importedRun, asJSON bool) error {
 				fmt.Fprintf(cmd.ErrOrStderr(), "reel: import %s: %s\n", r.File, r.Error)
 				continue
 			}
+			if r.Outcome == importstore.Unchanged {
+				continue
+			}
 			fmt.Fprintln(out, r.summary())
 			if !interop {
 				for _, w := range r.Warnings {
@@ -137,8 +158,13 @@ func printImported(cmd *cobra.Command, runs []importedRun, asJSON bool) error {
 				}
 			}
 		}
+		noun := "files"
+		if files == 1 {
+			noun = "file"
+		}
+		fmt.Fprintf(cmd.ErrOrStderr(), "reel: import: %d %s: %s\n", files, noun, t)
 	}
-	if failed > 0 {
+	if t.failed > 0 {
 		return &exitError{code: 1}
 	}
 	return nil
@@ -210,13 +236,15 @@ func readInterop(format, path string, noVerifyIDs bool) (importTree, []string, e
 	}
 }
 
-// recordImportTree writes the run and its child runs as new runs with the
-// transcript recorder, every child beside its parent (runstore.ChildPath)
-// with parent_run_id set and the parent's call_workflow events naming it in
-// child_run_id. On failure nothing it wrote is left behind.
-func recordImportTree(dir string, tree importTree) (runID, path string, childIDs []string, err error) {
+// recordImportTree writes the run and its child runs with the transcript
+// recorder, every child beside its parent (runstore.ChildPath) with
+// parent_run_id set and the parent's call_workflow events naming it in
+// child_run_id. Run ids derive from the source (importstore), so a second
+// import of a changed source replaces the first: the runs are written
+// into a stage and moved into dir together, or not at all.
+func recordImportTree(dir string, src importstore.Source, prior *importstore.Source, tree importTree, m *transcript.Masker) (runID, path string, childIDs []string, err error) {
 	ids := map[string]string{}
-	runID = transcript.NewRunID()
+	runID = src.RunID()
 	if tree.Ref != "" {
 		ids[tree.Ref] = runID
 	}
@@ -224,44 +252,47 @@ func recordImportTree(dir string, tree importTree) (runID, path string, childIDs
 		if _, dup := ids[c.RunID]; dup || c.RunID == "" {
 			return "", "", nil, fmt.Errorf("child run %q listed twice or without an id", c.RunID)
 		}
-		ids[c.RunID] = transcript.NewRunID()
+		ids[c.RunID] = src.ChildRunID(c.RunID)
+		childIDs = append(childIDs, ids[c.RunID])
 	}
-	var written []string
-	defer func() {
-		if err != nil {
-			for _, p := range written {
-				os.Remove(p)
-			}
-		}
-	}()
-	path, err = recordImport(dir, runID, "", tree.Events, ids)
+	src.ChildRunIDs = childIDs
+	st, err := importstore.NewStage(dir)
 	if err != nil {
 		return "", "", nil, err
 	}
-	written = append(written, path)
+	defer func() {
+		if err != nil {
+			st.Abort()
+		}
+	}()
+	path, err = recordImport(st.Dir(), runID, "", tree.Events, ids, src.Result(), m)
+	if err != nil {
+		return "", "", nil, err
+	}
 	for _, c := range tree.Children {
 		parent, ok := ids[c.ParentRunID]
 		if !ok {
 			return "", "", nil, fmt.Errorf("child run %s: parent run %q is not in the import", c.RunID, c.ParentRunID)
 		}
-		p, err := recordImport(dir, ids[c.RunID], parent, c.Events, ids)
-		if err != nil {
+		if _, err := recordImport(st.Dir(), ids[c.RunID], parent, c.Events, ids, nil, m); err != nil {
 			return "", "", nil, fmt.Errorf("child run %s: %w", c.RunID, err)
 		}
-		written = append(written, p)
-		childIDs = append(childIDs, ids[c.RunID])
 	}
-	return runID, path, childIDs, nil
+	if err := st.Commit(prior, childIDs); err != nil {
+		return "", "", nil, err
+	}
+	return runID, st.Final(path), childIDs, nil
 }
 
 // recordImport writes events as the run runID with the transcript
-// recorder, mapping child run ids through ids.
-func recordImport(dir, runID, parentRunID string, events []transcript.ExchangeEvent, ids map[string]string) (string, error) {
-	rec, err := transcript.Create(dir, runID, transcript.Options{ParentRunID: parentRunID})
+// recorder, mapping child run ids through ids; source, when set, goes into
+// run.started's result (the import's source, see importstore).
+func recordImport(dir, runID, parentRunID string, events []transcript.ExchangeEvent, ids map[string]string, source any, m *transcript.Masker) (string, error) {
+	rec, err := transcript.Create(dir, runID, transcript.Options{ParentRunID: parentRunID, Masker: m})
 	if err != nil {
 		return "", fmt.Errorf("create transcript: %w", err)
 	}
-	for _, e := range events {
+	for i, e := range events {
 		e.Seq, e.RunID, e.ParentRunID = 0, "", ""
 		if e.ChildRunID != "" {
 			id, ok := ids[e.ChildRunID]
@@ -269,6 +300,13 @@ func recordImport(dir, runID, parentRunID string, events []transcript.ExchangeEv
 				err = fmt.Errorf("%s event names child run %s, which the import does not hold", e.Type, e.ChildRunID)
 			}
 			e.ChildRunID = id
+		}
+		if i == 0 && source != nil && e.Type == transcript.RunStarted {
+			if sp := e.Step(); sp != nil && sp.Result == nil {
+				c := *sp
+				c.Result = source
+				e.Payload = &c
+			}
 		}
 		if err == nil {
 			_, err = rec.Record(e)

@@ -345,3 +345,36 @@ func TestInteropAutoImportJSONFixtures(t *testing.T) {
 	}
 	verifyStorage(t, out)
 }
+
+// A Flow Studio run and a Shadow trace imported again are unchanged: same
+// run ids, nothing rewritten.
+func TestInteropImportAgainUnchanged(t *testing.T) {
+	ctx := context.Background()
+	fs := filepath.Join(testfixtures.Dir(t, "flowstudio-run"), "stepwise-build-claude")
+	al := filepath.Join(testfixtures.Dir(t, "agentlog"), "demo-baseline.agentlog")
+	out := t.TempDir()
+	var first []importedRun
+	for round := 0; round < 2; round++ {
+		stdout, stderr, err := runReel(t, ctx, "import", "--json", "--output", out, fs, al)
+		if err != nil {
+			t.Fatalf("%v: %s", err, stderr)
+		}
+		runs := decodeOneJSON(t, stdout)
+		if len(runs) != 2 {
+			t.Fatalf("round %d: %d runs", round, len(runs))
+		}
+		want := "new"
+		if round == 1 {
+			want = "unchanged"
+		}
+		for i, r := range runs {
+			if string(r.Outcome) != want || round == 1 && r.RunID != first[i].RunID {
+				t.Errorf("round %d: %s outcome %s run %s", round, r.File, r.Outcome, r.RunID)
+			}
+		}
+		first = runs
+	}
+	if m, _ := filepath.Glob(filepath.Join(out, "*.jsonl")); len(m) != 2 {
+		t.Errorf("%d transcripts", len(m))
+	}
+}

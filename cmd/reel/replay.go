@@ -36,8 +36,9 @@ code and output, and the sub-workflows it called, inline.
 --format html -o FILE writes the run page of reel serve as one self-contained
 file (inline style and script, no external address) that opens from disk:
 execution tree, timeline, conversation with folding, and playback with a
-speed control. --mask-secrets and --redact REGEX (repeatable) remove secrets
-from every string before the file is written.
+speed control. --redact REGEX (repeatable) removes what it matches from every
+string before the file is written. --mask-secrets masks secret-looking
+environment values and key shapes in every format.
 
 On a terminal the replay is paced by the original timestamps (--speed 1,
 gaps capped at 2s before the speed-up) and coloured; piped, it is written at
@@ -51,8 +52,8 @@ once and plain. --format markdown writes Markdown for sharing.`,
 			if format == "html" {
 				return replayHTML(cmd, paths[0], outFile, mask, redacts)
 			}
-			if outFile != "" || mask || len(redacts) > 0 {
-				return fmt.Errorf("-o, --mask-secrets and --redact go with --format html")
+			if outFile != "" || len(redacts) > 0 {
+				return fmt.Errorf("-o and --redact go with --format html")
 			}
 			out := cmd.OutOrStdout()
 			tty := isTerminal(out)
@@ -62,6 +63,9 @@ once and plain. --format markdown writes Markdown for sharing.`,
 				Thinking: thinking,
 				MaxLines: maxLines,
 				Limits:   transcript.Limits{},
+			}
+			if mask {
+				opts.Masker = transcript.NewMasker(os.Environ())
 			}
 			switch color {
 			case "auto":
@@ -98,7 +102,7 @@ once and plain. --format markdown writes Markdown for sharing.`,
 	fl.BoolVar(&thinking, "thinking", false, "show thinking blocks instead of folding them")
 	fl.StringVar(&format, "format", "text", "output format: text, markdown or html")
 	fl.StringVarP(&outFile, "output", "o", "", "write the html replay to this `FILE` (- for stdout)")
-	fl.BoolVar(&mask, "mask-secrets", false, "html: mask secret-looking environment values and key shapes")
+	fl.BoolVar(&mask, "mask-secrets", false, "mask secret-looking environment values and key shapes in the replay")
 	fl.StringArrayVar(&redacts, "redact", nil, "html: replace what this Go `REGEX` matches with [REDACTED] (repeatable)")
 	fl.StringVar(&color, "color", "auto", "colour: auto (on a terminal), always or never")
 	fl.IntVar(&maxLines, "max-lines", 40, "cut tool and command outputs to this many lines (0: no limit)")

@@ -36,6 +36,7 @@ func newClaude(p *Parser, session bool) {
 
 type claudeLine struct {
 	typ, subtype, sid, model, result    string
+	cwd, summary                        string
 	message, usage, models, errors      []byte
 	ts                                  time.Time
 	sidechain, meta, isError, synthetic bool
@@ -81,6 +82,10 @@ func (c *claude) line(v []byte) error {
 			l.turns = num(val)
 		case "total_cost_usd":
 			l.cost = val
+		case "cwd":
+			l.cwd = rawjson.Str(val)
+		case "summary":
+			l.summary = rawjson.Str(val)
 		}
 	})
 	if err != nil {
@@ -89,6 +94,9 @@ func (c *claude) line(v []byte) error {
 	s := c.st
 	if l.sid != "" {
 		s.res.Agent.SessionID = l.sid
+	}
+	if l.cwd != "" {
+		s.setCWD(l.cwd)
 	}
 	switch l.typ {
 	case "assistant":
@@ -112,7 +120,12 @@ func (c *claude) line(v []byte) error {
 		if l.subtype == "init" {
 			s.setModel(l.model)
 		}
-	case "summary", "file-history-snapshot", "rate_limit_event":
+	case "summary":
+		// The session's title as Claude Code shows it.
+		if s.res.Title == "" {
+			s.res.Title = l.summary
+		}
+	case "file-history-snapshot", "rate_limit_event":
 		// Session titles, file backups and rate-limit notices carry no
 		// conversation content.
 	case "stream_event":

@@ -493,6 +493,7 @@ func (e *codexEvents) event(v []byte, ts time.Time) (int, error) {
 	case "session_configured":
 		s.res.Agent.SessionID = rawjson.Str(field(v, "session_id"))
 		s.setModel(rawjson.Str(field(v, "model")))
+		s.setCWD(rawjson.Str(field(v, "cwd")))
 	case "agent_message_delta", "agent_reasoning_delta", "agent_reasoning_raw_content_delta",
 		"agent_reasoning_section_break", "turn_diff", "background_event", "exec_command_output_delta",
 		"plan_update", "get_history_entry_response", "shutdown_complete", "web_search_begin", "web_search_end",
@@ -583,8 +584,10 @@ func (c *codexRollout) line(v []byte) error {
 	switch typ {
 	case "session_meta":
 		s.res.Agent.SessionID = rawjson.Str(field(payload, "id"))
+		s.setCWD(rawjson.Str(field(payload, "cwd")))
 	case "turn_context":
 		s.flush()
+		s.setCWD(rawjson.Str(field(payload, "cwd")))
 		s.setModel(rawjson.Str(field(payload, "model")))
 		s.res.Agent.Turns++
 	case "response_item":

@@ -54,6 +54,8 @@ func (g *geminiStream) line(v []byte) error {
 			model = rawjson.Str(val)
 		case "session_id":
 			sid = rawjson.Str(val)
+		case "cwd":
+			g.st.setCWD(rawjson.Str(val))
 		case "severity":
 			severity = rawjson.Str(val)
 		case "message":

@@ -124,6 +124,12 @@ type Result struct {
 	// Prompt is the first user prompt when the recording contains it
 	// (session logs, rollouts); the parser also emits it as message.user.
 	Prompt string `json:"prompt,omitempty"`
+	// Title is the session's own title when the recording has one (a
+	// Claude session log's summary), and CWD the directory the agent ran
+	// in when the recording says (Claude's and Codex's cwd): an import
+	// names its run after them.
+	Title string `json:"title,omitempty"`
+	CWD   string `json:"cwd,omitempty"`
 	// Warnings are non-fatal problems the provider reported (Codex error
 	// items, aborted turns).
 	Warnings []string `json:"warnings,omitempty"`
@@ -601,6 +607,13 @@ func (s *state) user(texts []string, ts time.Time, prompt bool) {
 		s.res.Prompt = strings.Join(texts, "\n")
 	}
 	s.send(transcript.MessageUser, ts, &transcript.MessagePayload{Role: "user", Blocks: blocks})
+}
+
+// setCWD keeps the first working directory the recording names.
+func (s *state) setCWD(dir string) {
+	if s.res.CWD == "" {
+		s.res.CWD = dir
+	}
 }
 
 func (s *state) setModel(m string) {

@@ -18,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/reelhq/reel/internal/normalize"
 	"github.com/reelhq/reel/internal/rawjson"
 	"github.com/reelhq/reel/internal/runstore"
 	"github.com/reelhq/reel/transcript"
@@ -51,6 +52,9 @@ type Options struct {
 	// (0: no limit).
 	MaxLines int
 	Limits   transcript.Limits
+	// Masker, when set, masks secrets in every event before it is
+	// rendered (--mask-secrets).
+	Masker *transcript.Masker
 }
 
 // Replay renders the run at file, with the sub-workflows it called inline,
@@ -148,6 +152,7 @@ func (r *renderer) load(file string) ([]transcript.ExchangeEvent, error) {
 		if err == io.EOF {
 			return evs, nil
 		}
+		r.opts.Masker.MaskEvent(&ev)
 		if err != nil {
 			if errors.Is(err, transcript.ErrUnknownEventType) || errors.Is(err, transcript.ErrUnknownBlockType) {
 				evs = append(evs, ev)
@@ -186,6 +191,10 @@ func (r *renderer) file(ctx context.Context, file string, depth int) error {
 		r.warn(err.Error())
 		return nil
 	}
+	// A conversation reads with the text that introduced a tool call
+	// before the call (agents record the call first, as soon as they see
+	// it).
+	evs = normalize.TextFirst(evs)
 	// Tool invocations are shown from their tool.call/tool.result events;
 	// the same invocation's blocks inside messages are not repeated.
 	calls := map[string]bool{}

@@ -138,3 +138,43 @@ func TestReplayUnknownEvent(t *testing.T) {
 		t.Errorf("err %v warnings %q out %s", err, warnings, out.String())
 	}
 }
+
+// A CLI agent's stream records a tool.call before the message whose
+// tool_use issued it; the replay shows the message's text first. With a
+// masker, secrets do not reach the output.
+func TestReplayTextBeforeItsToolCallsAndMasks(t *testing.T) {
+	dir := t.TempDir()
+	r := transcripttest.NewRun(t, dir, transcripttest.RootID, "", time.Date(2026, 6, 8, 8, 0, 0, 0, time.UTC))
+	r.Event(transcript.ExchangeEvent{Type: transcript.RunStarted, Payload: &transcript.StepPayload{Name: "live", Kind: transcript.KindWorkflow}})
+	r.Start("fix", 0, transcript.KindAgent, 0)
+	r.Event(transcript.ExchangeEvent{Type: transcript.ToolCall, Path: "fix", Payload: &transcript.ToolPayload{Name: "Bash", CallID: "toolu_9",
+		Input: map[string]any{"command": "curl -H 'Authorization: Bearer abcdefghijklmnop1234'"}, Fidelity: transcript.FidelityAgentEmitted}})
+	r.Event(transcript.ExchangeEvent{Type: transcript.MessageAssistant, Path: "fix", Payload: &transcript.MessagePayload{Role: "assistant", Blocks: []transcript.ContentBlock{
+		{Type: transcript.BlockText, Fidelity: transcript.FidelityAgentEmitted, Text: "Let me call the API."},
+		{Type: transcript.BlockToolUse, Fidelity: transcript.FidelityAgentEmitted, ToolName: "Bash", ToolID: "toolu_9"},
+	}}})
+	r.Event(transcript.ExchangeEvent{Type: transcript.ToolResult, Path: "fix", Payload: &transcript.ToolPayload{Name: "Bash", CallID: "toolu_9",
+		Output: "ok", Fidelity: transcript.FidelityAgentEmitted}})
+	r.Complete("fix", 0, transcript.KindAgent, 0, "", transcript.AgentResult{Output: "done"})
+	r.Event(transcript.ExchangeEvent{Type: transcript.RunCompleted, Payload: &transcript.StepPayload{Name: "live", Kind: transcript.KindWorkflow,
+		Result: transcript.RunResult{Status: "success"}}})
+	r.Close()
+	for _, masked := range []bool{false, true} {
+		var out bytes.Buffer
+		opts := Options{}
+		if masked {
+			opts.Masker = transcript.NewMasker(nil)
+		}
+		if _, err := Replay(context.Background(), &out, r.Recorder().Path(), opts); err != nil {
+			t.Fatal(err)
+		}
+		s := out.String()
+		text, call := strings.Index(s, "Let me call the API."), strings.Index(s, "tool call Bash (toolu_9")
+		if text < 0 || call < 0 || text > call {
+			t.Errorf("text at %d, its tool call at %d:\n%s", text, call, s)
+		}
+		if leaked := strings.Contains(s, "abcdefghijklmnop1234"); leaked == masked {
+			t.Errorf("masked %v, token in output %v", masked, leaked)
+		}
+	}
+}

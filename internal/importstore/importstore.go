@@ -1,0 +1,243 @@
+// Package importstore decides where an imported run is kept and whether an
+// import is new, an update of an earlier import of the same source, or
+// unchanged.
+//
+// An imported run's id is derived from its source's absolute path
+// (symlinks resolved), so importing a file again always addresses the same
+// run, and a user's links to it keep working. The source's fingerprint (its
+// size and SHA-256) is recorded in the run's run.started payload, under
+// result.import; an import whose source has the same fingerprint does
+// nothing, and one whose source changed (a live session that grew)
+// replaces the earlier transcript, atomically, through a staging directory
+// beside it.
+package importstore
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/reelhq/reel/transcript"
+)
+
+// Source is an import's source, as recorded in its run's run.started
+// payload (result.import).
+type Source struct {
+	// Path is the source's absolute path, symlinks resolved.
+	Path   string `json:"path"`
+	Format string `json:"format"`
+	// Size and SHA256 fingerprint the content: of the file, or of a
+	// directory's regular files (names and contents, in name order).
+	Size   int64  `json:"size"`
+	SHA256 string `json:"sha256"`
+	// ChildRunIDs are the child runs imported with the run (a Flow Studio
+	// export of a run with sub-workflows).
+	ChildRunIDs []string `json:"child_run_ids,omitempty"`
+}
+
+// Identify resolves path and fingerprints its content.
+func Identify(path, format string) (Source, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return Source{}, fmt.Errorf("import source %s: %w", path, err)
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = real
+	}
+	src := Source{Path: abs, Format: format}
+	h := sha256.New()
+	st, err := os.Stat(abs)
+	if err != nil {
+		return Source{}, fmt.Errorf("import source %s: %w", path, err)
+	}
+	if !st.IsDir() {
+		if src.Size, err = hashFile(h, abs); err != nil {
+			return Source{}, err
+		}
+	} else {
+		var files []string
+		err := filepath.WalkDir(abs, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if d.Type().IsRegular() {
+				files = append(files, p)
+			}
+			return nil
+		})
+		if err != nil {
+			return Source{}, fmt.Errorf("import source %s: %w", path, err)
+		}
+		sort.Strings(files)
+		for _, f := range files {
+			rel, _ := filepath.Rel(abs, f)
+			fmt.Fprintf(h, "%s\x00", filepath.ToSlash(rel))
+			n, err := hashFile(h, f)
+			if err != nil {
+				return Source{}, err
+			}
+			fmt.Fprintf(h, "\x00%d\x00", n)
+			src.Size += n
+		}
+	}
+	src.SHA256 = hex.EncodeToString(h.Sum(nil))
+	return src, nil
+}
+
+func hashFile(h io.Writer, path string) (int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, fmt.Errorf("import source %s: %w", path, err)
+	}
+	defer f.Close()
+	n, err := io.Copy(h, f)
+	if err != nil {
+		return 0, fmt.Errorf("import source %s: %w", path, err)
+	}
+	return n, nil
+}
+
+// RunID is the run id of the source's import: a UUID v4 in form, derived
+// from the path, so the same source always imports as the same run.
+func (s Source) RunID() string { return derivedID("reel-import\x00" + s.Path) }
+
+// ChildRunID is the run id of the child run ref (the source's own name for
+// it) imported with the source.
+func (s Source) ChildRunID(ref string) string {
+	return derivedID("reel-import\x00" + s.Path + "\x00child\x00" + ref)
+}
+
+func derivedID(key string) string {
+	sum := sha256.Sum256([]byte(key))
+	b := sum[:16]
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	const hexd = "0123456789abcdef"
+	out := make([]byte, 0, 36)
+	for i, c := range b {
+		if i == 4 || i == 6 || i == 8 || i == 10 {
+			out = append(out, '-')
+		}
+		out = append(out, hexd[c>>4], hexd[c&0xf])
+	}
+	return string(out)
+}
+
+// Same reports whether a and b hold the same content.
+func (s Source) Same(o Source) bool { return s.Size == o.Size && s.SHA256 == o.SHA256 }
+
+// Result is run.started's result for the source's run.
+func (s Source) Result() any { return map[string]Source{"import": s} }
+
+// Outcome is what an import of a source did.
+type Outcome string
+
+// Outcomes.
+const (
+	New       Outcome = "new"
+	Updated   Outcome = "updated"
+	Unchanged Outcome = "unchanged"
+)
+
+// Prior returns the source recorded by the earlier import of runID in dir,
+// or nil when there is none (or its transcript records no source: it is
+// then replaced like a changed one).
+func Prior(dir, runID string) (*Source, error) {
+	f, err := os.Open(filepath.Join(dir, runID+".jsonl"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("earlier import %s: %w", runID, err)
+	}
+	defer f.Close()
+	ev, err := transcript.NewReader(f).Next()
+	if err != nil || ev.Type != transcript.RunStarted {
+		return &Source{}, nil
+	}
+	var r struct {
+		Import *Source `json:"import"`
+	}
+	if sp := ev.Step(); sp == nil || transcript.DecodeResult(sp.Result, &r) != nil || r.Import == nil {
+		return &Source{}, nil
+	}
+	return r.Import, nil
+}
+
+// Check tells what importing src into dir would do, and returns the
+// earlier import's source when there is one.
+func Check(dir string, src Source) (Outcome, *Source, error) {
+	prior, err := Prior(dir, src.RunID())
+	if err != nil {
+		return "", nil, err
+	}
+	switch {
+	case prior == nil:
+		return New, nil, nil
+	case prior.Same(src) && prior.Format == src.Format:
+		return Unchanged, prior, nil
+	}
+	return Updated, prior, nil
+}
+
+// Stage is a directory beside the transcripts where an import writes its
+// runs, so that they replace an earlier import's all at once or not at all.
+type Stage struct {
+	dir, tmp string
+}
+
+// NewStage makes a staging directory in dir (the transcripts directory,
+// created if needed).
+func NewStage(dir string) (*Stage, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("import: %w", err)
+	}
+	tmp, err := os.MkdirTemp(dir, ".import-")
+	if err != nil {
+		return nil, fmt.Errorf("import: %w", err)
+	}
+	return &Stage{dir: dir, tmp: tmp}, nil
+}
+
+// Dir is where the import records its transcripts.
+func (st *Stage) Dir() string { return st.tmp }
+
+// Final is where a transcript written into the stage ends up.
+func (st *Stage) Final(path string) string { return filepath.Join(st.dir, filepath.Base(path)) }
+
+// Commit moves every transcript of the stage into place, replacing the
+// earlier import's, and removes the earlier import's child transcripts
+// the new one no longer has (prior.ChildRunIDs not in keep).
+func (st *Stage) Commit(prior *Source, keep []string) error {
+	defer os.RemoveAll(st.tmp)
+	entries, err := os.ReadDir(st.tmp)
+	if err != nil {
+		return fmt.Errorf("import: %w", err)
+	}
+	for _, e := range entries {
+		if err := os.Rename(filepath.Join(st.tmp, e.Name()), filepath.Join(st.dir, e.Name())); err != nil {
+			return fmt.Errorf("import: %w", err)
+		}
+	}
+	if prior != nil {
+		kept := map[string]bool{}
+		for _, id := range keep {
+			kept[id] = true
+		}
+		for _, id := range prior.ChildRunIDs {
+			if !kept[id] && transcript.ValidRunID(id) == nil {
+				os.Remove(filepath.Join(st.dir, id+".jsonl"))
+			}
+		}
+	}
+	return nil
+}
+
+// Abort removes the stage and what was written into it.
+func (st *Stage) Abort() { os.RemoveAll(st.tmp) }
