@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/reelhq/reel/internal/testfixtures"
 	"github.com/reelhq/reel/internal/transcripttest"
 	"github.com/reelhq/reel/transcript"
 )
@@ -223,5 +224,81 @@ func TestSourceExportFollowsEdits(t *testing.T) {
 	}
 	if changed != 1 || got[3].Parent != got[2].ID {
 		t.Errorf("%d records changed; the tool_call's parent %s, the edited response %s", changed, got[3].Parent, got[2].ID)
+	}
+}
+
+// Invariants over every Shadow trace: each tool_use block and each
+// tool_call record is one tool.call/tool.result pair, every response's
+// text is in a message, and the responses' usage adds up to the steps'.
+func TestTraceInvariants(t *testing.T) {
+	paths, _ := filepath.Glob(filepath.Join(testfixtures.Dir(t, "agentlog"), "*.agentlog"))
+	own, _ := filepath.Glob(filepath.Join("testdata", "*.agentlog"))
+	for _, p := range append(paths, own...) {
+		t.Run(filepath.Base(p), func(t *testing.T) {
+			recs := read(t, p, strings.HasPrefix(filepath.Base(p), "wrong-ids"))
+			res, err := ToTranscript(recs, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			transcripttest.CheckValid(t, res.Events)
+			ids := map[string]bool{}
+			var texts []string
+			var usage transcript.Usage
+			for _, r := range recs {
+				switch r.Kind {
+				case KindToolCall:
+					var c toolCall
+					json.Unmarshal(r.Payload, &c)
+					ids[c.ToolCallID] = true
+				case KindChatResponse:
+					var cr chatResponse
+					json.Unmarshal(r.Payload, &cr)
+					for _, b := range cr.Content {
+						switch b.Type {
+						case "tool_use":
+							ids[b.ID] = true
+						case "text":
+							texts = append(texts, b.Text)
+						}
+					}
+					if cr.Usage != nil {
+						usage.Add(cr.Usage.toReel())
+					}
+				}
+			}
+			calls, results := map[string]int{}, map[string]int{}
+			var all strings.Builder
+			var steps transcript.Usage
+			for _, e := range res.Events {
+				switch e.Type {
+				case transcript.ToolCall:
+					calls[e.Tool().CallID]++
+				case transcript.ToolResult:
+					results[e.Tool().CallID]++
+				case transcript.MessageAssistant:
+					for _, b := range e.Message().Blocks {
+						all.WriteString(b.Text)
+					}
+				case transcript.StepCompleted:
+					var ar transcript.AgentResult
+					if transcript.DecodeResult(e.Step().Result, &ar) == nil {
+						steps.Add(ar.Usage)
+					}
+				}
+			}
+			for id := range ids {
+				if calls[id] != 1 || results[id] != 1 {
+					t.Errorf("tool %s: %d calls, %d results", id, calls[id], results[id])
+				}
+			}
+			for _, x := range texts {
+				if !strings.Contains(all.String(), x) {
+					t.Errorf("text %.60q lost", x)
+				}
+			}
+			if steps != usage {
+				t.Errorf("steps' usage %+v, responses' %+v", steps, usage)
+			}
+		})
 	}
 }
