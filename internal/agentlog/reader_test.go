@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -220,6 +222,9 @@ func FuzzImportTrace(f *testing.F) {
 	f.Add([]byte(`{"version":"0.1","id":"a","kind":"metadata","ts":"2026-01-01T00:00:00Z","parent":null,"payload":{}}
 {"version":"0.1","id":"b","kind":"tool_result","ts":"2026-01-01T00:00:00Z","parent":"a","meta":{"reel":{"path":"x","iteration":-3,"final":{"result":{"usage":{"input_tokens":1}}}}},"payload":{"tool_call_id":"","output":null,"is_error":true}}
 `))
+	if b, err := os.ReadFile(filepath.Join("testdata", "tool-use-without-calls.agentlog")); err == nil {
+		f.Add(b)
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		recs, err := ReadAll(bytes.NewReader(data), ReadOptions{AcceptIDMismatch: true, MaxLineBytes: 1 << 16})
 		if err != nil {
@@ -230,5 +235,20 @@ func FuzzImportTrace(f *testing.F) {
 			return
 		}
 		transcripttest.CheckValid(t, res.Events)
+		// Whatever imports exports back record for record.
+		back, err := FromTranscript(res.Events, ExportOptions{})
+		if err != nil {
+			t.Fatalf("export of an import: %v", err)
+		}
+		if len(back) != len(recs) {
+			t.Fatalf("%d records back, %d in", len(back), len(recs))
+		}
+		for i := range recs {
+			a, _ := Canonical(recs[i].Payload)
+			b, _ := Canonical(back[i].Payload)
+			if back[i].Kind != recs[i].Kind || back[i].TS != recs[i].TS || !bytes.Equal(a, b) {
+				t.Fatalf("record %d: %s %s %s back as %s %s %s", i+1, recs[i].Kind, recs[i].TS, a, back[i].Kind, back[i].TS, b)
+			}
+		}
 	})
 }

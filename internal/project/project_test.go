@@ -122,6 +122,8 @@ func FuzzParseConfig(f *testing.F) {
 	f.Add([]byte("plugins:\n  a:\n    command: ./a\n    timeout: 1s\n"), true)
 	f.Add([]byte("plugins: &p {a: *p}\n"), true)
 	f.Add([]byte("inputs: {a: 1, b: [x, y]}\ntelemetry: {exporter: h:1}\n"), false)
+	f.Add([]byte("prices:\n  - {model: m, aliases: [n], input: 1, output: 2, cache_read: 0.1}\n"), true)
+	f.Add([]byte("prices: {date: x, models: [{model: m, input: 1e400}]}\n"), true)
 	f.Fuzz(func(t *testing.T, b []byte, reel bool) {
 		cfg, err := ParseConfig(b, "cfg", "/proj", reel)
 		if err == nil {

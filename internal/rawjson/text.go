@@ -2,7 +2,6 @@ package rawjson
 
 import (
 	"bytes"
-	"unicode/utf16"
 	"unicode/utf8"
 	"unsafe"
 )
@@ -94,46 +93,12 @@ func AppendUnescaped(out, b []byte) []byte {
 		if len(b) == 0 {
 			break
 		}
-		if len(b) == 1 {
-			out = append(out, '\\')
-			break
-		}
-		n := 2
-		switch e := b[1]; e {
-		case '"', '\\', '/':
-			out = append(out, e)
-		case 'b':
-			out = append(out, '\b')
-		case 'f':
-			out = append(out, '\f')
-		case 'n':
-			out = append(out, '\n')
-		case 'r':
-			out = append(out, '\r')
-		case 't':
-			out = append(out, '\t')
-		case 'u':
-			r, ok := hex4(b, 2)
-			if !ok {
-				out = append(out, `\u`...)
-				break
-			}
-			n = 6
-			if utf16.IsSurrogate(r) {
-				if len(b) >= 12 && b[6] == '\\' && b[7] == 'u' {
-					if r2, ok := hex4(b, 8); ok {
-						if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
-							out = utf8.AppendRune(out, dec)
-							n = 12
-							break
-						}
-					}
-				}
-				r = utf8.RuneError
-			}
-			out = utf8.AppendRune(out, r)
-		default:
-			out = append(out, '\\', e)
+		var n int
+		var ok bool
+		if out, n, ok = appendEscape(out, b, 0); !ok {
+			// Kept as written: a lone backslash, or it and the next byte.
+			n = min(2, len(b))
+			out = append(out, b[:n]...)
 		}
 		b = b[n:]
 	}

@@ -51,44 +51,17 @@ func Unquote(data []byte, i int) (s string, end int, err error) {
 		case b < 0x20:
 			return "", i, &StringError{i, "control character in string"}
 		case b == '\\':
-			if i+1 >= len(data) {
-				return "", i, &StringError{i, "unterminated escape"}
-			}
-			switch e := data[i+1]; e {
-			case '"', '\\', '/':
-				out = append(out, e)
-			case 'b':
-				out = append(out, '\b')
-			case 'f':
-				out = append(out, '\f')
-			case 'n':
-				out = append(out, '\n')
-			case 'r':
-				out = append(out, '\r')
-			case 't':
-				out = append(out, '\t')
-			case 'u':
-				r, ok := hex4(data, i+2)
-				if !ok {
+			var ok bool
+			out, i, ok = appendEscape(out, data, i)
+			if !ok {
+				switch {
+				case i+1 >= len(data):
+					return "", i, &StringError{i, "unterminated escape"}
+				case data[i+1] == 'u':
 					return "", i, &StringError{i, "invalid \\u escape"}
 				}
-				i += 6
-				if utf16.IsSurrogate(r) {
-					if r2, ok := hex4(data, i+2); ok && data[i] == '\\' && data[i+1] == 'u' {
-						if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
-							out = utf8.AppendRune(out, dec)
-							i += 6
-							continue
-						}
-					}
-					r = utf8.RuneError
-				}
-				out = utf8.AppendRune(out, r)
-				continue
-			default:
-				return "", i, &StringError{i, fmt.Sprintf("invalid escape \\%c", e)}
+				return "", i, &StringError{i, fmt.Sprintf("invalid escape \\%c", data[i+1])}
 			}
-			i += 2
 		case b < utf8.RuneSelf:
 			out = append(out, b)
 			i++
@@ -103,6 +76,47 @@ func Unquote(data []byte, i int) (s string, end int, err error) {
 		}
 	}
 	return "", i, &StringError{i, "unterminated string"}
+}
+
+// appendEscape decodes the escape starting at d[i] == '\\' onto out and
+// returns the index just after it, as encoding/json decodes it: \uXXXX
+// surrogate pairs are combined, a lone surrogate becomes U+FFFD. ok is
+// false, and i unchanged, for an escape encoding/json refuses: cut short, an
+// unknown letter, a malformed \u.
+func appendEscape(out, d []byte, i int) ([]byte, int, bool) {
+	if i+1 >= len(d) {
+		return out, i, false
+	}
+	switch e := d[i+1]; e {
+	case '"', '\\', '/':
+		return append(out, e), i + 2, true
+	case 'b':
+		return append(out, '\b'), i + 2, true
+	case 'f':
+		return append(out, '\f'), i + 2, true
+	case 'n':
+		return append(out, '\n'), i + 2, true
+	case 'r':
+		return append(out, '\r'), i + 2, true
+	case 't':
+		return append(out, '\t'), i + 2, true
+	case 'u':
+		r, ok := hex4(d, i+2)
+		if !ok {
+			return out, i, false
+		}
+		j := i + 6
+		if utf16.IsSurrogate(r) {
+			if r2, ok := hex4(d, j+2); ok && d[j] == '\\' && d[j+1] == 'u' {
+				if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
+					return utf8.AppendRune(out, dec), j + 6, true
+				}
+			}
+			r = utf8.RuneError
+		}
+		return utf8.AppendRune(out, r), j, true
+	}
+	return out, i, false
 }
 
 // hex4 decodes the four hex digits at d[i:].
