@@ -1,12 +1,14 @@
 package agentlog
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"regexp"
 	"strings"
 	"time"
 
+	"github.com/reelhq/reel/internal/rawjson"
 	"github.com/reelhq/reel/transcript"
 )
 
@@ -461,14 +463,36 @@ func withExtras(result json.RawMessage, ex *Extras) any {
 	if ex.empty() {
 		return result
 	}
-	var m map[string]json.RawMessage
-	if json.Unmarshal(result, &m) != nil || m == nil {
-		return result
-	}
-	raw, err := json.Marshal(ex)
+	return resultWithExtras{result: result, extras: ex}
+}
+
+// resultWithExtras marshals as result with the member "agentlog": extras
+// added (replacing one it has), spliced into the raw object rather than
+// decoded and encoded again.
+type resultWithExtras struct {
+	result json.RawMessage
+	extras *Extras
+}
+
+func (r resultWithExtras) MarshalJSON() ([]byte, error) {
+	ex, err := json.Marshal(r.extras)
 	if err != nil {
-		return result
+		return nil, err
 	}
-	m["agentlog"] = raw
-	return m
+	obj := bytes.TrimSpace(r.result)
+	if len(obj) < 2 || obj[0] != '{' {
+		return r.result, nil
+	}
+	var kept [][]byte
+	err = rawjson.Each(obj, func(k, v []byte) bool {
+		if string(k) != "agentlog" {
+			kept = append(kept, append(append(append([]byte(`"`), k...), `":`...), v...))
+		}
+		return true
+	})
+	if err != nil {
+		return nil, err
+	}
+	kept = append(kept, append([]byte(`"agentlog":`), ex...))
+	return append(append([]byte{'{'}, bytes.Join(kept, []byte{','})...), '}'), nil
 }

@@ -58,7 +58,8 @@ type SourceRecord struct {
 	PrevMessages int `json:"prev_messages,omitempty"`
 }
 
-// derived is the payload an exchange event gives back, by member.
+// derived is the payload an exchange event gives back, by member, each
+// value in canonical form.
 type derived map[string]json.RawMessage
 
 func members(v any) (derived, error) {
@@ -66,8 +67,18 @@ func members(v any) (derived, error) {
 	if err != nil {
 		return nil, err
 	}
+	return canonicalMembers(raw)
+}
+
+// canonicalMembers splits the object raw into its members in canonical
+// form, so two payloads compare member by member as bytes.
+func canonicalMembers(raw []byte) (derived, error) {
+	c, err := Canonical(raw)
+	if err != nil {
+		return nil, err
+	}
 	d := derived{}
-	err = eachMember(raw, func(k string, v json.RawMessage) { d[k] = v })
+	err = eachMember(c, func(k string, v json.RawMessage) { d[k] = v })
 	return d, err
 }
 
@@ -116,10 +127,11 @@ func toolResultPayload(tp *transcript.ToolPayload) (derived, error) {
 }
 
 func chunkDelta(b transcript.ContentBlock) (derived, error) {
-	if !json.Valid([]byte(b.Chunk)) {
-		return nil, fmt.Errorf("stream block is not JSON")
+	c, err := Canonical([]byte(b.Chunk))
+	if err != nil {
+		return nil, fmt.Errorf("stream block: %w", err)
 	}
-	return derived{"delta": json.RawMessage(b.Chunk)}, nil
+	return derived{"delta": c}, nil
 }
 
 // sameJSON compares two JSON values in Shadow's canonical form.
@@ -135,14 +147,14 @@ func sameJSON(a, b json.RawMessage) bool {
 // diff sets src's Set and Unset to what payload has that d lacks or holds
 // otherwise. With no d (no event), Set is the whole payload.
 func (src *SourceRecord) diff(payload json.RawMessage, d derived) error {
-	orig := map[string]json.RawMessage{}
-	if err := eachMember(payload, func(k string, v json.RawMessage) { orig[k] = v }); err != nil {
+	orig, err := canonicalMembers(payload)
+	if err != nil {
 		return fmt.Errorf("payload is not an object: %w", err)
 	}
 	src.Set = map[string]json.RawMessage{}
 	for k, v := range orig {
-		if dv, ok := d[k]; !ok || !sameJSON(dv, v) {
-			src.Set[k] = bytes.Clone(v)
+		if dv, ok := d[k]; !ok || !bytes.Equal(dv, v) {
+			src.Set[k] = v
 		}
 	}
 	for k := range d {
