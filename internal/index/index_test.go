@@ -582,3 +582,20 @@ func TestTokenizer(t *testing.T) {
 		t.Errorf("strings: %q", strs)
 	}
 }
+
+// A run reel import wrote names its source in run.started's result: it is
+// marked imported whatever its name.
+func TestImportedFromSource(t *testing.T) {
+	storage := t.TempDir()
+	id := "66666666-6666-4666-8666-666666666666"
+	r := transcripttest.NewRun(t, transcript.Dir(storage), id, "", time.Date(2026, 6, 8, 8, 0, 0, 0, time.UTC))
+	r.Event(transcript.ExchangeEvent{Type: transcript.RunStarted, Payload: &transcript.StepPayload{Name: "shop: Why does CI fail?", Kind: transcript.KindWorkflow,
+		Result: map[string]any{"import": map[string]any{"path": "/s.jsonl", "format": "claude-session-log", "size": 1, "sha256": "00"}}}})
+	r.Event(transcript.ExchangeEvent{Type: transcript.RunCompleted, Payload: &transcript.StepPayload{Name: "shop: Why does CI fail?", Kind: transcript.KindWorkflow,
+		Result: transcript.RunResult{Status: "success"}}})
+	r.Close()
+	got, err := openIndex(t, storage).Get(context.Background(), id)
+	if err != nil || !got.Imported {
+		t.Errorf("run %+v (%v): not marked imported", got, err)
+	}
+}

@@ -1,6 +1,7 @@
 package index
 
 import (
+	"encoding/json"
 	"errors"
 	"slices"
 	"strings"
@@ -54,9 +55,11 @@ type fold struct {
 	RunID       string `json:"run_id"`
 	ParentRunID string `json:"parent_run_id,omitempty"`
 	Workflow    string `json:"workflow"`
-	Started     int64  `json:"started"`
-	Last        int64  `json:"last"`
-	Ended       bool   `json:"ended"`
+	// Imported: run.started names the run's import source (result.import).
+	Imported bool  `json:"imported,omitempty"`
+	Started  int64 `json:"started"`
+	Last     int64 `json:"last"`
+	Ended    bool  `json:"ended"`
 	// Status, ExitCode, RunDurationMS, RunUsage and RunCost come from the
 	// last run.completed; they are cleared by a later run.started (resume).
 	Status        string            `json:"status,omitempty"`
@@ -136,6 +139,12 @@ func (f *fold) event(ev *transcript.ExchangeEvent) {
 	case transcript.RunStarted:
 		if sp != nil && f.Workflow == "" {
 			f.Workflow = sp.Name
+		}
+		if sp != nil && sp.Result != nil {
+			var r struct {
+				Import json.RawMessage `json:"import"`
+			}
+			f.Imported = f.Imported || transcript.DecodeResult(sp.Result, &r) == nil && len(r.Import) > 0
 		}
 		if !ev.Timestamp.IsZero() && f.Started == 0 {
 			f.Started = ev.Timestamp.UnixMicro()
@@ -230,6 +239,7 @@ func (f *fold) durationMS() int64 {
 	return max(0, (f.Last-f.Started)/1000)
 }
 
-// imported reports whether the run came from reel import, whose runs are
-// named import:<file>.
-func imported(workflow string) bool { return strings.HasPrefix(workflow, "import:") }
+// imported reports whether the run came from reel import: its run.started
+// names the source (result.import); imports made before that were named
+// import:<file>.
+func (f *fold) imported() bool { return f.Imported || strings.HasPrefix(f.Workflow, "import:") }

@@ -385,7 +385,7 @@ func (ix *Index) apply(ctx context.Context, tx *sql.Tx, p *prepared) (int64, err
 		exit_code, duration_ms, error, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, total_tokens,
 		cost_usd, steps, failed_steps, tool_calls, tool_errors, events, providers, models, file, size, mtime, head, offset, fold)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		p.runID, f.ParentRunID, f.Workflow, imported(f.Workflow), f.Started, f.Last, f.Ended, f.Status,
+		p.runID, f.ParentRunID, f.Workflow, f.imported(), f.Started, f.Last, f.Ended, f.Status,
 		exit, f.durationMS(), f.Error, u.InputTokens, u.OutputTokens, u.CacheReadTokens, u.CacheWriteTokens, u.ReasoningTokens, u.TotalTokens,
 		cost, f.Steps, f.FailedSteps, f.ToolCalls, f.ToolErrors, f.Events, joinSet(f.Providers), joinSet(f.Models),
 		p.path, p.size, p.mtime, p.head, p.offset, string(foldJSON))
