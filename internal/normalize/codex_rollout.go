@@ -1,0 +1,220 @@
+package normalize
+
+import (
+	"strings"
+	"time"
+
+	"github.com/reelhq/reel/internal/rawjson"
+)
+
+// codexRollout reads a Codex session file. response_item lines are the
+// model-visible history and the source of truth; event_msg lines repeat
+// them for the UI and are used only when a file has no response items.
+type codexRollout struct {
+	st       *state
+	scratch  []byte
+	ev       *codexEvents
+	sawItems bool
+}
+
+func newCodexRollout(p *Parser) {
+	c := &codexRollout{st: p.st}
+	c.ev = &codexEvents{st: p.st}
+	p.st.res.Agent.Provider = "codex"
+	p.line = c.line
+	p.finish = c.finish
+}
+
+func (c *codexRollout) line(v []byte) error {
+	var typ string
+	var payload []byte
+	var ts time.Time
+	handled := false
+	_, err := rawjson.Members(v, func(k, d []byte, vs int) (int, error) {
+		if string(k) == "payload" && d[vs] == '{' && (typ == "response_item" || typ == "event_msg") {
+			// Nearly all of a rollout's bytes are in these payloads: parse
+			// them in place rather than skipping them first.
+			var end int
+			var err error
+			if typ == "response_item" {
+				end, err = c.item(d[vs:], ts)
+			} else {
+				end, err = c.ev.event(d[vs:], ts)
+			}
+			if err != nil {
+				return 0, err
+			}
+			handled = true
+			return vs + end, nil
+		}
+		ve, err := skipValue(d, vs)
+		if err != nil {
+			return 0, err
+		}
+		val := d[vs:ve]
+		switch string(k) {
+		case "type":
+			typ = rawjson.Str(val)
+		case "payload":
+			payload = val
+		case "timestamp":
+			ts = timestamp(val)
+		}
+		return ve, nil
+	})
+	if err != nil {
+		return err
+	}
+	s := c.st
+	switch typ {
+	case "session_meta":
+		s.res.Agent.SessionID = rawjson.Str(field(payload, "id"))
+		s.setCWD(rawjson.Str(field(payload, "cwd")))
+	case "turn_context":
+		s.flush()
+		s.setCWD(rawjson.Str(field(payload, "cwd")))
+		s.setModel(rawjson.Str(field(payload, "model")))
+		s.res.Agent.Turns++
+	case "response_item":
+		if !handled {
+			if _, err := c.item(payload, ts); err != nil {
+				return err
+			}
+		}
+	case "event_msg":
+		if !handled {
+			if _, err := c.ev.event(payload, ts); err != nil {
+				return err
+			}
+		}
+		if c.sawItems {
+			c.ev.pending = nil
+		}
+	case "compacted":
+	default:
+		s.skip(SkipUnknownEvent)
+	}
+	return nil
+}
+
+func (c *codexRollout) finish() {
+	for _, f := range c.ev.pending {
+		f()
+	}
+	c.ev.pending = nil
+}
+
+// item handles a response item and returns the length of its object; it
+// emits nothing when the object is malformed.
+func (c *codexRollout) item(v []byte, ts time.Time) (int, error) {
+	s := c.st
+	var typ, role, name, args, callID, input, status string
+	var content, summary, output, action []byte
+	end, err := rawjson.Members(v, func(k, d []byte, vs int) (int, error) {
+		ve, err := skipValue(d, vs)
+		if err != nil {
+			return 0, err
+		}
+		val := d[vs:ve]
+		switch string(k) {
+		case "type":
+			typ = rawjson.Str(val)
+		case "role":
+			role = rawjson.Str(val)
+		case "name":
+			name = rawjson.Str(val)
+		case "arguments":
+			args = rawjson.Str(val)
+		case "call_id":
+			callID = rawjson.Str(val)
+		case "input":
+			input = rawjson.Str(val)
+		case "status":
+			status = rawjson.Str(val)
+		case "content":
+			content = val
+		case "summary":
+			summary = val
+		case "output":
+			output = val
+		case "action":
+			action = val
+		}
+		return ve, nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	if !c.sawItems {
+		c.sawItems = true
+		c.ev.pending = nil
+		c.ev.drop = true
+	}
+	switch typ {
+	case "message":
+		var texts []string
+		_ = rawjson.EachElem(content, func(b []byte) {
+			if t := rawjson.Str(field(b, "text")); t != "" {
+				texts = append(texts, t)
+			}
+		})
+		switch role {
+		case "assistant":
+			for _, t := range texts {
+				s.text(t, ts)
+			}
+		case "user":
+			// The CLI injects its environment and instructions as user
+			// messages; they are recorded but are not the prompt.
+			prompt := len(texts) > 0 && !strings.HasPrefix(texts[0], "<environment_context>") &&
+				!strings.HasPrefix(texts[0], "<user_instructions>")
+			s.user(texts, ts, prompt)
+		default:
+			s.skip("system message")
+		}
+	case "reasoning":
+		var parts []string
+		_ = rawjson.EachElem(content, func(b []byte) {
+			if t := rawjson.Str(field(b, "text")); t != "" {
+				parts = append(parts, t)
+			}
+		})
+		if len(parts) == 0 {
+			_ = rawjson.EachElem(summary, func(b []byte) {
+				if t := rawjson.Str(field(b, "text")); t != "" {
+					parts = append(parts, t)
+				}
+			})
+		}
+		s.thinking(strings.Join(parts, "\n\n"), ts)
+	case "function_call":
+		in := jsonText(args)
+		if name == "shell" || name == "container.exec" || name == "shell_command" || name == "exec_command" {
+			cmd := args
+			if c := field([]byte(args), "command"); c != nil {
+				cmd = argv(c)
+			}
+			s.command(cmd, ts)
+			s.call(callID, name, in, ts)
+			return end, nil
+		}
+		s.toolUse(callID, name, in, ts)
+	case "custom_tool_call":
+		s.toolUse(callID, name, input, ts)
+	case "local_shell_call":
+		cmd := argv(field(action, "command"))
+		s.command(cmd, ts)
+		s.call(callID, "local_shell", raw(action), ts)
+	case "web_search_call":
+		id := s.toolUse("", "web_search", raw(action), ts)
+		s.flush()
+		s.result(id, "web_search", map[string]any{"status": status}, failedMsg(status, "web search failed"), ts)
+	case "function_call_output", "custom_tool_call_output", "local_shell_call_output":
+		s.flush()
+		out, errMsg := codexToolOutput(output, &c.scratch)
+		s.result(callID, "", out, errMsg, ts)
+	default:
+		s.skip(SkipUnknownItem)
+	}
+	return end, nil
+}

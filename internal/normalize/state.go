@@ -1,0 +1,243 @@
+package normalize
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/reelhq/reel/transcript"
+)
+
+// state assembles canonical events; every format feeds it.
+type state struct {
+	emit Emit
+	err  error
+
+	blocks []transcript.ContentBlock
+	msgTS  time.Time
+
+	tools map[string]*toolState
+	order []string
+	anon  int
+
+	res       Result
+	lastText  string
+	finalText string
+	skipped   map[string]int
+	usage     transcript.Usage
+}
+
+type toolState struct {
+	name     string
+	resulted bool
+}
+
+func newState(emit Emit) *state {
+	return &state{emit: emit, tools: make(map[string]*toolState)}
+}
+
+func (s *state) send(t transcript.EventType, ts time.Time, payload any) {
+	if s.err != nil {
+		return
+	}
+	if err := s.emit(transcript.ExchangeEvent{Type: t, Timestamp: ts, Payload: payload}); err != nil {
+		s.err = fmt.Errorf("normalize: emit %s: %w", t, err)
+	}
+}
+
+func (s *state) skip(reason string) {
+	if s.skipped == nil {
+		s.skipped = make(map[string]int)
+	}
+	s.skipped[reason]++
+}
+
+func (s *state) warn(msg string) { s.res.Warnings = append(s.res.Warnings, msg) }
+
+func (s *state) fail(msg string) {
+	s.res.IsError = true
+	if msg == "" {
+		msg = "provider reported an error"
+	}
+	if s.res.Error == "" {
+		s.res.Error = msg
+	} else if !strings.Contains(s.res.Error, msg) {
+		s.res.Error += "; " + msg
+	}
+}
+
+func (s *state) add(b transcript.ContentBlock, ts time.Time) {
+	if len(s.blocks) == 0 {
+		s.msgTS = ts
+	}
+	b.Fidelity = transcript.FidelityAgentEmitted
+	s.blocks = append(s.blocks, b)
+}
+
+func (s *state) text(t string, ts time.Time) {
+	if t == "" {
+		return
+	}
+	s.add(transcript.ContentBlock{Type: transcript.BlockText, Text: t}, ts)
+}
+
+func (s *state) thinking(t string, ts time.Time) {
+	s.add(transcript.ContentBlock{Type: transcript.BlockThinking, Thinking: t}, ts)
+}
+
+func (s *state) command(c string, ts time.Time) {
+	s.add(transcript.ContentBlock{Type: transcript.BlockCommand, Command: c}, ts)
+}
+
+// toolUse records a tool_use block and its tool.call.
+func (s *state) toolUse(id, name string, input any, ts time.Time) string {
+	if id != "" {
+		if _, dup := s.tools[id]; dup {
+			return id
+		}
+	}
+	id = s.call(id, name, input, ts)
+	s.add(transcript.ContentBlock{Type: transcript.BlockToolUse, ToolID: id, ToolName: name, ToolInput: input}, ts)
+	return id
+}
+
+// call emits a tool.call once per id; an empty id gets a synthesized one.
+func (s *state) call(id, name string, input any, ts time.Time) string {
+	if id == "" {
+		s.anon++
+		id = fmt.Sprintf("reel-tool-%d", s.anon)
+	}
+	if _, ok := s.tools[id]; ok {
+		return id
+	}
+	if name == "" {
+		// The recording starts after the call (or the provider omits the
+		// name): readers still need a name to show.
+		name = "unknown"
+	}
+	s.tools[id] = &toolState{name: name}
+	s.order = append(s.order, id)
+	s.send(transcript.ToolCall, ts, &transcript.ToolPayload{
+		Name: name, CallID: id, Input: input, Fidelity: transcript.FidelityAgentEmitted,
+	})
+	return id
+}
+
+// result emits the tool.result of id, emitting its tool.call first when the
+// recording starts after the call was made.
+func (s *state) result(id, name string, output any, errMsg string, ts time.Time) {
+	if id == "" {
+		s.skip("tool result without id")
+		return
+	}
+	t, ok := s.tools[id]
+	if !ok {
+		s.call(id, name, nil, ts)
+		t = s.tools[id]
+	}
+	if t.resulted {
+		s.skip(SkipDupToolResult)
+		return
+	}
+	t.resulted = true
+	if name == "" {
+		name = t.name
+	}
+	s.send(transcript.ToolResult, ts, &transcript.ToolPayload{
+		Name: name, CallID: id, Output: output, Error: errMsg, Fidelity: transcript.FidelityAgentEmitted,
+	})
+}
+
+// flush emits the assistant message being assembled.
+func (s *state) flush() {
+	if len(s.blocks) == 0 {
+		return
+	}
+	blocks := s.blocks
+	s.blocks = nil
+	var sb strings.Builder
+	for _, b := range blocks {
+		if b.Type == transcript.BlockText {
+			sb.WriteString(b.Text)
+		}
+	}
+	if sb.Len() > 0 {
+		s.lastText = sb.String()
+	}
+	s.send(transcript.MessageAssistant, s.msgTS, &transcript.MessagePayload{Role: "assistant", Blocks: blocks})
+}
+
+// user emits a user turn found in the recording.
+func (s *state) user(texts []string, ts time.Time, prompt bool) {
+	s.flush()
+	blocks := make([]transcript.ContentBlock, 0, len(texts))
+	for _, t := range texts {
+		if t == "" {
+			continue
+		}
+		blocks = append(blocks, transcript.ContentBlock{Type: transcript.BlockText, Fidelity: transcript.FidelityAgentEmitted, Text: t})
+	}
+	if len(blocks) == 0 {
+		return
+	}
+	if prompt && s.res.Prompt == "" {
+		s.res.Prompt = strings.Join(texts, "\n")
+	}
+	s.send(transcript.MessageUser, ts, &transcript.MessagePayload{Role: "user", Blocks: blocks})
+}
+
+// setCWD keeps the first working directory the recording names.
+func (s *state) setCWD(dir string) {
+	if s.res.CWD == "" {
+		s.res.CWD = dir
+	}
+}
+
+func (s *state) setModel(m string) {
+	if m != "" && m != "<synthetic>" {
+		s.res.Agent.Model = m
+	}
+}
+
+// addUsage adds one provider usage report; a report without its own total
+// counts input + output.
+func (s *state) addUsage(u transcript.Usage) {
+	if u.TotalTokens == 0 {
+		u.TotalTokens = u.InputTokens + u.OutputTokens
+	}
+	s.usage.Add(u)
+}
+
+// setUsage replaces the usage with a cumulative report.
+func (s *state) setUsage(u transcript.Usage) {
+	if u.TotalTokens == 0 {
+		u.TotalTokens = u.InputTokens + u.OutputTokens
+	}
+	s.usage = u
+}
+
+func (s *state) closeAll(reason string) {
+	s.flush()
+	for _, id := range s.order {
+		t := s.tools[id]
+		if !t.resulted {
+			t.resulted = true
+			s.send(transcript.ToolResult, time.Time{}, &transcript.ToolPayload{
+				Name: t.name, CallID: id, Error: "no result: " + reason, Fidelity: transcript.FidelityAgentEmitted,
+			})
+		}
+	}
+}
+
+func (s *state) final() *Result {
+	r := s.res
+	r.Agent.Usage = s.usage
+	r.Agent.Output = s.finalText
+	if r.Agent.Output == "" {
+		r.Agent.Output = s.lastText
+	}
+	if len(s.skipped) > 0 {
+		r.Agent.Skipped = s.skipped
+	}
+	return &r
+}
