@@ -74,6 +74,7 @@ derive from the run ids, so exporting a run again, or after a live export
 			default:
 				return &exitError{code: 2, msg: fmt.Sprintf("export: unknown format %q (want flowstudio, agentlog or otlp)", o.to)}
 			}
+			o.maskSecrets = oo.maskSecrets // one --mask-secrets for every format
 			return runExport(cmd, args[0], args[1], &o)
 		},
 	}
@@ -81,7 +82,6 @@ derive from the run ids, so exporting a run again, or after a live export
 	cmd.Flags().StringVar(&o.storage, "storage", "", storageUsage)
 	cmd.Flags().BoolVar(&o.store, "store", false, "agentlog: write into Shadow's .shadow/ store and SQLite index under DIR")
 	cmd.Flags().BoolVar(&o.json, "json", false, "print what was written as JSON")
-	cmd.Flags().BoolVar(&o.maskSecrets, "mask-secrets", false, "mask secret-looking environment values and key shapes in what is written")
 	addOTLPExportFlags(cmd, &oo)
 	return cmd
 }

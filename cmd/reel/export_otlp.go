@@ -34,7 +34,7 @@ func addOTLPExportFlags(cmd *cobra.Command, o *otlpExportOptions) {
 	cmd.Flags().StringVar(&o.otel.exporter, "otel-exporter", "", "otlp: the collector at `HOST:PORT` or URL (default: OTEL_EXPORTER_OTLP_ENDPOINT, the project's telemetry.exporter, else localhost:4317)")
 	cmd.Flags().StringVar(&o.otel.serviceName, "otel-service-name", "", "otlp: "+otelServiceNameUsage)
 	cmd.Flags().BoolVar(&o.otel.content, "otel-content", false, "otlp: "+otelContentUsage)
-	cmd.Flags().BoolVar(&o.maskSecrets, "mask-secrets", false, "otlp: mask secret-looking environment values and key shapes in what is exported")
+	cmd.Flags().BoolVar(&o.maskSecrets, "mask-secrets", false, "mask secret-looking environment values and key shapes in what is written or sent (every format)")
 }
 
 // otlpExported is what `reel export --to otlp --json` prints.
