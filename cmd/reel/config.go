@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/reelhq/reel/internal/pricing"
 	"github.com/reelhq/reel/internal/project"
 )
 
@@ -25,7 +26,10 @@ type shownConfig struct {
 	Plugins   map[string]shownItem `json:"plugins"`
 	Notify    map[string]shownItem `json:"notify,omitempty"`
 	Telemetry map[string]shownItem `json:"telemetry,omitempty"`
-	Warnings  []string             `json:"warnings,omitempty"`
+	// Prices are the entries the prices key adds to or changes in reel's
+	// price table, by model.
+	Prices   map[string]shownItem `json:"prices,omitempty"`
+	Warnings []string             `json:"warnings,omitempty"`
 }
 
 // shownItem is one configured value and the file it came from.
@@ -111,6 +115,14 @@ func showConfig(p *project.Project, storageFlag string) (*shownConfig, error) {
 				sc.Telemetry["service_name"] = shownItem{c.Telemetry.ServiceName, f}
 			}
 		}
+		if c.Prices != nil {
+			if sc.Prices == nil {
+				sc.Prices = map[string]shownItem{}
+			}
+			for _, pr := range c.Prices.Models {
+				sc.Prices[pr.Model] = shownItem{pr, f}
+			}
+		}
 	}
 	return sc, nil
 }
@@ -146,6 +158,9 @@ func writeConfig(cmd *cobra.Command, sc *shownConfig) error {
 					v = fmt.Sprintf("%s (timeout %s)", v, pl.Timeout)
 				}
 			}
+			if pr, ok := v.(pricing.Price); ok {
+				v = fmt.Sprintf("input $%g, output $%g per million tokens", pr.Input, pr.Output)
+			}
 			fmt.Fprintf(w, "  %s = %v  %s\n", k, v, p.dim("# "+it.From))
 		}
 	}
@@ -153,6 +168,7 @@ func writeConfig(cmd *cobra.Command, sc *shownConfig) error {
 	section("plugins", sc.Plugins)
 	section("notify", sc.Notify)
 	section("telemetry", sc.Telemetry)
+	section("prices", sc.Prices)
 	for _, warn := range sc.Warnings {
 		fmt.Fprintf(cmd.ErrOrStderr(), "reel: warning: %s\n", warn)
 	}
