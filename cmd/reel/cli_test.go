@@ -96,3 +96,30 @@ func verifyStorage(t testing.TB, dir string) {
 		t.Fatalf("verify %s: files %d, problems %v, unreadable %v", dir, len(rep.Files), rep.Problems, rep.Unreadable)
 	}
 }
+
+// copyTree copies the files under src into dst, keeping their executable
+// bits (script fixtures run by their shebang).
+func copyTree(t testing.TB, src, dst string) {
+	t.Helper()
+	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		if err := os.MkdirAll(filepath.Join(dst, filepath.Dir(rel)), 0o755); err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), b, fi.Mode().Perm()|0o600)
+	})
+	if err != nil {
+		t.Fatalf("copy %s: %v", src, err)
+	}
+}

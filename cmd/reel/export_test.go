@@ -4,12 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/reelhq/reel/internal/index"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/reelhq/reel/internal/index"
 
 	"github.com/reelhq/reel/internal/flowstudio"
 	"github.com/reelhq/reel/internal/runstore"

@@ -203,28 +203,6 @@ func TestImportProgressBar(t *testing.T) {
 	}
 }
 
-// copyTree copies the files under src into dst.
-func copyTree(t *testing.T, src, dst string) {
-	t.Helper()
-	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		if err := os.MkdirAll(filepath.Join(dst, filepath.Dir(rel)), 0o755); err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
 func importJSON(t *testing.T, args ...string) ([]importedRun, string) {
 	t.Helper()
 	out, errOut, err := runReel(t, context.Background(), append([]string{"import", "--json"}, args...)...)

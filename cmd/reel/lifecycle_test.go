@@ -279,7 +279,7 @@ func TestRefusedRunPrintsNoRunID(t *testing.T) {
 // gives a verdict per file.
 func TestJSONAndQuiet(t *testing.T) {
 	dir := t.TempDir()
-	writeFile(t, filepath.Join(dir, "wf.yaml"), "name: w\noutputs: [{name: o, from: 'states.a.Output'}]\nstates:\n  initial: a\n  a: {type: step, command: 'echo out'}\n", 0o644)
+	writeFile(t, filepath.Join(dir, "wf.yaml"), "name: w\noutputs: [{name: o, from: 'trim(states.a.Output)'}]\nstates:\n  initial: a\n  a: {type: step, command: 'echo out'}\n", 0o644)
 	writeFile(t, filepath.Join(dir, "bad.yaml"), "name: b\nstates:\n  initial: a\n  a: {type: step}\n", 0o644)
 	res := runBinary(t, dir, "run", "wf.yaml", "--json")
 	var s runJSON

@@ -29,7 +29,7 @@ name: killable
 inputs:
   - {name: tag, default: "t"}
 outputs:
-  - {name: all, from: 'states.gather.Output'}
+  - {name: all, from: 'trim(states.gather.Output)'}
   - {name: child, from: 'states.sub.Data.r'}
 states:
   initial: prep
@@ -40,7 +40,7 @@ states:
     body: [one, two]
     on_complete: fan
   one: {type: step, command: 'sleep 0.02; echo one-{{.loop.Item}}'}
-  two: {type: step, command: 'sleep 0.03; echo two-{{.states.one.Output}}'}
+  two: {type: step, command: 'sleep 0.03; echo two-{{trimSpace .states.one.Output}}'}
   fan: {type: parallel, parallel: [x, spin], on_success: sub}
   x: {type: step, command: 'sleep 0.08; echo x'}
   spin: {type: while, while: 'loop.Index < 3', body: [tick]}
@@ -48,25 +48,25 @@ states:
   sub:
     type: call_workflow
     workflow: killchild
-    inputs: {v: '{{.states.two.Output}}'}
+    inputs: {v: '{{trimSpace .states.two.Output}}'}
     outputs: {r: r}
     on_success: gather
   gather:
     type: step
-    command: 'echo {{.states.prep.Output}} {{.states.two.Output}} {{.states.x.Output}} {{.states.tick.Output}} {{.states.sub.Data.r}} {{.states.each.Data.iterations}}'
+    command: 'echo {{trimSpace .states.prep.Output}} {{trimSpace .states.two.Output}} {{trimSpace .states.x.Output}} {{trimSpace .states.tick.Output}} {{.states.sub.Data.r}} {{.states.each.Data.iterations}}'
     on_success: done
-  done: {type: terminal, message: '{{.states.gather.Output}}'}
+  done: {type: terminal, message: '{{trimSpace .states.gather.Output}}'}
 `
 
 const killChild = `
 name: killchild
 inputs: [{name: v, required: true}]
-outputs: [{name: r, from: 'states.c2.Output'}]
+outputs: [{name: r, from: 'trim(states.c2.Output)'}]
 states:
   initial: c1
   c1: {type: for_each, items: '[1,2]', body: [c], on_complete: c2}
   c: {type: step, command: 'sleep 0.03; echo c{{.loop.Item}}'}
-  c2: {type: step, command: 'sleep 0.03; echo {{.inputs.v}}-{{.states.c.Output}}'}
+  c2: {type: step, command: 'sleep 0.03; echo {{.inputs.v}}-{{trimSpace .states.c.Output}}'}
 `
 
 var regexpRunID = regexp.MustCompile(`(?m)^run ([0-9a-f-]{36})$`)
@@ -238,7 +238,7 @@ states:
   initial: prep
   prep: {type: step, command: 'echo %s >> ran.txt; echo %s', on_success: check}
   check: {type: step, command: '%s', on_success: report}
-  report: {type: step, command: 'echo report {{.states.prep.Output}}'}
+  report: {type: step, command: 'echo report {{trimSpace .states.prep.Output}}'}
 `, prep, prep, check)
 	}
 	writeFile(t, wf, body("p1", "exit 5"), 0o644)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -48,13 +49,17 @@ func newRunCmd() *cobra.Command {
 		Long: `Run a workflow file, or a workflow found by name in .reel/workflows/ or
 .awf/workflows/. reel run NAME --help lists the workflow's inputs.
 
+Inputs come from --input key=value (an array input takes a JSON array or
+comma-separated values), else from the inputs of .awf/config.yaml and
+.reel/config.yaml, else from the workflow's defaults. Required inputs given
+by none of these are asked for on a terminal, and are an error otherwise.
+
 The display goes to stdout; the run id and transcript path go to stderr once
-the run has started (a run refused before it starts prints neither). Agent
-steps in mode: conversation read the user's messages from stdin, a line each
-(an empty line, exit, quit or the end of input ends them). With
---json the display goes to stderr and stdout gets one summary object at the
-end. Required inputs not given with --input (or by the project
-configuration) are asked for on a terminal, and are an error otherwise.
+the run has started (a run refused before it starts prints neither), with
+the workflow's warnings. Agent steps in mode: conversation read the user's
+messages from stdin, a line each (an empty line, exit, quit or the end of
+input ends them). With --json the display goes to stderr and stdout gets
+one summary object at the end.
 
 --replay-from RUN runs the workflow again with every agent step's replies,
 tool calls and usage taken from the recorded run instead of its provider,
@@ -65,8 +70,10 @@ the recording fails with a diff of the two unless --allow-prompt-drift.
 pauses before every step (or only at --breakpoint states) to continue, skip
 or abort.
 
-Exit status (AWF's): 0 success, 1 user error, 2 invalid workflow, 3 the run
-failed or was cancelled, 4 system error.`,
+Exit status (AWF's): 0 success, 1 user error (a bad flag or input, an
+unknown workflow, a variable of the workflow's env unset), 2 invalid
+workflow, 3 the run failed, 4 system error; 130 when cancelled. An inline
+on_failure with a status exits with that status.`,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: completeWorkflows,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -231,7 +238,8 @@ func (o *runOutput) finish(cmd *cobra.Command, e *engine.Engine, wf *workflow.Wo
 		var ie *engine.InputError
 		var re *engine.ResumeError
 		var oe *engine.OptionError
-		if errors.As(err, &ie) || errors.As(err, &re) || errors.As(err, &oe) {
+		var ee *engine.EnvError
+		if errors.As(err, &ie) || errors.As(err, &re) || errors.As(err, &oe) || errors.As(err, &ee) {
 			return &exitError{code: exitUser, msg: e.Masker.MaskString(err.Error())}
 		}
 		return &exitError{code: exitSystem, msg: e.Masker.MaskString(err.Error())}
@@ -326,7 +334,7 @@ func loadWorkflow(cmd *cobra.Command, e *engine.Engine, projectRoot, ref string)
 		for _, p := range probs {
 			fmt.Fprintln(cmd.ErrOrStderr(), e.Masker.MaskString(p.String()))
 		}
-		return nil, &exitError{code: exitWorkflow, msg: e.Masker.MaskString(fmt.Sprintf("%s: %d problem(s)", path, len(probs)))}
+		return nil, &exitError{code: exitWorkflow, msg: e.Masker.MaskString(fmt.Sprintf("%s: %d problem(s)", path, probs.Errors()))}
 	}
 	if err != nil {
 		return nil, &exitError{code: exitUser, msg: e.Masker.MaskString(err.Error())}
@@ -381,11 +389,12 @@ func configInputs(wf *workflow.Workflow, cfg *project.Config, given map[string]s
 		}
 		switch x := v.(type) {
 		case []any:
-			parts := make([]string, len(x))
-			for i, p := range x {
-				parts[i] = fmt.Sprint(p)
+			// an array input reads JSON, which keeps commas and objects
+			b, err := json.Marshal(x)
+			if err != nil {
+				continue
 			}
-			given[in.Name] = strings.Join(parts, ",")
+			given[in.Name] = string(b)
 		default:
 			given[in.Name] = fmt.Sprint(x)
 		}

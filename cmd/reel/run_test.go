@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/reelhq/reel/internal/index"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -17,6 +16,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reelhq/reel/internal/index"
+
+	"github.com/reelhq/reel/internal/exitcode"
 	"github.com/reelhq/reel/transcript"
 )
 
@@ -146,8 +148,8 @@ states:
 			args = append(args, flag)
 		}
 		res := runBinary(t, dir, args...)
-		if res.code != 4 {
-			t.Fatalf("%s: exit %d, want 4\n%s%s", flag, res.code, res.stdout, res.stderr)
+		if res.code != exitcode.Execution {
+			t.Fatalf("%s: exit %d, want %d\n%s%s", flag, res.code, exitcode.Execution, res.stdout, res.stderr)
 		}
 		_, err := os.Stat(filepath.Join(storage, "transcripts"))
 		if (flag == "") != (err == nil) {
@@ -163,10 +165,10 @@ states:
 	if displays[0] != displays[1] {
 		t.Fatalf("display differs with --no-transcript:\n%s\n---\n%s", displays[0], displays[1])
 	}
-	if res := runBinary(t, dir, "run", "nosuch"); res.code != 1 || !strings.Contains(res.stderr, "workflow not found") {
+	if res := runBinary(t, dir, "run", "nosuch"); res.code != exitcode.User || !strings.Contains(res.stderr, "workflow not found") {
 		t.Fatalf("missing workflow: %+v", res)
 	}
-	if res := runBinary(t, dir, "run", "fails", "--input", "x=1"); res.code != 1 || !strings.Contains(res.stderr, `unknown input "x"`) {
+	if res := runBinary(t, dir, "run", "fails", "--input", "x=1"); res.code != exitcode.User || !strings.Contains(res.stderr, `unknown input "x"`) || strings.Contains(res.stderr, "run ") {
 		t.Fatalf("bad input: %+v", res)
 	}
 }
@@ -229,7 +231,7 @@ func TestValidateCommand(t *testing.T) {
 		"good.yaml: ok",
 		"",
 	}
-	if res.code != 2 || len(lines) != len(want) { // invalid files: a workflow error (AWF: 2)
+	if res.code != exitcode.Workflow || len(lines) != len(want) {
 		t.Fatalf("exit %d\n%s", res.code, res.stdout)
 	}
 	for i, w := range want {
@@ -239,6 +241,26 @@ func TestValidateCommand(t *testing.T) {
 	}
 	if res := runBinary(t, dir, "validate", "good.yaml"); res.code != 0 {
 		t.Fatalf("good: %+v", res)
+	}
+	if res := runBinary(t, dir, "validate", "nosuch"); res.code != exitcode.User || !strings.Contains(res.stdout, "workflow not found") {
+		t.Fatalf("missing: %+v", res)
+	}
+
+	// A warning leaves the file valid, unless --strict.
+	writeFile(t, filepath.Join(dir, "self.yaml"), "name: w\nstates:\n  initial: a\n  a:\n    type: step\n    command: 'echo {{.states.a.Output}}'\n", 0o644)
+	res = runBinary(t, dir, "validate", "self.yaml")
+	if res.code != exitcode.Workflow || !strings.Contains(res.stdout, `self.yaml:6:14: state "a" command: {{.states.a.Output}}: a state cannot read its own result before it has run`) {
+		t.Fatalf("own result: %+v", res)
+	}
+	writeFile(t, filepath.Join(dir, "warn.yaml"), "name: w\nstates:\n  initial: a\n  a:\n    type: step\n    when: 'false'\n    command: 'true'\n    transitions:\n      - {when: 'states.b.Output == \"x\"', goto: a}\n", 0o644)
+	wantOut := `warn.yaml:6:5: warning: step state "a": "when" is ignored`
+	res = runBinary(t, dir, "validate", "warn.yaml")
+	if res.code != 0 || !strings.Contains(res.stdout, wantOut) || !strings.Contains(res.stdout, `warn.yaml:9:16: warning: state "a" transition: states.b.Output: unknown state "b"`) || !strings.HasSuffix(res.stdout, "warn.yaml: ok\n") {
+		t.Fatalf("warnings: %+v", res)
+	}
+	res = runBinary(t, dir, "validate", "--strict", "warn.yaml")
+	if res.code != exitcode.Workflow || strings.Contains(res.stdout, ": ok") || !strings.Contains(res.stdout, wantOut) {
+		t.Fatalf("--strict: %+v", res)
 	}
 }
 
@@ -394,7 +416,7 @@ func TestRunMaskSecrets(t *testing.T) {
 				args = append(args, "--mask-secrets")
 			}
 			res := runBinary(t, dir, args...)
-			if res.code != 1 {
+			if res.code != exitcode.User {
 				t.Fatalf("--input %s: exit %d\n%s", c.input, res.code, res.stderr)
 			}
 			want := c.want

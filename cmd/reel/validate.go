@@ -14,7 +14,7 @@ type validated struct {
 	File     string          `json:"file"`
 	Valid    bool            `json:"valid"`
 	Problems []problemAtJSON `json:"problems"`
-	// Warnings do not make the file invalid.
+	// Warnings do not make the file invalid (unless --strict).
 	Warnings []problemAtJSON `json:"warnings,omitempty"`
 }
 
@@ -25,12 +25,18 @@ type problemAtJSON struct {
 }
 
 func newValidateCmd() *cobra.Command {
-	var asJSON, quiet bool
+	var asJSON, quiet, strict bool
 	cmd := &cobra.Command{
 		Use:   "validate FILE|NAME...",
 		Short: "Check workflow files and print every problem as file:line:col: problem",
-		Long: `Check workflow files and print every problem as file:line:col: problem, or,
+		Long: `Check workflow files, found by path or by name in .reel/workflows/ and
+.awf/workflows/, and print every problem as file:line:col: problem, or,
 with --json, one verdict per file.
+
+Warnings (fields that load but do nothing, references that fail when they
+are read in the fields AWF's own validate does not check) are printed as
+file:line:col: warning: ... and do not make a file invalid, so that every
+workflow AWF accepts still loads; --strict makes them problems.
 
 Exit status (AWF's): 0 every file is valid, 1 a file was not found, 2 a file
 is invalid.`,
@@ -60,10 +66,15 @@ is invalid.`,
 				var probs workflow.Problems
 				switch {
 				case errors.As(err, &probs):
-					bad += len(probs)
+					bad += probs.Errors()
 					v.Valid = false
 					for _, p := range probs {
-						v.Problems = append(v.Problems, problemAtJSON{p.Pos.Line, p.Pos.Col, p.Msg})
+						pj := problemAtJSON{p.Pos.Line, p.Pos.Col, p.Msg}
+						if p.Warning {
+							v.Warnings = append(v.Warnings, pj)
+						} else {
+							v.Problems = append(v.Problems, pj)
+						}
 						if !asJSON {
 							fmt.Fprintln(out, p)
 						}
@@ -76,14 +87,22 @@ is invalid.`,
 						fmt.Fprintf(out, "%s:1:1: %v\n", f, err)
 					}
 				default:
-					if !asJSON && !quiet {
-						fmt.Fprintf(out, "%s: ok\n", f)
-					}
 					for _, w := range wf.Warnings {
-						v.Warnings = append(v.Warnings, problemAtJSON{w.Pos.Line, w.Pos.Col, w.Msg})
+						pj := problemAtJSON{w.Pos.Line, w.Pos.Col, w.Msg}
+						if strict {
+							v.Problems = append(v.Problems, pj)
+						} else {
+							v.Warnings = append(v.Warnings, pj)
+						}
 						if !asJSON {
 							fmt.Fprintln(out, w)
 						}
+					}
+					if strict && len(wf.Warnings) > 0 {
+						bad += len(wf.Warnings)
+						v.Valid = false
+					} else if !asJSON && !quiet {
+						fmt.Fprintf(out, "%s: ok\n", f)
 					}
 				}
 				results = append(results, v)
@@ -104,5 +123,6 @@ is invalid.`,
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one verdict per file as JSON")
 	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "print only problems")
+	cmd.Flags().BoolVar(&strict, "strict", false, "treat warnings as problems (for CI)")
 	return cmd
 }

@@ -9,11 +9,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"text/template"
 	"time"
 
 	"github.com/reelhq/reel/internal/otlp"
 	"github.com/reelhq/reel/internal/otlptest"
 	"github.com/reelhq/reel/internal/workflow"
+	"github.com/reelhq/reel/transcript"
 )
 
 const benchSteps = 200
@@ -166,4 +168,53 @@ func BenchmarkEngineStepCost(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/benchSteps, "ns/step")
 		})
 	}
+}
+
+// BenchmarkRenderCommand measures what rendering one step's command costs
+// once 50 states have run: building the namespaces (data) and executing
+// the template, dot-less references included. The baseline is
+// text/template alone executing the dotted form against a map built once,
+// which is what rendering would cost with no namespaces to build; the
+// ratio is reel's cost relative to it (x-vs-stdlib, below 1 means slower).
+func BenchmarkRenderCommand(b *testing.B) {
+	const src = `deploy {{inputs.target}} --rev {{trimSpace .states.s10.Output}} --files {{join .states.s20.JSON.files ","}} --by {{.context.User}} --run {{workflow.ID}}`
+	const stdSrc = `deploy {{.inputs.target}} --rev {{.states.s10.Output}} --files {{index .states.s20.JSON.files 0}} --by {{.context.User}} --run {{.workflow.ID}}`
+	wf := &workflow.Workflow{Name: "bench", States: map[string]*workflow.State{}}
+	r := &run{e: &Engine{}, wf: wf, id: transcript.NewRunID(), inputs: map[string]any{"target": "prod"},
+		states: map[string]map[string]any{}, env: envMap(os.Environ()), started: time.Now()}
+	r.context, r.awf = r.e.contextNamespaces(r.env)
+	for i := 0; i < 50; i++ {
+		out := fmt.Sprintf("output of step %d\n", i)
+		if i%5 == 0 {
+			out = fmt.Sprintf(`{"files": ["a%d.go", "b.go"], "n": %d}`, i, i)
+		}
+		r.setState(fmt.Sprintf("s%d", i), stateValue(outcome{ok: true}, out, ""))
+	}
+	tm, err := workflow.ParseTemplate(src)
+	if err != nil {
+		b.Fatal(err)
+	}
+	std := template.Must(template.New("").Option("missingkey=error").Parse(stdSrc))
+	stdData := r.data(scope{})
+	var sink strings.Builder
+	// interleaved, so that the shared machine's load hits both alike
+	var reel, base time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		start := time.Now()
+		sink.Reset()
+		if err := std.Execute(&sink, stdData); err != nil {
+			b.Fatal(err)
+		}
+		mid := time.Now()
+		if _, err := tm.Execute(r.data(scope{state: "s51"})); err != nil {
+			b.Fatal(err)
+		}
+		reel += time.Since(mid)
+		base += mid.Sub(start)
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(reel.Nanoseconds())/float64(b.N), "reel-ns/op")
+	b.ReportMetric(float64(base.Nanoseconds())/float64(b.N), "stdlib-ns/op")
+	b.ReportMetric(float64(base)/float64(reel), "x-vs-stdlib")
 }

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/reelhq/reel/internal/exitcode"
 	"github.com/reelhq/reel/internal/github"
 	"github.com/reelhq/reel/internal/notify"
 	"github.com/reelhq/reel/internal/workflow"
@@ -67,7 +68,8 @@ func (r *run) operate(ctx context.Context, path, name string, in map[string]any)
 		names := slices.Sorted(maps.Keys(workflow.Operations))
 		o := fail("operation %q not found (built-in: %s)", name, strings.Join(names, ", "))
 		o.final = true
-		o.end = &ending{"failure", 1, fmt.Sprintf("state %s: %s", path, o.err)}
+		// AWF exits 1 here (an operation "not found" reads as a user error)
+		o.end = &ending{status: "failure", exitCode: exitcode.User, message: fmt.Sprintf("state %s: %s", path, o.err)}
 		return nil, o
 	}
 	if outs == nil {

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reelhq/reel/internal/exitcode"
+
 	"github.com/reelhq/reel/transcript"
 )
 
@@ -102,7 +104,7 @@ states:
     inputs: {number: 404, repo: acme/app}
     retry: {max_attempts: 3}
 `, nil)
-	if rep.Status != "failure" || rep.ExitCode != 1 || !strings.Contains(rep.Error, "github.get_issue: GitHub API GET /repos/acme/app/issues/404: 404 Not Found") {
+	if rep.Status != "failure" || rep.ExitCode != exitcode.Execution || !strings.Contains(rep.Error, "github.get_issue: GitHub API GET /repos/acme/app/issues/404: 404 Not Found") {
 		t.Fatalf("report %+v", rep)
 	}
 	cr, _ := commandResult(t, rep, "show")
@@ -155,7 +157,7 @@ states:
   hook:
     type: operation
     operation: notify.send
-    inputs: {webhook_url: %q, message: 'built {{.workflow.name}}', title: Build}
+    inputs: {webhook_url: %q, message: 'built {{.workflow.Name}}', title: Build}
     on_success: desk
   desk:
     type: operation
@@ -223,7 +225,7 @@ states:
     timeout: 200ms
 `, nil)
 	slow := find(t, readAll(t, rep.TranscriptPath), transcript.StepCompleted, "slow")
-	if rep.ExitCode != 1 || slow.Step().Error != "timed out after 200ms" {
+	if rep.ExitCode != exitcode.Execution || slow.Step().Error != "timed out after 200ms" {
 		t.Fatalf("slow %+v %q", rep, slow.Step().Error)
 	}
 }

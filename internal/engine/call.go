@@ -23,6 +23,16 @@ func (r *run) execCall(ctx context.Context, sc scope, st *workflow.State) outcom
 		sp.finish(ctx, o, nil)
 		return o
 	}
+	// A cycle or nesting too deep is a fault of the workflows, not a
+	// failure a state can handle: as in AWF it ends the run at the call,
+	// past its on_failure, and the callers' runs with it.
+	fatal := func(format string, args ...any) outcome {
+		o := failNow(format, args...)
+		e := failed(o.err)
+		e.fatal = true
+		o.end = &e
+		return o
+	}
 	call := st.Call
 	base := "."
 	if r.wf.File != "" {
@@ -39,11 +49,11 @@ func (r *run) execCall(ctx context.Context, sc scope, st *workflow.State) outcom
 			for i := range chain {
 				chain[i] = filepath.Base(chain[i])
 			}
-			return failNow("call_workflow cycle: %s", strings.Join(chain, " → "))
+			return fatal("call_workflow cycle: %s", strings.Join(chain, " → "))
 		}
 	}
 	if r.depth+1 > r.e.maxDepth() {
-		return failNow("call_workflow: nesting deeper than %d levels", r.e.maxDepth())
+		return fatal("call_workflow: nesting deeper than %d levels", r.e.maxDepth())
 	}
 	child, err := workflow.Load(file, r.e.LoadOptions())
 	if err != nil {
@@ -58,7 +68,10 @@ func (r *run) execCall(ctx context.Context, sc scope, st *workflow.State) outcom
 		}
 		given[k] = v
 	}
-	inputs, err := resolveInputs(child, given)
+	if err := r.e.checkEnv(child); err != nil {
+		return failNow("call_workflow %s: %v", child.Name, err)
+	}
+	inputs, err := resolveInputs(child, given, nil)
 	if err != nil {
 		return failNow("call_workflow %s: %v", child.Name, err)
 	}
@@ -93,17 +106,13 @@ func (r *run) execCall(ctx context.Context, sc scope, st *workflow.State) outcom
 		if o.exitCode == 0 {
 			o.exitCode = 1
 		}
-	}
-	outs := map[string]any{}
-	if len(call.Outputs) > 0 {
-		for _, local := range slices.Sorted(maps.Keys(call.Outputs)) {
-			outs[local] = rep.Outputs[call.Outputs[local]]
-		}
-	} else {
-		for k, v := range rep.Outputs {
-			outs[k] = v
+		if rep.fatal {
+			e := failed(o.err)
+			e.fatal = true
+			o.end = &e
 		}
 	}
+	outs, unmapped := callOutputs(call.Outputs, child, rep.Outputs)
 	runResult := transcript.RunResult{Status: rep.Status, ExitCode: rep.ExitCode, DurationMS: rep.Duration.Milliseconds(), Usage: rep.Usage, CostUSD: rep.CostUSD}
 	r.emit(transcript.ExchangeEvent{Type: transcript.CallWorkflowCompleted, Path: sp.path, Iteration: sp.iter, ChildRunID: childID,
 		Payload: &transcript.StepPayload{Name: st.Name, Kind: transcript.KindCallWorkflow, Error: rep.Error,
@@ -112,7 +121,12 @@ func (r *run) execCall(ctx context.Context, sc scope, st *workflow.State) outcom
 	v := callValue(o, outs)
 	v["TokensUsed"] = rep.Usage.TotalTokens
 	r.setState(st.Name, v)
-	sp.finish(ctx, o, map[string]any{"child_run_id": childID, "workflow": child.Name, "status": rep.Status, "exit_code": rep.ExitCode, "outputs": outs})
+	result := map[string]any{"child_run_id": childID, "workflow": child.Name, "status": rep.Status, "exit_code": rep.ExitCode, "outputs": outs}
+	if len(unmapped) > 0 {
+		// a pair that names no output of the child maps nothing; say so
+		result["unmapped_outputs"] = unmapped
+	}
+	sp.finish(ctx, o, result)
 	if rep.RecordError != nil {
 		r.mu.Lock()
 		if r.recErr == nil {
@@ -124,10 +138,15 @@ func (r *run) execCall(ctx context.Context, sc scope, st *workflow.State) outcom
 }
 
 // callValue is the template view of a call_workflow step's result: the
-// child's mapped outputs as .Data and .JSON, and as JSON text in .Output.
+// child's mapped outputs as .Data and .JSON, and as JSON text in .Output
+// (empty when nothing was mapped).
 func callValue(o outcome, outs map[string]any) map[string]any {
-	js, _ := json.Marshal(outs)
-	v := stateValue(o, string(js), "")
+	var output string
+	if len(outs) > 0 {
+		js, _ := json.Marshal(outs)
+		output = string(js)
+	}
+	v := stateValue(o, output, "")
 	v["Data"] = outs
 	v["JSON"] = outs
 	return v
@@ -138,4 +157,36 @@ func callValue(o outcome, outs map[string]any) map[string]any {
 type callResult struct {
 	Workflow string `json:"workflow"`
 	*transcript.RunResult
+}
+
+// callOutputs maps a finished child's outputs to the names the caller sees
+// them under. Each pair of the call's outputs names a declared output of
+// the child and a name for the caller, in either order: AWF documents
+// "child output: parent name" and shows "parent name: child output" in its
+// own example, and reel has read the second form. When both names are
+// outputs of the child, the first is the child's. Without a mapping every
+// output keeps its name. unmapped lists the pairs that name no output of
+// the child (as "a: b").
+func callOutputs(mapping map[string]string, child *workflow.Workflow, got map[string]any) (outs map[string]any, unmapped []string) {
+	outs = map[string]any{}
+	if len(mapping) == 0 {
+		maps.Copy(outs, got)
+		return outs, nil
+	}
+	declared := map[string]bool{}
+	for _, o := range child.Outputs {
+		declared[o.Name] = true
+	}
+	for _, k := range slices.Sorted(maps.Keys(mapping)) {
+		v := mapping[k]
+		switch {
+		case declared[k]:
+			outs[v] = got[k]
+		case declared[v]:
+			outs[k] = got[v]
+		default:
+			unmapped = append(unmapped, k+": "+v)
+		}
+	}
+	return outs, unmapped
 }

@@ -74,11 +74,8 @@ func backoff(rt *workflow.Retry, n int) time.Duration {
 	case "linear":
 		d = base * float64(n)
 	case "exponential":
-		mult := rt.Multiplier
-		if mult < 1 {
-			mult = 2
-		}
-		d = base * math.Pow(mult, float64(n-1))
+		// a multiplier below 1 shrinks the delay, as in AWF
+		d = base * math.Pow(rt.Multiplier, float64(n-1))
 	default:
 		d = base
 	}

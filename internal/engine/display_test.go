@@ -35,7 +35,7 @@ states:
   sub: {type: call_workflow, workflow: child, on_success: end}
   end: {type: terminal, status: failure, message: 'gave up after {{.states.flaky.ExitCode}}'}
 `, nil)
-	if rep.ExitCode != 1 {
+	if rep.ExitCode != 3 {
 		t.Fatalf("report %+v", rep)
 	}
 	got := normalize(h.display.Bytes())

@@ -2,35 +2,52 @@
 // run as a transcript (one file per run, children in their own files), an
 // audit trail (<storage>/audit.jsonl) and a human-readable display.
 //
-// Choices the specs leave open:
+// The flow follows AWF's behaviour (docs/awf-compat.md lists where and why
+// reel departs from it). Choices the specs leave open:
 //
 //   - Flow. After a state, its transitions are tried in order (success and
 //     failure alike), then on_success (on_complete for loops) or
 //     on_failure. A state without a next state ends the run: success when
-//     it succeeded, else failure with the step's exit status (1 for other
-//     kinds). Branches of parallel and loop bodies run as children: their
-//     own on_success/on_failure/transitions are not followed. A terminal
-//     state reached inside a branch or a body ends the whole run.
-//   - Loops. A body stops at its first failing state (unless that state
-//     has continue_on_error) and the loop fails. for_each refuses more
-//     items than max_iterations; while stops at max_iterations and says so
-//     in its result (max_iterations_reached). A template items value is
-//     read as a JSON array, or else as one item per non-empty line.
-//   - Results. {{.states.X.Output}} is stdout without its trailing newline;
-//     the transcript's CommandResult keeps stdout as captured (cut at
-//     OutputLimit, 64 KiB). JSON output is parsed into .JSON. A timeout
+//     it succeeded, else failure. Branches of a parallel block run as
+//     children: their own on_success/on_failure/transitions are not
+//     followed. A terminal state reached inside a branch or a body ends
+//     the whole run.
+//   - Exit codes are AWF's (package exitcode): a failed run exits 3 (an
+//     inline on_failure with a status exits with that status), bad inputs
+//     or an unset variable of the workflow's env stop the run before it
+//     starts (the CLI exits 1), a cancelled run exits 130.
+//   - Loop bodies. After each body state its next state decides: a body
+//     state is jumped to, the loop itself (or nothing) goes on in order, a
+//     state outside ends the loop and the run goes there. A failing body
+//     state fails the loop unless it continues on error or its failure
+//     leads back to the loop. break_when is evaluated after every
+//     iteration (one that cannot be evaluated is reported and ignored).
+//     for_each runs at most max_iterations items (the rest are skipped and
+//     counted in its result); while stops at max_iterations and says so.
+//     max_iterations may be a template, arithmetic included, resolved when
+//     the loop starts. A template items value is read as a JSON array, or
+//     else as comma-separated values. A loop's .Output is "completed N
+//     iterations".
+//   - Data. Templates and expressions read the namespaces of package
+//     workflow (namespace.go here builds them, in one place). Only states
+//     that ran are under states: a template reading another fails its
+//     step, a condition reading one is false. .states.X.Output is the
+//     output as it came (a command's trailing newline included, as in
+//     AWF); the transcript's CommandResult keeps stdout as captured (cut
+//     at OutputLimit, 64 KiB). JSON output is parsed into .JSON. A timeout
 //     gives exit status 124, a cancel 130, a signal 128+n.
 //   - Retry attempts are numbered (payload attempt 1..n) only for states
 //     with retry.max_attempts > 1; otherwise attempt is omitted.
-//   - Processes. Every command runs in its own process group; a timeout or
-//     cancel sends SIGTERM to the group, then SIGKILL after KillGrace.
+//   - Processes. Every command runs with $SHELL -c (else /bin/sh), as AWF
+//     does, in its own process group; a timeout or cancel sends SIGTERM to
+//     the group, then SIGKILL after KillGrace.
 //   - call_workflow. The child is found beside the calling file (NAME,
-//     NAME.yaml, NAME.yml) or in <project>/.reel/workflows. Its declared
-//     outputs (expressions such as states.x.Output) are mapped through the
-//     call's outputs ({local: child_output}) into .states.CALL.Data; the
-//     parent's run totals include the child's tokens. Cycles (a file
-//     already on the call stack) and nesting deeper than MaxDepth fail the
-//     call step.
+//     NAME.yaml, NAME.yml) or in <project>/.reel/workflows and
+//     .awf/workflows. Its declared outputs are mapped through the call's
+//     outputs into .states.CALL.Data; the parent's run totals include the
+//     child's tokens. A cycle (a file already on the call stack) or
+//     nesting deeper than MaxDepth ends the run at the call, past its
+//     on_failure, as AWF ends it.
 //   - Hooks (AWF's). Each hook list runs as one command step nested under
 //     what it hooks (DECISIONS §11); a failing workflow_start command ends
 //     the run with exit status 3, every other hook failure is recorded and
@@ -57,12 +74,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -163,6 +177,10 @@ type RunOptions struct {
 	// variables it reads ("states.build.Output" → value, "loop.Item" → value).
 	Step  string
 	Mocks map[string]string
+	// Defaults are input values from the project configuration
+	// (.awf/config.yaml, .reel/config.yaml); Inputs override them, and
+	// values for inputs the workflow does not declare are ignored.
+	Defaults map[string]any
 }
 
 // Report describes a finished run.
@@ -188,12 +206,60 @@ type Report struct {
 	// RecordError is the first transcript write error, if any; the run
 	// went on without its transcript from that point.
 	RecordError error
+
+	fatal bool // see ending.fatal
 }
 
 // InputError reports workflow inputs that do not fit their declarations.
 type InputError struct{ Problems []string }
 
 func (e *InputError) Error() string { return "invalid inputs: " + strings.Join(e.Problems, "; ") }
+
+// EnvError reports environment variables a workflow's env lists that are
+// not set.
+type EnvError struct {
+	Workflow string
+	Missing  []string
+}
+
+func (e *EnvError) Error() string {
+	return fmt.Sprintf("workflow %s needs the environment variable(s) %s, which are not set", e.Workflow, strings.Join(e.Missing, ", "))
+}
+
+// Check reports what would stop a run of wf with opts from starting: an
+// *EnvError for an unset environment variable the workflow's env lists,
+// an *InputError for inputs that do not fit the declarations. Run checks
+// the same; Check lets a caller refuse before it announces the run.
+func (e *Engine) Check(wf *workflow.Workflow, opts RunOptions) error {
+	_, err := e.checkStart(wf, opts)
+	return err
+}
+
+func (e *Engine) checkStart(wf *workflow.Workflow, opts RunOptions) (map[string]any, error) {
+	if err := e.checkEnv(wf); err != nil {
+		return nil, err
+	}
+	return resolveInputs(wf, opts.Inputs, opts.Defaults)
+}
+
+// checkEnv refuses a run whose workflow lists an environment variable the
+// steps' environment lacks (an empty value counts as set).
+func (e *Engine) checkEnv(wf *workflow.Workflow) error {
+	if len(wf.Env) == 0 {
+		return nil
+	}
+	env := envMap(e.environ())
+	var missing []string
+	for _, name := range wf.Env {
+		if _, ok := env[name]; !ok {
+			missing = append(missing, name)
+		}
+	}
+	if len(missing) > 0 {
+		return &EnvError{Workflow: wf.Name, Missing: missing}
+	}
+	return nil
+}
 
 // CustomTypes lists the registered and plugin step types, sorted.
 func (e *Engine) CustomTypes() []string {
@@ -272,7 +338,7 @@ func (e *Engine) killGrace() time.Duration {
 // when the run could not start (bad inputs, unwritable storage); a run that
 // starts always ends with a report, also on failure and cancellation.
 func (e *Engine) Run(ctx context.Context, wf *workflow.Workflow, opts RunOptions) (*Report, error) {
-	inputs, err := resolveInputs(wf, opts.Inputs)
+	inputs, err := e.checkStart(wf, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -305,9 +371,7 @@ func (e *Engine) newRun(wf *workflow.Workflow, id, parentID string, inputs map[s
 		states: make(map[string]map[string]any, len(wf.States)),
 		env:    envMap(e.environ()),
 	}
-	for name := range wf.States {
-		r.states[name] = emptyState()
-	}
+	r.context, r.awf = e.contextNamespaces(r.env)
 	if !e.NoTranscript {
 		storage := e.Storage
 		if storage == "" {
@@ -329,59 +393,6 @@ func (e *Engine) newRun(wf *workflow.Workflow, id, parentID string, inputs map[s
 	return r, nil
 }
 
-// resolveInputs checks the given inputs against the declarations and fills
-// defaults. Integer and boolean inputs become numbers and booleans so that
-// expressions can compare them.
-func resolveInputs(wf *workflow.Workflow, given map[string]string) (map[string]any, error) {
-	out := map[string]any{}
-	var probs []string
-	declared := map[string]bool{}
-	for _, in := range wf.Inputs {
-		declared[in.Name] = true
-		v, ok := given[in.Name]
-		if !ok {
-			if in.Default != nil {
-				v, ok = *in.Default, true
-			} else if in.Required {
-				probs = append(probs, fmt.Sprintf("input %q is required", in.Name))
-				continue
-			}
-		}
-		if !ok {
-			out[in.Name] = ""
-			continue
-		}
-		if err := workflow.CheckInputValue(in, v); err != nil {
-			probs = append(probs, fmt.Sprintf("input %q: %v", in.Name, err))
-			continue
-		}
-		out[in.Name] = typedInput(in.Type, v)
-	}
-	for _, k := range slices.Sorted(maps.Keys(given)) {
-		if !declared[k] {
-			probs = append(probs, fmt.Sprintf("unknown input %q", k))
-		}
-	}
-	if len(probs) > 0 {
-		return nil, &InputError{Problems: probs}
-	}
-	return out, nil
-}
-
-func typedInput(typ, v string) any {
-	switch typ {
-	case "integer":
-		if n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err == nil {
-			return n
-		}
-	case "boolean":
-		if b, err := strconv.ParseBool(strings.TrimSpace(v)); err == nil {
-			return b
-		}
-	}
-	return v
-}
-
 func envMap(environ []string) map[string]any {
 	m := make(map[string]any, len(environ))
 	for _, kv := range environ {
@@ -390,13 +401,6 @@ func envMap(environ []string) map[string]any {
 		}
 	}
 	return m
-}
-
-func emptyState() map[string]any {
-	return map[string]any{
-		"Output": "", "Stderr": "", "ExitCode": 0, "Status": "", "Error": "",
-		"JSON": nil, "Response": nil, "Data": nil, "TokensUsed": int64(0),
-	}
 }
 
 // errCancelled marks an outcome cut short by the run's context.

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reelhq/reel/internal/exitcode"
 	"github.com/reelhq/reel/internal/project"
 	"github.com/reelhq/reel/internal/verify"
 	"github.com/reelhq/reel/internal/workflow"
@@ -139,7 +140,7 @@ states:
     type: step
     command: echo {{.inputs.n}}
     transitions:
-      - when: 'states.count.Output == "3" and inputs.n > 2'
+      - when: 'trim(states.count.Output) == "3" and inputs.n > 2'
         goto: big
       - goto: small
   big:
@@ -209,14 +210,26 @@ states:
 		t.Fatal("run.completed has no error")
 	}
 
-	// Without on_failure the run fails with the step's exit status.
+	// Without on_failure the run fails with AWF's execution error status;
+	// the error names the step's.
 	rep = h.run(context.Background(), `
 name: g
 states:
   initial: a
   a: {type: step, command: exit 5}
 `, nil)
-	if rep.ExitCode != 5 || !strings.Contains(rep.Error, `state "a" failed: exit status 5`) {
+	if rep.ExitCode != exitcode.Execution || !strings.Contains(rep.Error, `state "a" failed: exit status 5`) {
+		t.Fatalf("report %+v", rep)
+	}
+
+	// An inline on_failure without a status fails the run with status 3.
+	rep = h.run(context.Background(), `
+name: i
+states:
+  initial: a
+  a: {type: step, command: exit 5, on_failure: {message: "no status given"}}
+`, nil)
+	if rep.ExitCode != exitcode.Execution || rep.Error != "no status given" {
 		t.Fatalf("report %+v", rep)
 	}
 }
@@ -371,7 +384,7 @@ states:
     retry: {max_attempts: 5, retryable_exit_codes: [9]}
 `, nil)
 	got := events(t, rep.TranscriptPath)
-	if len(got) != 4 || rep.ExitCode != 2 {
+	if len(got) != 4 || rep.ExitCode != exitcode.Execution || !strings.Contains(rep.Error, "exit status 2") {
 		t.Fatalf("want one attempt, got %v (%+v)", got, rep)
 	}
 }
@@ -545,7 +558,7 @@ states:
 	if el := time.Since(start); el > 5*time.Second {
 		t.Fatalf("timeout took %v", el)
 	}
-	if rep.ExitCode != exitTimeout || !strings.Contains(rep.Error, "timed out after 300ms") {
+	if rep.ExitCode != exitcode.Execution || !strings.Contains(rep.Error, "timed out after 300ms") {
 		t.Fatalf("report %+v", rep)
 	}
 	assertEvents(t, events(t, rep.TranscriptPath),
@@ -846,9 +859,9 @@ states:
   b: {type: step, command: 'echo {{.loop.Index}}'}
   each:
     type: for_each
-    items: "a\nb\nc\n"
+    items: "a, b, c"
     body: [c]
-    break_when: 'states.c.Output == "b"'
+    break_when: 'states.c.Output == "b\n"'
   c: {type: step, command: 'echo {{.loop.Item}}'}
 `, nil)
 	if rep.Status != "success" {
@@ -1048,7 +1061,7 @@ states:
 	last := evs[len(evs)-2]
 	var cr transcript.CommandResult
 	transcript.DecodeResult(last.Step().Result, &cr)
-	if cr.Output != "script in work for you / failure\n" {
+	if cr.Output != "script in work for you\n / failed\n" {
 		t.Fatalf("output %q", cr.Output)
 	}
 	var childErr string

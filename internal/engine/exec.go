@@ -5,20 +5,22 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"strings"
 	"time"
 
+	"github.com/reelhq/reel/internal/exitcode"
 	"github.com/reelhq/reel/internal/workflow"
 	"github.com/reelhq/reel/transcript"
 )
 
 // scope is where a state runs: the path prefix of its parent (parallel
-// block or loop), the innermost loop index, and the loop variables.
+// block or loop), the innermost loop index, the loop variables, and the
+// state being run (.workflow.CurrentState).
 type scope struct {
 	prefix    string
 	iteration int
-	loop      map[string]any
+	loop      *loopState
+	state     string
 	// hooked is the state intercept already ran for (see lifecycle.go), and
 	// silent makes its span write nothing: a resumed run passing through
 	// a block an earlier attempt completed.
@@ -37,6 +39,9 @@ type outcome struct {
 	// end is set when the state ends the whole run (terminal state or an
 	// inline on_failure reached inside a nested construct).
 	end *ending
+	// next is where a loop's body sent the run (a state outside the
+	// body); it takes the place of the loop's own next state.
+	next string
 }
 
 // ending is how a run ends.
@@ -44,6 +49,9 @@ type ending struct {
 	status   string // success | failure | cancelled
 	exitCode int
 	message  string
+	// fatal marks an end no caller may handle (a call_workflow cycle):
+	// the calling run ends too.
+	fatal bool
 }
 
 func fail(format string, args ...any) outcome {
@@ -51,7 +59,16 @@ func fail(format string, args ...any) outcome {
 }
 
 func cancelledOutcome(ctx context.Context) outcome {
-	return outcome{exitCode: 130, err: cancelReason(ctx), cancelled: true}
+	return outcome{exitCode: exitCancelled, err: cancelReason(ctx), cancelled: true}
+}
+
+// failed ends a run in failure with AWF's execution-error status.
+func failed(msg string) ending {
+	return ending{status: "failure", exitCode: exitcode.Execution, message: msg}
+}
+
+func cancelledEnding(ctx context.Context) ending {
+	return ending{status: "cancelled", exitCode: exitcode.Cancelled, message: cancelReason(ctx)}
 }
 
 func cancelReason(ctx context.Context) string {
@@ -85,7 +102,7 @@ func (r *run) execute(ctx context.Context) *Report {
 	end := r.hooked(ctx, r.walk)
 
 	d := r.ran + time.Since(r.started)
-	rep := &Report{RunID: r.id, Status: end.status, ExitCode: end.exitCode, Duration: d, Attempt: max(r.attempt, 1)}
+	rep := &Report{RunID: r.id, Status: end.status, ExitCode: end.exitCode, Duration: d, Attempt: max(r.attempt, 1), fatal: end.fatal}
 	if r.replay != nil {
 		rep.ReplayedFrom = r.replay.rec.RunID
 	}
@@ -127,10 +144,10 @@ func (r *run) machine(ctx context.Context) ending {
 	cur := r.wf.Initial
 	for visits := 0; ; visits++ {
 		if visits >= maxStateVisits {
-			return ending{"failure", 1, fmt.Sprintf("run stopped after %d state executions: the transitions loop without reaching an end", maxStateVisits)}
+			return failed(fmt.Sprintf("run stopped after %d state executions: the transitions loop without reaching an end", maxStateVisits))
 		}
 		if ctx.Err() != nil {
-			return ending{"cancelled", 130, cancelReason(ctx)}
+			return cancelledEnding(ctx)
 		}
 		st := r.wf.States[cur]
 		out := r.exec(ctx, scope{}, st)
@@ -138,11 +155,11 @@ func (r *run) machine(ctx context.Context) ending {
 			return *out.end
 		}
 		if out.cancelled || ctx.Err() != nil {
-			return ending{"cancelled", 130, cancelReason(ctx)}
+			return cancelledEnding(ctx)
 		}
 		next, end, err := r.next(st, out, scope{})
 		if err != nil {
-			return ending{"failure", 1, err.Error()}
+			return failed(err.Error())
 		}
 		if end != nil {
 			return *end
@@ -154,6 +171,9 @@ func (r *run) machine(ctx context.Context) ending {
 // next picks the state after st: transitions in order, then on_success /
 // on_failure. A nil end and empty next cannot both happen.
 func (r *run) next(st *workflow.State, out outcome, sc scope) (string, *ending, error) {
+	if out.next != "" {
+		return out.next, nil, nil
+	}
 	if len(st.Transitions) > 0 {
 		env := r.exprEnv(sc)
 		for _, t := range st.Transitions {
@@ -175,7 +195,7 @@ func (r *run) next(st *workflow.State, out outcome, sc scope) (string, *ending, 
 			next = st.OnComplete
 		}
 		if next == "" {
-			return "", &ending{"success", 0, ""}, nil
+			return "", &ending{status: "success", exitCode: exitcode.OK}, nil
 		}
 		return next, nil, nil
 	}
@@ -191,17 +211,18 @@ func (r *run) next(st *workflow.State, out outcome, sc scope) (string, *ending, 
 			msg = fmt.Sprintf("state %q failed: %s", st.Name, out.err)
 		}
 		r.display(r.indent() + "■ " + msg)
-		return "", &ending{"failure", f.Status, msg}, nil
+		code := exitcode.Execution
+		if f.Status != 0 {
+			code = f.Status
+		}
+		return "", &ending{status: "failure", exitCode: code, message: msg}, nil
 	}
 	msg := fmt.Sprintf("state %q failed", st.Name)
 	if out.err != "" {
 		msg += ": " + out.err
 	}
-	code := 1
-	if out.exitCode > 0 && out.exitCode < 256 && st.Type == workflow.TypeStep {
-		code = out.exitCode
-	}
-	return "", &ending{"failure", code, msg}, nil
+	e := failed(msg)
+	return "", &e, nil
 }
 
 // exec runs one state (every attempt) and records it.
@@ -209,6 +230,7 @@ func (r *run) exec(ctx context.Context, sc scope, st *workflow.State) outcome {
 	if ctx.Err() != nil {
 		return cancelledOutcome(ctx)
 	}
+	sc.state = st.Name
 	if out, done := r.intercept(ctx, sc, st); done {
 		return out
 	}
@@ -238,17 +260,18 @@ func (r *run) execTerminal(sc scope, st *workflow.State) outcome {
 	msg, err := st.Message.Execute(r.data(sc))
 	if err != nil {
 		sp.end("failure", nil, err.Error())
-		return outcome{exitCode: 1, err: err.Error(), end: &ending{"failure", 1, err.Error()}}
+		e := failed(err.Error())
+		return outcome{exitCode: e.exitCode, err: err.Error(), end: &e}
 	}
-	code := 0
+	code := exitcode.OK
 	if st.Status == "failure" {
-		code = 1
+		code = exitcode.Execution
 	}
 	sp.end(st.Status, map[string]any{"status": st.Status, "message": msg}, "")
 	if msg != "" {
 		r.display(r.indent() + "■ " + msg)
 	}
-	e := &ending{st.Status, code, ""}
+	e := &ending{status: st.Status, exitCode: code}
 	if st.Status == "failure" {
 		e.message = msg
 		if msg == "" {
@@ -262,17 +285,30 @@ func (r *run) execTerminal(sc scope, st *workflow.State) outcome {
 func (r *run) setState(name string, v map[string]any) {
 	r.mu.Lock()
 	r.states[name] = v
+	if r.tstates == nil {
+		r.tstates = map[string]map[string]any{}
+	}
+	r.tstates[name] = templateState(v)
 	r.mu.Unlock()
 }
 
-// stateValue builds the template/expression view of a result.
+// stateValue builds the template/expression view of a result (.states.X):
+// Output is the step's output exactly as it came (a command's trailing
+// newline included, as in AWF: trimSpace removes it), Status is AWF's
+// completed, failed or cancelled.
 func stateValue(o outcome, output, stderr string) map[string]any {
-	v := emptyState()
-	v["Output"] = strings.TrimRight(output, "\r\n")
-	v["Stderr"] = stderr
-	v["ExitCode"] = o.exitCode
-	v["Status"] = status(o)
-	v["Error"] = o.err
+	st := workflow.StatusFailed
+	switch {
+	case o.cancelled:
+		st = workflow.StatusCancelled
+	case o.ok:
+		st = workflow.StatusCompleted
+	}
+	v := map[string]any{
+		"Output": output, "Stderr": stderr, "ExitCode": o.exitCode, "Status": st, "Error": o.err,
+		"JSON": nil, "Response": nil, "Data": nil,
+		"TokensUsed": int64(0), "TokensInput": int64(0), "TokensOutput": int64(0), "TokensEstimated": false,
+	}
 	if js := parseJSON(output); js != nil {
 		// .Response is the spec's other name for parsed output; an
 		// operation replaces it with its outputs (status_code, body, ...)
@@ -296,33 +332,12 @@ func parseJSON(s string) any {
 	return v
 }
 
-// data is the template data of a state in scope sc.
-func (r *run) data(sc scope) map[string]any {
-	r.mu.Lock()
-	states := maps.Clone(r.states)
-	r.mu.Unlock()
-	loop := sc.loop
-	if loop == nil {
-		loop = map[string]any{}
-	}
-	return map[string]any{
-		"inputs":   r.inputs,
-		"states":   states,
-		"env":      r.env,
-		"loop":     loop,
-		"workflow": map[string]any{"name": r.wf.Name, "run_id": r.id},
-	}
-}
-
-// exprEnv is the environment of when/while/break_when expressions.
-func (r *run) exprEnv(sc scope) map[string]any { return r.data(sc) }
-
 // outputs evaluates the workflow's declared outputs.
 func (r *run) outputs() (map[string]any, error) {
 	if len(r.wf.Outputs) == 0 {
 		return nil, nil
 	}
-	env := r.data(scope{})
+	env := r.exprEnv(scope{})
 	out := make(map[string]any, len(r.wf.Outputs))
 	for _, o := range r.wf.Outputs {
 		v, err := o.From.Eval(env)

@@ -25,10 +25,6 @@ import (
 // cancelled run, whose own context is done: Ctrl-C must still end reel.
 const hookGrace = 30 * time.Second
 
-// exitHookFailed is the exit status of a run a failing workflow_start hook
-// ended (AWF's "execution error").
-const exitHookFailed = 3
-
 // HookResult is the result of a hook step: the commands' combined output,
 // each command's exit code in order, and the lines its log actions wrote.
 // ExitCode is the first non-zero exit code (0 when all succeeded).
@@ -200,9 +196,9 @@ func (r *run) hooked(ctx context.Context, machine func(context.Context) ending) 
 	if len(h.Start) > 0 {
 		if ok, why := r.runHooks(ctx, scope{}, "", workflow.HookWorkflowStart, h.Start, 0, r.data(scope{}), true); !ok {
 			if ctx.Err() != nil {
-				return ending{"cancelled", exitCancelled, cancelReason(ctx)}
+				return cancelledEnding(ctx)
 			}
-			return ending{"failure", exitHookFailed, "workflow_start hook failed: " + why}
+			return failed("workflow_start hook failed: " + why)
 		}
 	}
 	end := machine(ctx)

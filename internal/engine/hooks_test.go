@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reelhq/reel/internal/exitcode"
+
 	"github.com/reelhq/reel/internal/golden"
 	"github.com/reelhq/reel/transcript"
 )
@@ -66,7 +68,7 @@ hooks:
     - command: echo WORKFLOW_START >> {{.env.HOOK_LOG_FILE}}
   workflow_end:
     - command: echo WORKFLOW_END >> {{.env.HOOK_LOG_FILE}}
-    - log: "finished {{.states.step1.Output}}"
+    - log: "finished {{trimSpace .states.step1.Output}}"
 states:
   initial: step1
   step1:
@@ -77,7 +79,7 @@ states:
         - command: echo STEP1_PRE >> {{.env.HOOK_LOG_FILE}}
         - command: echo second pre
       post:
-        - command: echo "STEP1_POST {{.states.step1.Output}} {{.states.step1.ExitCode}}" >> {{.env.HOOK_LOG_FILE}}
+        - command: echo "STEP1_POST {{trimSpace .states.step1.Output}} {{.states.step1.ExitCode}}" >> {{.env.HOOK_LOG_FILE}}
     on_success: step2
   step2:
     type: step
@@ -154,7 +156,7 @@ states:
   step1: {type: step, command: 'echo STEP1_SHOULD_NOT_EXECUTE >> {{.env.HOOK_LOG_FILE}}', on_success: done}
   done: {type: terminal}
 `, nil)
-	if rep.Status != "failure" || rep.ExitCode != exitHookFailed || !strings.Contains(rep.Error, "workflow_start hook failed: command 2 of 3: exit status 1: it broke") {
+	if rep.Status != "failure" || rep.ExitCode != exitcode.Execution || !strings.Contains(rep.Error, "workflow_start hook failed: command 2 of 3: exit status 1: it broke") {
 		t.Fatalf("report %+v", rep)
 	}
 	if got := readLog(t, logf); got != "WORKFLOW_START\nFAILING_HOOK\n" {
@@ -196,14 +198,14 @@ states:
   b:
     type: step
     command: echo B; exit 7
-    post_hook: {command: 'echo "POSTB {{.states.b.ExitCode}} {{.states.b.Status}} {{.states.b.Output}}" >> {{.env.HOOK_LOG_FILE}}'}
+    post_hook: {command: 'echo "POSTB {{.states.b.ExitCode}} {{.states.b.Status}} {{trimSpace .states.b.Output}}" >> {{.env.HOOK_LOG_FILE}}'}
     on_failure: bad
   bad: {type: terminal, status: failure, message: 'b failed with {{.states.b.ExitCode}}'}
 `, nil)
-	if rep.Status != "failure" || rep.ExitCode != 1 {
+	if rep.Status != "failure" || rep.ExitCode != exitcode.Execution {
 		t.Fatalf("report %+v", rep)
 	}
-	want := "PRE2\nPOSTB 7 failure B\nERR b failed with 7 | bad | 1 | execution\n"
+	want := "PRE2\nPOSTB 7 failed B\nERR b failed with 7 | bad | 3 | execution\n"
 	if got := readLog(t, logf); got != want {
 		t.Fatalf("log:\n%s\nwant\n%s", got, want)
 	}
@@ -417,7 +419,7 @@ func TestHooksAuditAndDisplay(t *testing.T) {
 	const body = `
 name: hooked
 hooks:
-  workflow_start: [{log: "starting {{.workflow.name}}"}, {command: echo start}]
+  workflow_start: [{log: "starting {{.workflow.Name}}"}, {command: echo start}]
   workflow_end: [{command: echo end}]
 states:
   initial: each

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/reelhq/reel/internal/exitcode"
 	"github.com/reelhq/reel/internal/workflow"
 )
 
@@ -68,7 +69,7 @@ func (r *run) pauseAt(ctx context.Context, sc scope, st *workflow.State) (outcom
 		return o, true
 	case Abort:
 		msg := fmt.Sprintf("aborted before %s", info.Path)
-		return outcome{cancelled: true, exitCode: exitCancelled, err: msg, end: &ending{"cancelled", exitCancelled, msg}}, true
+		return outcome{cancelled: true, exitCode: exitCancelled, err: msg, end: &ending{status: "cancelled", exitCode: exitcode.Cancelled, message: msg}}, true
 	}
 	return outcome{}, false
 }
@@ -128,9 +129,9 @@ func (r *run) resolvedFields(sc scope, st *workflow.State) []Field {
 	default:
 		add("config", fmt.Sprint(st.Config), nil)
 	}
-	if len(sc.loop) > 0 {
-		add("loop.Item", fmt.Sprint(sc.loop["Item"]), nil)
-		add("loop.Index", fmt.Sprint(sc.loop["Index"]), nil)
+	if sc.loop != nil {
+		add("loop.Item", fmt.Sprint(workflow.LoopItem(sc.loop.item)), nil)
+		add("loop.Index", fmt.Sprint(sc.loop.index), nil)
 	}
 	return out
 }

@@ -57,7 +57,7 @@ func maskRun(t *testing.T, mask, noTranscript bool) (display, audit, transcripts
 	}
 	h.e.NoTranscript = noTranscript
 	rep := h.run(context.Background(), maskWorkflow, map[string]string{"tok": shapeSecret})
-	if rep.Status != "failure" || rep.ExitCode != 1 {
+	if rep.Status != "failure" || rep.ExitCode != 3 {
 		t.Fatalf("mask=%v no-transcript=%v: report %+v", mask, noTranscript, rep)
 	}
 	audit, err := os.ReadFile(filepath.Join(h.storage, "audit.jsonl"))
@@ -200,7 +200,7 @@ states:
   initial: show
   show: {type: step, command: 'printf "%s\n" "$DEPLOY_KEY" >&2; exit 1'}
 `, nil)
-		if rep.ExitCode != 1 {
+		if rep.ExitCode != 3 {
 			t.Fatalf("report %+v", rep)
 		}
 		audit, err := os.ReadFile(filepath.Join(h.storage, "audit.jsonl"))

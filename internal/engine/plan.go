@@ -44,20 +44,20 @@ type PlanEdge struct {
 
 // Plan resolves the inputs (as Run would) and returns the dry run's plan.
 func (e *Engine) Plan(wf *workflow.Workflow, given map[string]string) (*Plan, error) {
-	inputs, err := resolveInputs(wf, given)
+	inputs, err := resolveInputs(wf, given, nil)
 	if err != nil {
 		return nil, err
 	}
 	p := &Plan{Workflow: wf.Name, Description: wf.Description, File: wf.File, Inputs: inputs}
-	states := map[string]map[string]any{}
+	r := &run{e: e, wf: wf, id: "⟨run id⟩", inputs: inputs, states: map[string]map[string]any{}, env: envMap(e.environ())}
+	r.context, r.awf = e.contextNamespaces(r.env)
 	for name := range wf.States {
 		ph := map[string]any{}
-		for _, f := range []string{"Output", "Stderr", "ExitCode", "Status", "Error", "TokensUsed"} {
+		for _, f := range workflow.StateProps {
 			ph[f] = placeholder("states." + name + "." + f)
 		}
-		states[name] = ph
+		r.setState(name, ph)
 	}
-	r := &run{e: e, wf: wf, id: "⟨run id⟩", inputs: inputs, states: states, env: envMap(e.environ())}
 	seen := map[string]bool{}
 	var visit func(name string)
 	visit = func(name string) {
@@ -92,10 +92,11 @@ func (r *run) planStep(st *workflow.State, prefix string, seen map[string]bool) 
 	ps := &PlanStep{Path: joinPath(prefix, st.Name), Name: st.Name, Type: st.Type}
 	sc := scope{prefix: prefix}
 	if st.Type == workflow.TypeForEach || st.Type == workflow.TypeWhile || r.loopDepthOf(ps.Path) > 0 {
-		sc.loop = map[string]any{}
-		for _, f := range []string{"Item", "Index", "Index1", "First", "Last", "Length"} {
-			sc.loop[f] = placeholder("loop." + f)
+		vars := map[string]any{}
+		for _, f := range workflow.LoopProps {
+			vars[f] = placeholder("loop." + f)
 		}
+		sc.loop = &loopState{vars: vars}
 	}
 	for _, f := range r.resolvedFields(sc, st) {
 		if strings.HasPrefix(f.Name, "loop.") {

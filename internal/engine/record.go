@@ -22,13 +22,17 @@ type run struct {
 	parentID string
 	inputs   map[string]any
 	env      map[string]any
+	context  map[string]any    // the .context namespace
+	awf      map[string]string // the .awf namespace
 	depth    int
 	stack    []string // absolute workflow files from the root run down
 	audit    *auditLog
 	rec      *transcript.Recorder
 
-	mu     sync.Mutex
-	states map[string]map[string]any
+	mu      sync.Mutex
+	states  map[string]map[string]any
+	tstates map[string]map[string]any // states as templates see them (see data)
+	tinputs map[string]any            // inputs as templates see them
 	// lastState is the top-level state started last (.error.State of the
 	// workflow_error hook).
 	lastState string

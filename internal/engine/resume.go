@@ -153,7 +153,7 @@ func resumeInputs(wf *workflow.Workflow, rec *runstate.Run, overrides map[string
 		return nil, &InputError{Problems: probs}
 	}
 	maps.Copy(given, overrides)
-	return resolveInputs(wf, given)
+	return resolveInputs(wf, given, nil)
 }
 
 // inputText turns a recorded input value (decoded from JSON) back into the
@@ -187,9 +187,6 @@ func (e *Engine) prepare(ctx context.Context, wf *workflow.Workflow, rec *runsta
 		e: e, wf: wf, id: rec.RunID, inputs: inputs, depth: depth, stack: stack,
 		states: make(map[string]map[string]any, len(wf.States)),
 		env:    envMap(e.environ()),
-	}
-	for name := range wf.States {
-		pr.states[name] = emptyState()
 	}
 	pr.lifecycle = lifecycle{past: p, planning: true}
 	pr.machine(ctx)

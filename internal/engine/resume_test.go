@@ -30,7 +30,7 @@ states:
   prep: {type: step, command: 'echo prep', on_success: each}
   each: {type: for_each, items: '["a","b","c"]', body: [one, two], on_complete: spin}
   one: {type: step, command: 'echo one-{{.loop.Item}}'}
-  two: {type: step, command: 'echo two-{{.states.one.Output}}'}
+  two: {type: step, command: 'echo two-{{trimSpace .states.one.Output}}'}
   spin: {type: while, while: 'loop.Index < inputs.n', body: [tick], on_complete: fan}
   tick: {type: step, command: 'echo tick{{.loop.Index}}'}
   fan: {type: parallel, parallel: [ok, bad], on_success: flaky}
@@ -45,12 +45,12 @@ states:
     type: step
     command: 'echo x >> {{.inputs.dir}}/count; wc -l < {{.inputs.dir}}/count | tr -d " "'
     transitions:
-      - {when: 'int(states.count.Output) % 3 != 0', goto: count}
+      - {when: 'int(trim(states.count.Output)) % 3 != 0', goto: count}
       - {goto: sub}
-  sub: {type: call_workflow, workflow: cutchild, inputs: {v: '{{.states.two.Output}}'}, on_success: gather}
+  sub: {type: call_workflow, workflow: cutchild, inputs: {v: '{{trimSpace .states.two.Output}}'}, on_success: gather}
   gather:
     type: step
-    command: 'echo {{.states.prep.Output}} {{.states.two.Output}} {{.states.tick.Output}} {{.states.ok.Output}} {{.states.bad.Status}} {{.states.flaky.Output}} {{.states.count.Output}} {{.states.sub.Data.r}}'
+    command: 'echo {{trimSpace .states.prep.Output}} {{trimSpace .states.two.Output}} {{trimSpace .states.tick.Output}} {{trimSpace .states.ok.Output}} {{.states.bad.Status}} {{trimSpace .states.flaky.Output}} {{trimSpace .states.count.Output}} {{.states.sub.Data.r}}'
 `
 
 const cutChild = `
@@ -60,7 +60,7 @@ outputs: [{name: r, from: 'states.c2.Output'}]
 states:
   initial: c1
   c1: {type: step, command: 'echo c1', on_success: c2}
-  c2: {type: step, command: 'echo {{.inputs.v}}-{{.states.c1.Output}}'}
+  c2: {type: step, command: 'echo {{.inputs.v}}-{{trimSpace .states.c1.Output}}'}
 `
 
 // lines of a transcript file.
@@ -90,7 +90,7 @@ func TestResumeFromEveryCut(t *testing.T) {
 		t.Fatalf("reference: %v %+v", err, ref)
 	}
 	want := ref.Outputs
-	if want["all"] != "prep two-one-c tick1 ok failure flaky-ok 3 two-one-c-c1" {
+	if want["all"] != "prep two-one-c tick1 ok failed flaky-ok 3 two-one-c-c1\n" {
 		t.Fatalf("reference outputs %v", want)
 	}
 	lines := fileLines(t, ref.TranscriptPath)

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/reelhq/reel/internal/exitcode"
+
 	"github.com/reelhq/reel/internal/testfixtures"
 	"github.com/reelhq/reel/transcript"
 )
@@ -49,7 +51,7 @@ states:
   env: {type: step, script_file: scripts/env.sh, continue_on_error: true, on_success: missing}
   missing: {type: step, script_file: scripts/nointerp.sh}
 `, nil)
-	if rep.Status != "failure" || rep.ExitCode != 127 {
+	if rep.Status != "failure" || rep.ExitCode != exitcode.Execution || !strings.Contains(rep.Error, "interpreter /no/such/interpreter not found") {
 		t.Fatalf("report %+v", rep)
 	}
 	if cr, _ := commandResult(t, rep, "bash"); cr.Output != "bash:yes you\n" {

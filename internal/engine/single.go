@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/reelhq/reel/internal/exitcode"
 	"github.com/reelhq/reel/internal/workflow"
 )
 
@@ -69,12 +70,16 @@ func ParentPath(wf *workflow.Workflow, name string) string {
 // single runs the --step state.
 func (r *run) single(ctx context.Context) ending {
 	st := r.wf.States[r.step]
-	sc := scope{prefix: ParentPath(r.wf, st.Name), loop: map[string]any{}}
+	sc := scope{prefix: ParentPath(r.wf, st.Name)}
+	var loopVars map[string]any
 	for _, k := range slices.Sorted(maps.Keys(r.mocks)) {
 		v := r.mocks[k]
 		parts := strings.Split(k, ".")
 		if parts[0] == "loop" {
-			sc.loop[parts[1]] = mockValue(parts[1], v)
+			if loopVars == nil {
+				loopVars = map[string]any{}
+			}
+			loopVars[parts[1]] = mockValue(parts[1], v)
 			if parts[1] == "Index" {
 				sc.iteration, _ = strconv.Atoi(v)
 			}
@@ -82,6 +87,10 @@ func (r *run) single(ctx context.Context) ending {
 		}
 		r.mu.Lock()
 		s := maps.Clone(r.states[parts[1]])
+		r.mu.Unlock()
+		if s == nil {
+			s = stateValue(outcome{ok: true}, "", "")
+		}
 		s[parts[2]] = mockValue(parts[2], v)
 		if parts[2] == "Output" {
 			if js := parseJSON(v); js != nil {
@@ -89,25 +98,23 @@ func (r *run) single(ctx context.Context) ending {
 			}
 		}
 		if _, set := r.mocks["states."+parts[1]+".Status"]; !set {
-			s["Status"] = "success"
+			s["Status"] = workflow.StatusCompleted
 		}
-		r.states[parts[1]] = s
-		r.mu.Unlock()
+		r.setState(parts[1], s)
+	}
+	if loopVars != nil {
+		sc.loop = &loopState{vars: loopVars}
 	}
 	out := r.exec(ctx, sc, st)
 	switch {
 	case out.end != nil:
 		return *out.end
 	case out.cancelled || ctx.Err() != nil:
-		return ending{"cancelled", exitCancelled, cancelReason(ctx)}
+		return cancelledEnding(ctx)
 	case out.ok:
-		return ending{"success", 0, ""}
+		return ending{status: "success", exitCode: exitcode.OK}
 	}
-	code := 1
-	if out.exitCode > 0 && out.exitCode < 256 && st.Type == workflow.TypeStep {
-		code = out.exitCode
-	}
-	return ending{"failure", code, fmt.Sprintf("state %q failed: %s", st.Name, out.err)}
+	return failed(fmt.Sprintf("state %q failed: %s", st.Name, out.err))
 }
 
 // mockValue types a mocked value the way the engine's own values are

@@ -39,12 +39,17 @@ func TestConversationBadShapes(t *testing.T) {
 		{"    conversation:\n      - {prompt: x}\n", "f.yaml:9:9: conversation[0] must be a prompt string, got a mapping"},
 		{"    conversation:\n      -\n", "f.yaml:9:8: conversation[0] must be a prompt string, got null"},
 		{"    conversation:\n      - '{{ .turn.Output'\n", "f.yaml:9:9: conversation[0]: bad template:"},
-		{"    conversation:\n      - '{{ .states.nope.Output }}'\n", `f.yaml:9:9: template refers to unknown state "nope"`},
 	} {
 		_, err := Parse(agentWorkflow(c.yaml), "f.yaml", Options{})
 		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
 			t.Errorf("%q:\n got %v\nwant %s", c.yaml, err, c.want)
 		}
+	}
+	// A bad reference in a follow-up is a warning, as in every field AWF's
+	// validate does not check.
+	wf, err := Parse(agentWorkflow("    conversation:\n      - '{{ .states.nope.Output }}'\n"), "f.yaml", Options{})
+	if err != nil || len(wf.Warnings) != 1 || !strings.HasPrefix(wf.Warnings[0].String(), `f.yaml:9:9: warning: state "a" conversation[0]: {{.states.nope.Output}}: unknown state "nope"`) {
+		t.Errorf("unknown state in a follow-up: %v %v", err, wf.Warnings)
 	}
 	// .turn exists only in follow-ups; in the step's own prompt it would
 	// render empty without a word.
@@ -58,7 +63,7 @@ func TestConversationBadShapes(t *testing.T) {
 		}
 	}
 	// conversation belongs to agent states only.
-	_, err := Parse([]byte("name: x\nstates:\n  initial: a\n  a:\n    type: step\n    command: 'true'\n    conversation: [more]\n"), "f.yaml", Options{})
+	_, err = Parse([]byte("name: x\nstates:\n  initial: a\n  a:\n    type: step\n    command: 'true'\n    conversation: [more]\n"), "f.yaml", Options{})
 	if err == nil || !strings.Contains(err.Error(), `f.yaml:7:5: field "conversation" is not valid in step state "a" (it belongs to agent)`) {
 		t.Errorf("step with conversation: %v", err)
 	}

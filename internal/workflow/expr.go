@@ -1,11 +1,10 @@
 package workflow
 
 import (
-	"encoding/json"
 	"fmt"
+	"math"
+	"regexp"
 	"strings"
-	"text/template"
-	"text/template/parse"
 
 	"github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/ast"
@@ -13,36 +12,48 @@ import (
 	"github.com/expr-lang/expr/vm"
 )
 
-// Expr is a compiled expr-lang expression (when, while, break_when, output
-// from). Its variables are inputs, states, env and loop.
+// Expr is a compiled expr-lang expression (when, while, break_when,
+// transitions, output from). Its variables are the namespaces of
+// namespace.go, read without a dot (states.build.ExitCode); has_prefix
+// and has_suffix are functions, as in AWF, besides expr-lang's own.
 type Expr struct {
 	Source string
 	Pos    Pos
 	prog   *vm.Program
 }
 
-// exprEnv declares the top-level variables so that compile catches a
+// exprEnvShape declares the top-level variables so that compile catches a
 // misspelled one; the maps' contents are dynamic.
-var exprEnvShape = map[string]any{
-	"inputs": map[string]any{},
-	"states": map[string]any{},
-	"env":    map[string]any{},
-	"loop":   map[string]any{},
-}
+var exprEnvShape = func() map[string]any {
+	m := map[string]any{"has_prefix": strings.HasPrefix, "has_suffix": strings.HasSuffix}
+	for _, ns := range Namespaces {
+		m[ns] = map[string]any{}
+	}
+	return m
+}()
+
+// containsCallRE finds AWF's contains(a, b) spelling, which AWF rewrites
+// to expr-lang's infix operator before compiling; reel does the same.
+var containsCallRE = regexp.MustCompile(`contains\(([^,]+),\s*([^)]+)\)`)
+
+func exprSource(src string) string { return containsCallRE.ReplaceAllString(src, `$1 contains $2`) }
 
 func compileExpr(src string, asBool bool) (*vm.Program, error) {
 	opts := []expr.Option{expr.Env(exprEnvShape)}
 	if asBool {
 		opts = append(opts, expr.AsBool())
 	}
-	return expr.Compile(src, opts...)
+	return expr.Compile(exprSource(src), opts...)
 }
 
-// Eval runs the expression against env (a map with the keys inputs, states,
-// env and loop) and returns its value.
+// Eval runs the expression against env (a map keyed by namespace) and
+// returns its value.
 func (e *Expr) Eval(env map[string]any) (any, error) {
 	if e.prog == nil {
 		return nil, fmt.Errorf("expression %q was not compiled", e.Source)
+	}
+	if _, ok := env["has_prefix"]; !ok {
+		env = withExprFuncs(env)
 	}
 	v, err := expr.Run(e.prog, env)
 	if err != nil {
@@ -51,10 +62,27 @@ func (e *Expr) Eval(env map[string]any) (any, error) {
 	return v, nil
 }
 
-// True runs a boolean expression.
+func withExprFuncs(env map[string]any) map[string]any {
+	m := make(map[string]any, len(env)+2)
+	for k, v := range env {
+		m[k] = v
+	}
+	m["has_prefix"] = strings.HasPrefix
+	m["has_suffix"] = strings.HasSuffix
+	return m
+}
+
+// True runs a boolean expression. As in AWF, a condition that fails because
+// it reads a state that has not run yet (absent from env's states) is
+// false rather than an error: "while states.check.ExitCode != 0" starts a
+// loop whose body has not run, and a transition on a skipped branch's
+// output simply does not match.
 func (e *Expr) True(env map[string]any) (bool, error) {
 	v, err := e.Eval(env)
 	if err != nil {
+		if e.readsMissingState(env) {
+			return false, nil
+		}
 		return false, err
 	}
 	b, ok := v.(bool)
@@ -64,181 +92,126 @@ func (e *Expr) True(env map[string]any) (bool, error) {
 	return b, nil
 }
 
-// Template is a parsed Go text/template found in a workflow field.
-type Template struct {
-	Source string
-	Pos    Pos
-	tmpl   *template.Template
-}
-
-// Execute renders the template against data. A missing map key renders as
-// the empty string rather than "<no value>", so an unset optional input does
-// not leak Go's placeholder into a shell command.
-func (t *Template) Execute(data map[string]any) (string, error) {
-	if t == nil {
-		return "", nil
-	}
-	if t.tmpl == nil {
-		return t.Source, nil
-	}
-	var b strings.Builder
-	if err := t.tmpl.Execute(&b, data); err != nil {
-		return "", fmt.Errorf("template %q: %w", t.Source, err)
-	}
-	return strings.ReplaceAll(b.String(), "<no value>", ""), nil
-}
-
-// templateFuncs are available in every template.
-var templateFuncs = template.FuncMap{
-	"trim":  strings.TrimSpace,
-	"upper": strings.ToUpper,
-	"lower": strings.ToLower,
-	"split": func(s, sep string) []string { return strings.Split(s, sep) },
-	"join": func(v []any, sep string) string {
-		parts := make([]string, len(v))
-		for i, x := range v {
-			parts[i] = fmt.Sprint(x)
-		}
-		return strings.Join(parts, sep)
-	},
-	"replace": func(s, old, new string) string { return strings.ReplaceAll(s, old, new) },
-	"toJSON": func(v any) (string, error) {
-		b, err := json.Marshal(v)
-		return string(b), err
-	},
-	"default": func(def, v any) any {
-		if v == nil || v == "" {
-			return def
-		}
-		return v
-	},
-}
-
-// ParseTemplate parses src as a workflow template (for text read at run
-// time, such as a script_file).
-func ParseTemplate(src string) (*Template, error) { return parseTemplate(src, Pos{}) }
-
-// parseTemplate parses src. Sources without "{{" are kept as literals.
-func parseTemplate(src string, pos Pos) (*Template, error) {
-	t := &Template{Source: src, Pos: pos}
-	if !strings.Contains(src, "{{") {
-		return t, nil
-	}
-	tmpl, err := template.New("").Funcs(templateFuncs).Option("missingkey=zero").Parse(src)
-	if err != nil {
-		return nil, err
-	}
-	t.tmpl = tmpl
-	return t, nil
-}
-
-// walk calls visit on every node of the template's parse tree, parents
-// before children.
-func (t *Template) walk(visit func(parse.Node)) {
-	if t == nil || t.tmpl == nil || t.tmpl.Tree == nil {
-		return
-	}
-	var walk func(n parse.Node)
-	walk = func(n parse.Node) {
-		switch n := n.(type) {
-		case nil:
-			return
-		case *parse.ListNode:
-			if n == nil {
-				return
-			}
-			visit(n)
-			for _, c := range n.Nodes {
-				walk(c)
-			}
-			return
-		case *parse.PipeNode:
-			if n == nil {
-				return
-			}
-			visit(n)
-			for _, c := range n.Cmds {
-				walk(c)
-			}
-			return
-		}
-		visit(n)
-		switch n := n.(type) {
-		case *parse.ActionNode:
-			walk(n.Pipe)
-		case *parse.CommandNode:
-			for _, c := range n.Args {
-				walk(c)
-			}
-		case *parse.IfNode:
-			walk(n.Pipe)
-			walk(n.List)
-			walk(n.ElseList)
-		case *parse.RangeNode:
-			walk(n.Pipe)
-			walk(n.List)
-			walk(n.ElseList)
-		case *parse.WithNode:
-			walk(n.Pipe)
-			walk(n.List)
-			walk(n.ElseList)
+// readsMissingState reports whether e refers to a state that env's states
+// do not hold.
+func (e *Expr) readsMissingState(env map[string]any) bool {
+	states, _ := env[NSStates].(map[string]any)
+	for _, name := range stateNames(e.refs()) {
+		if _, ok := states[name]; !ok {
+			return true
 		}
 	}
-	walk(t.tmpl.Tree.Root)
+	return false
 }
 
-// stateRefs returns the state names the template reads through
-// .states.NAME (and index .states "NAME").
-func (t *Template) stateRefs() []string {
-	var refs []string
-	t.walk(func(n parse.Node) {
-		switch n := n.(type) {
-		case *parse.CommandNode:
-			if len(n.Args) == 3 {
-				if id, ok := n.Args[0].(*parse.IdentifierNode); ok && id.Ident == "index" {
-					if f, ok := n.Args[1].(*parse.FieldNode); ok && len(f.Ident) == 1 && f.Ident[0] == "states" {
-						if s, ok := n.Args[2].(*parse.StringNode); ok {
-							refs = append(refs, s.Text)
-						}
-					}
-				}
-			}
-		case *parse.FieldNode:
-			if len(n.Ident) >= 2 && n.Ident[0] == "states" {
-				refs = append(refs, n.Ident[1])
-			}
-		}
-	})
-	return refs
-}
-
-// stateRefs returns the state names the expression reads as states.NAME or
-// states["NAME"].
-func (e *Expr) stateRefs() []string {
+// refs returns the namespace references of the expression: every chain
+// of literal member accesses that starts at a namespace (states.build.Output,
+// states["build"].Output, loop.Parent.Item).
+func (e *Expr) refs() []ref {
 	if e == nil {
 		return nil
 	}
-	tree, err := parser.Parse(e.Source)
+	tree, err := parser.Parse(exprSource(e.Source))
 	if err != nil {
 		return nil
 	}
-	v := &stateRefVisitor{}
+	v := &refVisitor{inner: map[*ast.MemberNode]bool{}, rooted: map[*ast.IdentifierNode]bool{}}
 	ast.Walk(&tree.Node, v)
-	return v.refs
+	var out []ref
+	for _, m := range v.members {
+		if v.inner[m] {
+			continue
+		}
+		if r, ok := memberChain(m); ok {
+			out = append(out, r)
+		}
+	}
+	for _, id := range v.idents {
+		if !v.rooted[id] && isNamespace[id.Value] {
+			out = append(out, ref{ns: id.Value, text: id.Value})
+		}
+	}
+	return out
 }
 
-type stateRefVisitor struct{ refs []string }
+// refVisitor collects member accesses (and which of them are the object
+// of another) and bare identifiers that are not the root of a member.
+type refVisitor struct {
+	members []*ast.MemberNode
+	inner   map[*ast.MemberNode]bool
+	rooted  map[*ast.IdentifierNode]bool
+	idents  []*ast.IdentifierNode
+}
 
-func (v *stateRefVisitor) Visit(node *ast.Node) {
-	m, ok := (*node).(*ast.MemberNode)
-	if !ok {
-		return
+func (v *refVisitor) Visit(node *ast.Node) {
+	switch n := (*node).(type) {
+	case *ast.MemberNode:
+		v.members = append(v.members, n)
+		switch o := n.Node.(type) {
+		case *ast.MemberNode:
+			v.inner[o] = true
+		case *ast.IdentifierNode:
+			v.rooted[o] = true
+		}
+	case *ast.IdentifierNode:
+		v.idents = append(v.idents, n)
 	}
-	id, ok := m.Node.(*ast.IdentifierNode)
-	if !ok || id.Value != "states" {
-		return
+}
+
+// memberChain follows m down to its root identifier, keeping the literal
+// property names; a computed property ends the path there.
+func memberChain(m *ast.MemberNode) (ref, bool) {
+	var path []string
+	var n ast.Node = m
+	for {
+		switch x := n.(type) {
+		case *ast.MemberNode:
+			if s, ok := x.Property.(*ast.StringNode); ok {
+				path = append(path, s.Value)
+			} else {
+				path = path[:0]
+			}
+			n = x.Node
+			continue
+		case *ast.ChainNode:
+			n = x.Node
+			continue
+		case *ast.IdentifierNode:
+			if !isNamespace[x.Value] {
+				return ref{}, false
+			}
+			for i, j := 0, len(path)-1; i < j; i, j = i+1, j-1 {
+				path[i], path[j] = path[j], path[i]
+			}
+			return ref{ns: x.Value, path: path, text: m.String()}, true
+		}
+		return ref{}, false
 	}
-	if s, ok := m.Property.(*ast.StringNode); ok {
-		v.refs = append(v.refs, s.Value)
+}
+
+// arithmeticRE admits what a templated max_iterations may hold once
+// rendered: numbers, + - * / %, parentheses and spaces.
+var arithmeticRE = regexp.MustCompile(`^[0-9+\-*/%().\s]+$`)
+
+// Arithmetic evaluates integer arithmetic (+ - * / % and parentheses), as
+// AWF does for a rendered max_iterations such as "3 * 4": a division that
+// leaves a remainder truncates.
+func Arithmetic(s string) (int, error) {
+	if !arithmeticRE.MatchString(s) || strings.Contains(s, "**") || strings.Contains(s, "++") {
+		return 0, fmt.Errorf("not an integer or arithmetic on integers")
 	}
+	v, err := expr.Eval(s, nil)
+	if err != nil {
+		return 0, fmt.Errorf("arithmetic: %w", err)
+	}
+	switch x := v.(type) {
+	case int:
+		return x, nil
+	case float64:
+		if math.IsInf(x, 0) || math.IsNaN(x) || math.Abs(x) > math.MaxInt32 {
+			return 0, fmt.Errorf("arithmetic gives %v", x)
+		}
+		return int(x), nil
+	}
+	return 0, fmt.Errorf("arithmetic gives %T", v)
 }

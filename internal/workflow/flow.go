@@ -4,6 +4,10 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
+// maxRetryAttempts bounds retry.max_attempts (AWF sets no bound; a
+// number past this is a typo, not a plan).
+const maxRetryAttempts = 10000
+
 var retryFields = []string{"max_attempts", "initial_delay", "max_delay", "backoff", "multiplier", "jitter", "retryable_exit_codes"}
 
 func (l *loader) retry(n *yaml.Node) *Retry {
@@ -17,8 +21,8 @@ func (l *loader) retry(n *yaml.Node) *Retry {
 		switch f.key.Value {
 		case "max_attempts":
 			if x, ok := l.intv(v, "max_attempts"); ok {
-				if x < 1 || x > 100 {
-					l.errf(v, "max_attempts must be between 1 and 100, got %d", x)
+				if x < 1 || x > maxRetryAttempts {
+					l.errf(v, "max_attempts must be between 1 and %d, got %d", maxRetryAttempts, x)
 				}
 				r.MaxAttempts = x
 			}
@@ -33,8 +37,8 @@ func (l *loader) retry(n *yaml.Node) *Retry {
 			}
 		case "multiplier":
 			if x, ok := l.floatv(v, "multiplier"); ok {
-				if x < 1 {
-					l.errf(v, "multiplier must be at least 1, got %v", x)
+				if x < 0 {
+					l.errf(v, "multiplier must not be negative, got %v", x)
 				}
 				r.Multiplier = x
 			}
@@ -74,7 +78,7 @@ func (l *loader) onFailure(n *yaml.Node) *FailureTarget {
 	if !ok {
 		return nil
 	}
-	ft := &FailureTarget{Inline: true, Status: 1}
+	ft := &FailureTarget{Inline: true}
 	for _, f := range fs {
 		switch f.key.Value {
 		case "message":

@@ -190,25 +190,15 @@ func (a HookAction) template() *Template {
 	return a.Log
 }
 
-// hookTemplates lists the templates of the state's hooks.
-func (h *StepHooks) templates() []*Template {
-	if h == nil {
-		return nil
-	}
-	var out []*Template
-	for _, a := range append(append([]HookAction{}, h.Pre...), h.Post...) {
-		out = append(out, a.template())
-	}
-	return out
-}
-
 // checkHooks checks what needs the whole file: the workflow hooks' state
 // references, and that no state name makes a hook's recorded path
 // ambiguous.
 func (l *loader) checkHooks(wf *Workflow) {
 	for name, list := range wf.Hooks.Named() {
 		for _, a := range list {
-			l.checkRefs(wf, a.template())
+			// AWF's validate checks hook templates; only workflow_error's
+			// see .error
+			l.checkTemplate(wf, a.template(), Site{What: "hooks." + name, AnyOrder: true, ErrorHook: name == HookWorkflowError})
 		}
 		if s, ok := wf.States[name]; ok {
 			l.errAt(s.Pos, "state name %q is the path the workflow's %s hook is recorded at; rename the state", name, name)

@@ -12,7 +12,7 @@ name: h
 hooks:
   workflow_start:
     - command: echo start {{.inputs.x}}
-    - log: "starting {{.workflow.name}}"
+    - log: "starting {{.workflow.Name}}"
   workflow_end: [{command: echo end, timeout: 3s}]
   workflow_error: [{log: "failed: {{.error.Message}}"}]
   workflow_cancel: [{command: echo cancelled}]
@@ -56,10 +56,10 @@ states:
 	if len(b.Hooks.Pre) != 1 || b.Hooks.Pre[0].Timeout != 2*time.Second || len(b.Hooks.Post) != 1 || b.Hooks.Post[0].Command.Source != "echo two" {
 		t.Fatalf("b hooks %+v", b.Hooks)
 	}
-	// hook templates are checked like any other: they are in templates()
+	// hook templates are checked like any other: they are template sites
 	n := 0
-	for _, tm := range a.templates() {
-		if tm != nil && strings.Contains(tm.Source, "post") {
+	for _, ts := range a.templateSites() {
+		if strings.Contains(ts.t.Source, "post") && ts.site.What == "hooks.post" && ts.site.SelfOK {
 			n++
 		}
 	}
@@ -77,7 +77,7 @@ func TestHookProblems(t *testing.T) {
 		{"hooks: {workflow_start: [{log: y, timeout: 3}]}\n", "timeout applies to a command, not a log line"},
 		{"hooks: {workflow_start: [{command: x, shell: bash}]}\n", `unknown field "shell" in a hook action`},
 		{"hooks: {workflow_start: {command: x}}\n", "hooks.workflow_start must be a list, got a mapping"},
-		{"hooks: {workflow_end: [{command: 'echo {{.states.nope.Output}}'}]}\n", `template refers to unknown state "nope"`},
+		{"hooks: {workflow_end: [{command: 'echo {{.states.nope.Output}}'}]}\n", `hooks.workflow_end: {{.states.nope.Output}}: unknown state "nope"`},
 	} {
 		_, err := Parse([]byte("name: x\n"+states+c.src), "f.yaml", Options{})
 		if err == nil || !strings.Contains(err.Error(), c.want) {

@@ -1,8 +1,11 @@
 package workflow
 
 import (
+	"encoding/json"
 	"fmt"
+	"math"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -11,7 +14,7 @@ import (
 )
 
 var inputFields = []string{"name", "type", "required", "default", "validation", "description"}
-var validationFields = []string{"pattern", "enum", "min", "max", "file_exists"}
+var validationFields = []string{"pattern", "enum", "min", "max", "file_exists", "file_extension"}
 
 func (l *loader) inputs(n *yaml.Node) []Input {
 	if isNull(n) {
@@ -20,31 +23,33 @@ func (l *loader) inputs(n *yaml.Node) []Input {
 	var out []Input
 	seen := map[string]bool{}
 	l.list(n, "inputs", "input", func(c *yaml.Node, fs []field) {
-		in := Input{Type: "string", Pos: pos(c)}
+		in := Input{Type: InputString, Pos: pos(c)}
+		var def *yaml.Node
 		for _, f := range fs {
 			switch f.key.Value {
 			case "name":
 				in.Name, _ = l.str(f.val, "input name")
 			case "type":
 				if s, ok := l.str(f.val, "input type"); ok {
-					if l.oneOf(f.val, "input type", s, []string{"string", "integer", "boolean"}) {
+					if l.oneOf(f.val, "input type", s, InputTypes) {
 						in.Type = s
 					}
 				}
 			case "required":
 				in.Required, _ = l.boolv(f.val, "required")
 			case "default":
-				if f.val.Kind != yaml.ScalarNode {
-					l.errf(f.val, "default must be a scalar, got %s", kindName(f.val))
-				} else if !isNull(f.val) {
-					v := f.val.Value
-					in.Default = &v
-				}
+				def = f.val
 			case "validation":
 				in.Validation = l.inputValidation(f.val)
 			case "description":
 				in.Description, _ = l.str(f.val, "description")
 			default:
+				if contains(validationFields, f.key.Value) {
+					// AWF reads validation rules only under validation:
+					// and skips them here; so does reel, but says so.
+					l.warnf(f.key, "input %q: %q is ignored here; validation rules go under validation:", in.Name, f.key.Value)
+					continue
+				}
 				l.unknownField(f.key, "an input", inputFields, "")
 			}
 		}
@@ -54,14 +59,42 @@ func (l *loader) inputs(n *yaml.Node) []Input {
 			l.errf(c, "duplicate input %q", in.Name)
 		}
 		seen[in.Name] = true
+		if def != nil {
+			in.Default = l.inputDefault(def, in)
+		}
 		if in.Default != nil {
-			if err := CheckInputValue(in, *in.Default); err != nil {
-				l.errf(c, "default of input %q: %v", in.Name, err)
+			if in.Required {
+				l.warnf(def, "input %q is required, so its default is never used (AWF asks for the value all the same)", in.Name)
+			}
+			if _, err := ParseInput(in, *in.Default); err != nil {
+				l.errf(def, "default of input %q: %v", in.Name, err)
 			}
 		}
 		out = append(out, in)
 	})
 	return out
+}
+
+// inputDefault reads a default: a scalar, or for an array input a list
+// (kept as its JSON).
+func (l *loader) inputDefault(n *yaml.Node, in Input) *string {
+	switch {
+	case isNull(n):
+		return nil
+	case n.Kind == yaml.ScalarNode:
+		v := n.Value
+		return &v
+	case n.Kind == yaml.SequenceNode && in.Type == InputArray:
+		b, err := json.Marshal(l.value(n, "default", false))
+		if err != nil {
+			l.errf(n, "default of input %q: %v", in.Name, err)
+			return nil
+		}
+		v := string(b)
+		return &v
+	}
+	l.errf(n, "default must be a scalar%s, got %s", map[bool]string{true: " or a list", false: ""}[in.Type == InputArray], kindName(n))
+	return nil
 }
 
 func (l *loader) inputValidation(n *yaml.Node) *InputValidation {
@@ -81,18 +114,9 @@ func (l *loader) inputValidation(n *yaml.Node) *InputValidation {
 				}
 			}
 		case "enum":
-			if f.val.Kind != yaml.SequenceNode {
-				l.errf(f.val, "enum must be a list, got %s", kindName(f.val))
-				continue
-			}
-			for _, c := range f.val.Content {
-				c = deref(c)
-				if c.Kind != yaml.ScalarNode {
-					l.errf(c, "enum entries must be scalars")
-					continue
-				}
-				v.Enum = append(v.Enum, c.Value)
-			}
+			v.Enum = l.scalarList(f.val, "enum")
+		case "file_extension":
+			v.FileExtension = l.scalarList(f.val, "file_extension")
 		case "min":
 			if x, ok := l.floatv(f.val, "min"); ok {
 				v.Min = &x
@@ -107,7 +131,28 @@ func (l *loader) inputValidation(n *yaml.Node) *InputValidation {
 			l.unknownField(f.key, "validation", validationFields, "")
 		}
 	}
+	if v.Min != nil && v.Max != nil && *v.Min > *v.Max {
+		l.errf(n, "validation: min %v is above max %v", *v.Min, *v.Max)
+	}
 	return v
+}
+
+// scalarList reads a list of scalars as their text.
+func (l *loader) scalarList(n *yaml.Node, what string) []string {
+	if n.Kind != yaml.SequenceNode {
+		l.errf(n, "%s must be a list, got %s", what, kindName(n))
+		return nil
+	}
+	var out []string
+	for _, c := range n.Content {
+		c = deref(c)
+		if c.Kind != yaml.ScalarNode || isNull(c) {
+			l.errf(c, "%s entries must be scalars", what)
+			continue
+		}
+		out = append(out, c.Value)
+	}
+	return out
 }
 
 var outputFields = []string{"name", "from", "description"}
@@ -144,50 +189,148 @@ func (l *loader) outputs(n *yaml.Node) []Output {
 
 // CheckInputValue reports whether value is acceptable for in.
 func CheckInputValue(in Input, value string) error {
-	var num float64
-	switch in.Type {
-	case "integer":
-		n, err := strconv.ParseInt(strings.TrimSpace(value), 10, 64)
-		if err != nil {
-			return fmt.Errorf("%q is not an integer", value)
-		}
-		num = float64(n)
-	case "boolean":
-		if _, err := strconv.ParseBool(strings.TrimSpace(value)); err != nil {
-			return fmt.Errorf("%q is not a boolean", value)
+	_, err := ParseInput(in, value)
+	return err
+}
+
+// ParseInput converts an input value to its type and checks it against the
+// input's validation rules, as AWF does: integer (42), number (3.14),
+// boolean (true/false, yes/no, 1/0, any case), array (a JSON array, or
+// comma-separated values) and string. v is the text given on the command
+// line, or a value from the project configuration (a number, a boolean,
+// a list). The rules apply as in AWF: pattern, enum, file_exists and
+// file_extension to strings; min and max to integers and numbers.
+func ParseInput(in Input, v any) (any, error) {
+	s, isText := v.(string)
+	if !isText {
+		switch x := v.(type) {
+		case nil:
+			s = ""
+		case []any:
+			if in.Type != InputArray {
+				return nil, fmt.Errorf("a list is not a %s", in.Type)
+			}
+			return x, nil
+		case bool:
+			s = strconv.FormatBool(x)
+		case float64:
+			s = strconv.FormatFloat(x, 'f', -1, 64)
+		default:
+			s = fmt.Sprint(x)
 		}
 	}
-	v := in.Validation
+	var val any = s
+	switch in.Type {
+	case InputInteger:
+		n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+		if err != nil {
+			f, ferr := strconv.ParseFloat(strings.TrimSpace(s), 64)
+			if ferr != nil || f != math.Trunc(f) || math.Abs(f) > 1<<53 {
+				return nil, fmt.Errorf("%q is not an integer", s)
+			}
+			n = int64(f)
+		}
+		val = n
+	case InputNumber:
+		f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+			return nil, fmt.Errorf("%q is not a number", s)
+		}
+		val = f
+	case InputBoolean:
+		switch strings.ToLower(strings.TrimSpace(s)) {
+		case "true", "yes", "1":
+			val = true
+		case "false", "no", "0":
+			val = false
+		default:
+			return nil, fmt.Errorf("%q is not a boolean (true/false, yes/no, 1/0)", s)
+		}
+	case InputArray:
+		a, err := ParseList(s)
+		if err != nil {
+			return nil, err
+		}
+		val = a
+	}
+	if err := checkRules(in.Validation, in.Type, s, val); err != nil {
+		return nil, err
+	}
+	return val, nil
+}
+
+// ParseList reads a list given as text: a JSON array, or else
+// comma-separated values (each trimmed), which is how AWF reads a
+// for_each's items. An empty text is an empty list.
+func ParseList(s string) ([]any, error) {
+	t := strings.TrimSpace(s)
+	if t == "" {
+		return []any{}, nil
+	}
+	var a []any
+	if err := json.Unmarshal([]byte(t), &a); err == nil {
+		return a, nil
+	} else if strings.HasPrefix(t, "[") {
+		return nil, fmt.Errorf("%q is not a JSON array: %v", truncate(t, 60), err)
+	}
+	parts := strings.Split(s, ",")
+	out := make([]any, len(parts))
+	for i, p := range parts {
+		out[i] = strings.TrimSpace(p)
+	}
+	return out, nil
+}
+
+func checkRules(v *InputValidation, typ, text string, val any) error {
 	if v == nil {
 		return nil
 	}
-	if v.Pattern != "" {
-		re, err := regexp.Compile(v.Pattern)
-		if err != nil {
-			return fmt.Errorf("pattern %q: %w", v.Pattern, err)
+	if typ == InputString {
+		if v.Pattern != "" {
+			re, err := regexp.Compile(v.Pattern)
+			if err != nil {
+				return fmt.Errorf("pattern %q: %w", v.Pattern, err)
+			}
+			if !re.MatchString(text) {
+				return fmt.Errorf("%q does not match pattern %q", text, v.Pattern)
+			}
 		}
-		if !re.MatchString(value) {
-			return fmt.Errorf("%q does not match pattern %q", value, v.Pattern)
+		if len(v.Enum) > 0 && !contains(v.Enum, text) {
+			return fmt.Errorf("%q is not one of %s%s", text, strings.Join(v.Enum, ", "), didYouMean(text, v.Enum))
+		}
+		if v.FileExists {
+			if text == "" {
+				return fmt.Errorf("file path is empty")
+			}
+			if _, err := os.Stat(text); err != nil {
+				return fmt.Errorf("file %q does not exist", text)
+			}
+		}
+		if len(v.FileExtension) > 0 && text != "" {
+			ext := filepath.Ext(text)
+			ok := false
+			for _, e := range v.FileExtension {
+				ok = ok || strings.EqualFold(e, ext)
+			}
+			if !ok {
+				return fmt.Errorf("%q does not have one of the extensions %s", text, strings.Join(v.FileExtension, ", "))
+			}
 		}
 	}
-	if len(v.Enum) > 0 && !contains(v.Enum, value) {
-		return fmt.Errorf("%q is not one of %s", value, strings.Join(v.Enum, ", "))
+	var num float64
+	switch x := val.(type) {
+	case int64:
+		num = float64(x)
+	case float64:
+		num = x
+	default:
+		return nil
 	}
-	if v.Min != nil || v.Max != nil {
-		if in.Type != "integer" {
-			num = float64(len([]rune(value)))
-		}
-		if v.Min != nil && num < *v.Min {
-			return fmt.Errorf("%q is below the minimum %v", value, *v.Min)
-		}
-		if v.Max != nil && num > *v.Max {
-			return fmt.Errorf("%q is above the maximum %v", value, *v.Max)
-		}
+	if v.Min != nil && num < *v.Min {
+		return fmt.Errorf("%s is below the minimum %v", text, *v.Min)
 	}
-	if v.FileExists {
-		if _, err := os.Stat(value); err != nil {
-			return fmt.Errorf("file %q does not exist", value)
-		}
+	if v.Max != nil && num > *v.Max {
+		return fmt.Errorf("%s is above the maximum %v", text, *v.Max)
 	}
 	return nil
 }

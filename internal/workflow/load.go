@@ -38,7 +38,8 @@ type Options struct {
 const maxFileSize = 8 << 20
 
 // Load reads and validates the workflow file at path. An invalid file gives
-// a Problems error listing everything wrong with it.
+// a Problems error listing everything wrong with it (its warnings
+// included); a valid one may still carry Warnings.
 func Load(path string, opts Options) (*Workflow, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
@@ -64,7 +65,8 @@ func Parse(data []byte, file string, opts Options) (*Workflow, error) {
 	wf := l.workflow(&root)
 	l.validate(wf)
 	if len(l.probs) > 0 {
-		return nil, l.probs.sorted()
+		// the warnings go along: whoever fixes the errors sees them too
+		return nil, append(l.probs, l.warnings...).sorted()
 	}
 	wf.Warnings = l.warnings.sorted()
 	digests(wf, data, &root)
@@ -102,6 +104,9 @@ type loader struct {
 	templates map[string]*stepTemplate
 	tplStack  []string
 	warnings  Problems
+	// computed once per file by the reference checks (refs.go)
+	flow       *flowGraph
+	loopStates map[string]bool
 }
 
 func pos(n *yaml.Node) Pos { return Pos{n.Line, n.Column} }
@@ -126,6 +131,12 @@ func (l *loader) warnAt(p Pos, format string, args ...any) {
 
 func (l *loader) errAt(p Pos, format string, args ...any) {
 	l.probs = append(l.probs, Problem{File: l.file, Pos: p, Msg: fmt.Sprintf(format, args...)})
+}
+
+// warnf records a warning: the file loads, but n does not do what it
+// seems to.
+func (l *loader) warnf(n *yaml.Node, format string, args ...any) {
+	l.warnAt(pos(n), format, args...)
 }
 
 func deref(n *yaml.Node) *yaml.Node {
@@ -229,7 +240,7 @@ func contains(list []string, s string) bool {
 // ErrNotFound reports that a workflow name resolved to no file.
 var ErrNotFound = errors.New("workflow not found")
 
-var topFields = []string{"name", "version", "description", "inputs", "outputs", "states", "hooks"}
+var topFields = []string{"name", "version", "description", "author", "tags", "env", "inputs", "outputs", "states", "hooks"}
 
 // document returns the top-level mapping of a parsed file (a workflow or
 // a step template).
@@ -242,6 +253,17 @@ func (l *loader) document(root *yaml.Node, what string) (*yaml.Node, []field, bo
 	fs, ok := l.mapping(doc, what)
 	return doc, fs, ok
 }
+
+// ignoredTop are top-level keys AWF accepts (or documents) without acting
+// on them; reel loads them with a warning rather than refusing the file.
+var ignoredTop = map[string]string{
+	"output":     "AWF documents it but does not implement it",
+	"monitoring": "AWF documents it but does not implement it",
+	"loop":       "AWF documents it but does not implement it",
+	"plugins":    "reel's plugins are executable step types declared in .reel/config.yaml",
+}
+
+var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 func (l *loader) workflow(root *yaml.Node) *Workflow {
 	wf := &Workflow{File: l.file, States: map[string]*State{}}
@@ -265,6 +287,19 @@ func (l *loader) workflow(root *yaml.Node) *Workflow {
 			}
 		case "description":
 			wf.Description, _ = l.str(f.val, "description")
+		case "author":
+			wf.Author, _ = l.str(f.val, "author")
+		case "tags":
+			wf.Tags = l.strList(f.val, "tags")
+		case "env":
+			wf.Env = l.strList(f.val, "env")
+			if f.val.Kind == yaml.SequenceNode {
+				for _, c := range f.val.Content {
+					if c = deref(c); c.Kind == yaml.ScalarNode && !envNameRE.MatchString(c.Value) {
+						l.errf(c, "env: %q is not an environment variable name", c.Value)
+					}
+				}
+			}
 		case "inputs":
 			wf.Inputs = l.inputs(f.val)
 		case "outputs":
@@ -275,6 +310,10 @@ func (l *loader) workflow(root *yaml.Node) *Workflow {
 		case "hooks":
 			wf.Hooks = l.workflowHooks(f.val)
 		default:
+			if why, ok := ignoredTop[f.key.Value]; ok {
+				l.warnf(f.key, "%q is ignored: %s", f.key.Value, why)
+				continue
+			}
 			l.unknownField(f.key, "the workflow", topFields, "")
 		}
 	}

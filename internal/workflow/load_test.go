@@ -105,14 +105,26 @@ func TestFind(t *testing.T) {
 	}
 }
 
-func TestTemplateMissingKeyIsEmpty(t *testing.T) {
-	tm, err := parseTemplate("[{{.inputs.absent}}]", Pos{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := tm.Execute(map[string]any{"inputs": map[string]any{}})
-	if err != nil || s != "[]" {
-		t.Fatalf("%q %v", s, err)
+// A key the data lacks fails the template with a message that names it,
+// never an empty string.
+func TestTemplateMissingKeyFails(t *testing.T) {
+	for _, c := range []struct{ src, want string }{
+		{"[{{.inputs.absent}}]", `.inputs.absent: no input "absent"`},
+		{"[{{inputs.absent}}]", `.inputs.absent: no input "absent"`},
+		{"{{.states.later.Output}}", `.states.later.Output: state "later" has not run yet`},
+		{"{{env.NOPE}}", `.env.NOPE: environment variable NOPE is not set`},
+		{"{{.loop.Item}}", `.loop.Item: not inside a loop`},
+		{"{{.states.a.output}}", `.states.a.output: no value for "output"`},
+	} {
+		tm, err := parseTemplate(c.src, Pos{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		data := map[string]any{"inputs": map[string]any{}, "states": map[string]any{"a": map[string]any{"Output": "x"}}, "env": map[string]any{}}
+		s, err := tm.Execute(data)
+		if err == nil || !strings.HasSuffix(err.Error(), c.want) {
+			t.Errorf("%s: %q, %v; want an error ending %q", c.src, s, err, c.want)
+		}
 	}
 }
 

@@ -42,13 +42,10 @@ var (
 	BatchStrategies  = []string{"all_succeed", "any_succeed", "best_effort"}
 )
 
-// checkOperation checks the operation of an operation state (or the
-// operation: shell that AWF allows on a step) and its inputs.
+// checkOperation checks the operation of an operation state and its
+// inputs. (operation: on a step loads with a warning, see state.go.)
 func (l *loader) checkOperation(k *yaml.Node, s *State) {
 	if s.Type == TypeStep {
-		if s.Operation != "" && s.Operation != "shell" {
-			l.errf(k, "step %q: operation %q: a step runs its command in the shell (operation: shell, the default); use type: operation for %s", s.Name, s.Operation, s.Operation)
-		}
 		return
 	}
 	if s.Operation == "" {

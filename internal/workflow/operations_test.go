@@ -22,7 +22,7 @@ func TestOperationValidation(t *testing.T) {
 		{"{type: operation, operation: slack.send, inputs: {anything: 1}}", ""},
 		// operation: shell is the default of a step (AWF)
 		{"{type: step, command: 'true', operation: shell}", ""},
-		{"{type: step, command: 'true', operation: github.get_issue}", `step "a": operation "github.get_issue": a step runs its command in the shell`},
+		{"{type: step, command: 'true', operation: github.get_issue}", ""}, // AWF ignores it; reel warns (TestAWFOnlyFieldsWarn)
 		{"{type: operation}", `operation state "a" is missing operation`},
 		{"{type: operation, operation: http.request}", `operation "http.request" of state "a" needs inputs.url`},
 		{"{type: operation, operation: github.get_isue, inputs: {number: 1}}", `unknown operation "github.get_isue" (built-in: `},

@@ -38,6 +38,17 @@ func (ps Problems) Error() string {
 	return strings.Join(lines, "\n")
 }
 
+// Errors counts the problems that are not warnings.
+func (ps Problems) Errors() int {
+	n := 0
+	for _, p := range ps {
+		if !p.Warning {
+			n++
+		}
+	}
+	return n
+}
+
 // sorted orders problems by file (in the order files first appear: the
 // workflow, then the step templates it uses), then line and column.
 func (ps Problems) sorted() Problems {

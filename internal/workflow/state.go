@@ -3,6 +3,7 @@ package workflow
 import (
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -20,7 +21,16 @@ var typeFields = map[string][]string{
 	TypeCallWorkflow: {"call_workflow", "workflow", "inputs", "outputs", "timeout"},
 }
 
-var flowFields = []string{"type", "description", "on_success", "on_failure", "transitions", "hooks", "pre_hook", "post_hook"}
+var flowFields = []string{"type", "description", "on_success", "on_failure", "transitions", "hooks", "pre_hook", "post_hook", "depends_on"}
+
+// ignoredStateFields are state keys AWF's loader does not read: a step's
+// when and loop: are silently skipped by AWF (the step runs once,
+// unconditionally). reel loads them too, with a warning that says so,
+// rather than pretending to honour them or refusing a file AWF runs.
+var ignoredStateFields = map[string]string{
+	"when": "AWF ignores a state's when (the state always runs); branch with transitions instead",
+	"loop": "AWF ignores a state's loop (the state runs once); use a for_each or while state",
+}
 
 // BuiltinTypes lists the state types with built-in meaning.
 var BuiltinTypes = []string{TypeStep, TypeAgent, TypeTerminal, TypeParallel, TypeForEach, TypeWhile, TypeOperation, TypeCallWorkflow}
@@ -103,6 +113,13 @@ func (l *loader) state(k, n *yaml.Node) *State {
 	for _, f := range fs {
 		if f.key.Value == "type" {
 			s.Type, _ = l.str(f.val, "type")
+			// AWF reads built-in type names in any case, and "command"
+			// as "step".
+			if lower := strings.ToLower(s.Type); lower == "command" {
+				s.Type = TypeStep
+			} else if contains(BuiltinTypes, lower) {
+				s.Type = lower
+			}
 			if s.Type != "" {
 				l.checkType(f.val, s.Type)
 			}
@@ -117,6 +134,18 @@ func (l *loader) state(k, n *yaml.Node) *State {
 	var callNested, callFlat bool
 	for _, f := range fs {
 		key, v := f.key.Value, f.val
+		if why, ok := ignoredStateFields[key]; ok {
+			l.warnf(f.key, "%s: %q is ignored: %s", what, key, why)
+			continue
+		}
+		if key == "operation" && s.Type == TypeStep {
+			// AWF reads operation on every state; on a step it means
+			// nothing, and "shell" says what the step is anyway.
+			if op, ok := l.str(v, "operation"); ok && op != "shell" {
+				l.warnf(v, "%s: operation %q is ignored on a step (it runs its command in a shell)", what, op)
+			}
+			continue
+		}
 		if !contains(allowed, key) {
 			l.unknownField(f.key, what, allowed, ownerOf(key))
 			continue
@@ -202,6 +231,18 @@ func (l *loader) state(k, n *yaml.Node) *State {
 				l.errf(v, "body lists no states")
 			}
 		case "max_iterations":
+			if v.Kind == yaml.ScalarNode && v.Tag == "!!str" {
+				if strings.Contains(v.Value, "{{") {
+					s.MaxIterationsExpr = l.template(v, "max_iterations")
+					continue
+				}
+				if x, err := strconv.Atoi(strings.TrimSpace(v.Value)); err == nil {
+					v = &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!int", Value: strconv.Itoa(x), Line: v.Line, Column: v.Column}
+				} else {
+					l.errf(v, "max_iterations must be an integer or a template such as \"{{.inputs.limit}}\", got %q", v.Value)
+					continue
+				}
+			}
 			if x, ok := l.intv(v, "max_iterations"); ok {
 				if x < 1 || x > MaxMaxIterations {
 					l.errf(v, "max_iterations must be between 1 and %d, got %d", MaxMaxIterations, x)
@@ -246,6 +287,8 @@ func (l *loader) state(k, n *yaml.Node) *State {
 			l.stepHookField(s, f.key, v)
 		case "capture":
 			s.Capture = l.capture(v)
+		case "depends_on":
+			s.DependsOn = l.strList(v, "depends_on")
 		case "on_success":
 			s.OnSuccess, _ = l.str(v, "on_success")
 		case "on_failure":

@@ -58,19 +58,13 @@ func (l *loader) validate(wf *Workflow) {
 				l.errAt(s.Pos, "loop %q lists itself in its body", s.Name)
 			}
 		}
-		if s.Type == TypeTerminal && s.Message != nil {
-			l.checkRefs(wf, s.Message)
-		}
-		for _, t := range s.templates() {
-			l.checkRefs(wf, t)
-		}
 		l.validateAgent(wf, s)
-		for _, e := range []*Expr{s.BreakWhen, s.While} {
-			l.checkExprRefs(wf, e)
+		for _, c := range s.DependsOn {
+			if _, ok := wf.States[c]; !ok {
+				l.warnAt(s.Pos, "state %q depends_on: unknown state %q%s (depends_on orders nothing, in AWF or reel)", s.Name, c, didYouMean(c, wf.Order))
+			}
 		}
-		for _, t := range s.Transitions {
-			l.checkExprRefs(wf, t.When)
-		}
+		l.checkStateRefs(wf, s)
 		if c := s.Call; c != nil && c.Workflow != "" && l.opts.ProjectDir != "" && wf.File != "" && !strings.Contains(c.Workflow, "{{") {
 			if _, err := Find(c.Workflow, filepath.Dir(wf.File), l.opts.ProjectDir); err != nil {
 				l.errAt(s.Pos, "state %q: call_workflow: %v", s.Name, err)
@@ -79,65 +73,85 @@ func (l *loader) validate(wf *Workflow) {
 		l.checkFiles(wf, s)
 	}
 	for _, o := range wf.Outputs {
-		l.checkExprRefs(wf, o.From)
+		l.checkExpr(wf, o.From, Site{What: fmt.Sprintf("output %q", o.Name), AnyOrder: true, Lenient: true})
 	}
 	l.checkHooks(wf)
 	l.reachability(wf)
 }
 
-func (l *loader) checkExprRefs(wf *Workflow, e *Expr) {
-	for _, ref := range e.stateRefs() {
-		if _, ok := wf.States[ref]; !ok {
-			msg := fmt.Sprintf("expression refers to unknown state %q", ref)
-			msg += didYouMean(ref, wf.Order)
-			l.errAt(e.Pos, "%s", msg)
-		}
+// checkStateRefs checks the references of every template and expression
+// of s.
+func (l *loader) checkStateRefs(wf *Workflow, s *State) {
+	for _, ts := range s.templateSites() {
+		l.checkTemplate(wf, ts.t, ts.site)
+	}
+	l.checkExpr(wf, s.While, Site{State: s, What: "while", AnyOrder: true, Lenient: true})
+	l.checkExpr(wf, s.BreakWhen, Site{State: s, What: "break_when", AnyOrder: true, Lenient: true})
+	for _, t := range s.Transitions {
+		l.checkExpr(wf, t.When, Site{State: s, What: "transition", SelfOK: true, Lenient: true})
 	}
 }
 
-func (l *loader) checkRefs(wf *Workflow, t *Template) {
-	if t == nil {
-		return
-	}
-	for _, ref := range t.stateRefs() {
-		if _, ok := wf.States[ref]; !ok {
-			msg := fmt.Sprintf("template refers to unknown state %q", ref)
-			msg += didYouMean(ref, wf.Order)
-			l.errAt(t.Pos, "%s", msg)
-		}
-	}
+type templateSite struct {
+	t    *Template
+	site Site
 }
 
-// templates returns every template of s except the terminal message.
-func (s *State) templates() []*Template {
-	out := []*Template{s.Command, s.Dir, s.Prompt, s.SystemPrompt, s.Items}
-	out = append(out, s.Conversation...)
-	out = append(out, s.Hooks.templates()...)
-	out = append(out, s.agentTemplates()...)
+// templateSites lists every template of s with where it is read. A field
+// a new feature adds belongs here, so that its references are checked.
+func (s *State) templateSites() []templateSite {
+	var out []templateSite
+	add := func(t *Template, what string, selfOK, lenient bool) {
+		if t != nil {
+			out = append(out, templateSite{t, Site{State: s, What: what, SelfOK: selfOK, Lenient: lenient}})
+		}
+	}
+	// strict: the fields AWF's validate checks (see Site.Lenient)
+	add(s.Command, "command", false, false)
+	add(s.Dir, "dir", false, false)
+	add(s.Items, "items", false, false)
+	add(s.MaxIterationsExpr, "max_iterations", false, false)
+	if h := s.Hooks; h != nil {
+		for _, a := range h.Pre {
+			add(a.template(), "hooks.pre", false, false)
+		}
+		for _, a := range h.Post {
+			add(a.template(), "hooks.post", true, false)
+		}
+	}
+	add(s.Prompt, "prompt", false, true)
+	add(s.SystemPrompt, "system_prompt", false, true)
+	for i, c := range s.Conversation {
+		add(c, fmt.Sprintf("conversation[%d]", i), false, true)
+	}
+	for _, t := range s.agentTemplates() {
+		add(t, "agent field", false, true)
+	}
+	add(s.Message, "message", false, true)
 	if s.OnFailure != nil {
-		out = append(out, s.OnFailure.Message)
+		add(s.OnFailure.Message, "on_failure message", true, true)
 	}
 	if s.Call != nil {
 		for _, k := range slices.Sorted(maps.Keys(s.Call.Inputs)) {
-			out = append(out, s.Call.Inputs[k])
+			add(s.Call.Inputs[k], "inputs."+k, false, true)
 		}
 	}
-	var walk func(v any)
-	walk = func(v any) {
+	var walk func(path string, v any)
+	walk = func(path string, v any) {
 		switch v := v.(type) {
 		case *Template:
-			out = append(out, v)
+			add(v, path, false, true)
 		case map[string]any:
 			for _, k := range slices.Sorted(maps.Keys(v)) {
-				walk(v[k])
+				walk(path+"."+k, v[k])
 			}
 		case []any:
-			for _, x := range v {
-				walk(x)
+			for i, x := range v {
+				walk(fmt.Sprintf("%s[%d]", path, i), x)
 			}
 		}
 	}
-	walk(s.Inputs)
+	walk("inputs", s.Inputs)
 	return out
 }
 

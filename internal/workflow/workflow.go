@@ -1,7 +1,16 @@
 // Package workflow loads and validates reel workflow files: the YAML
-// state-machine syntax described in workflow-syntax.md (compatible with AWF's
-// core syntax). Every problem it reports carries the file, line and column of
-// the offending node.
+// state-machine syntax AWF defined, which reel runs. docs/workflow-syntax.md
+// in the repository is the reference for every field, state type,
+// template namespace, function and expression; docs/awf-compat.md says
+// where reel and AWF differ and why.
+//
+// The package decides what a workflow may say. Every problem it reports
+// carries the file, line and column of the offending node, and it reports
+// all of them at once. A reference that cannot resolve (an undefined
+// input, an unknown or later state, a property in the wrong case, .loop
+// outside a loop, .error outside an error hook) is a problem, not an empty
+// string at run time. Fields AWF accepts but gives no meaning to (a step's
+// when or loop, depends_on) load, with a warning where they do nothing.
 package workflow
 
 import (
@@ -21,8 +30,14 @@ type Workflow struct {
 	Name        string
 	Version     string
 	Description string
-	Inputs      []Input
-	Outputs     []Output
+	// Author and Tags describe the workflow; they change nothing in a run.
+	Author string
+	Tags   []string
+	// Env lists the environment variables the workflow needs: a run
+	// refuses to start while one is unset.
+	Env     []string
+	Inputs  []Input
+	Outputs []Output
 	// Initial names the first state.
 	Initial string
 	// States holds every state by name; Order lists their names in file order.
@@ -42,9 +57,10 @@ type Workflow struct {
 
 // Input declares one workflow input.
 type Input struct {
-	Name       string
-	Type       string // string | integer | boolean
-	Required   bool
+	Name     string
+	Type     string // string | integer | number | boolean | array
+	Required bool
+	// Default is the default's text; an array default is its JSON.
 	Default    *string
 	Validation *InputValidation
 	Pos        Pos
@@ -53,12 +69,27 @@ type Input struct {
 	Description string
 }
 
+// Input types.
+const (
+	InputString  = "string"
+	InputInteger = "integer"
+	InputNumber  = "number"
+	InputBoolean = "boolean"
+	InputArray   = "array"
+)
+
+// InputTypes lists the input types.
+var InputTypes = []string{InputString, InputInteger, InputNumber, InputBoolean, InputArray}
+
 // InputValidation constrains an input's value.
 type InputValidation struct {
 	Pattern    string
 	Enum       []string
 	Min, Max   *float64
 	FileExists bool
+	// FileExtension lists the allowed extensions (".go"), compared
+	// without regard to case.
+	FileExtension []string
 }
 
 // Output declares a value a caller of this workflow receives; From is an
@@ -70,6 +101,7 @@ type Output struct {
 }
 
 // State types with built-in meaning. Any other type is a custom step type.
+// AWF's "command" loads as TypeStep.
 const (
 	TypeStep         = "step"
 	TypeAgent        = "agent"
@@ -142,9 +174,12 @@ type State struct {
 	ItemsLiteral  []any     // YAML sequence form
 	Body          []string
 	MaxIterations int
-	BreakWhen     *Expr
-	OnComplete    string
-	While         *Expr
+	// MaxIterationsExpr is a templated max_iterations, resolved when the
+	// loop starts; its text may be arithmetic ("{{.inputs.a}} * 2").
+	MaxIterationsExpr *Template
+	BreakWhen         *Expr
+	OnComplete        string
+	While             *Expr
 
 	// operation
 	Operation string
@@ -165,6 +200,9 @@ type State struct {
 	// AWF's hooks and capture (nil when the state has none)
 	Hooks   *StepHooks
 	Capture *Capture
+	// DependsOn names states this one is said to follow. As in AWF it
+	// orders nothing: a parallel block starts its branches together.
+	DependsOn []string
 }
 
 // Retry configures repeated attempts of a step.
@@ -183,8 +221,10 @@ type Retry struct {
 type FailureTarget struct {
 	State   string
 	Message *Template
-	Status  int
-	Inline  bool
+	// Status is the exit status the inline form gives the run; 0 when it
+	// names none (the run then exits 3, AWF's execution error).
+	Status int
+	Inline bool
 }
 
 // Transition is one entry of transitions; a nil When always matches.

@@ -1,0 +1,593 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/reelhq/reel/internal/workflow"
+	"github.com/reelhq/reel/transcript"
+)
+
+// The differential test runs AWF's fixtures under reel and compares the
+// outcome with the one AWF produced: the exit status, the run's status,
+// the state it ended in, and each state's status, exit code and output
+// (the last execution of each, which is what AWF keeps). AWF's outcomes
+// are golden files in testdata/awf/, recorded once with
+//
+//	scripts/awf-record.sh /path/to/awf
+//
+// which runs this test with -record: AWF itself runs each case, in a
+// throwaway project with its HOME and XDG directories isolated, and the
+// test writes what it did. Without -record the test runs reel.
+var (
+	awfBin    = flag.String("awf", "", "AWF binary the differential test records from (with -record)")
+	awfRecord = flag.Bool("record", false, "record AWF's outcomes into testdata/awf instead of comparing reel's")
+)
+
+// awfCase is one run of a fixture.
+type awfCase struct {
+	// name is the golden file's name: the fixture, and after a slash what
+	// sets this run apart ("validation-enums/bad-value").
+	name   string
+	inputs []string
+	// env is added to the environment of both tools.
+	env []string
+	// files are written into the project before the run (relative
+	// paths), such as an .awf/config.yaml.
+	files map[string]string
+	// server: the run gets a local HTTP server's URL as input url.
+	server bool
+	// collect names files (relative to the project) whose content after
+	// the run is part of the outcome, such as a log the hooks append to.
+	collect []string
+}
+
+func (c awfCase) fixture() string { f, _, _ := strings.Cut(c.name, "/"); return f }
+
+// awfCases are the fixtures that run without an agent CLI, the network or
+// a terminal. Inputs are given where a fixture requires them; some
+// fixtures run twice, once to reach an input error (exit 1).
+var awfCases = []awfCase{
+	{name: "diagram-all-types"},
+	{name: "diagram-parallel"},
+	{name: "diagram-simple"},
+	{name: "dry-run-complete", inputs: []string{"file_path=data.txt"}, env: []string{"API_KEY=k", "DATABASE_URL=postgres://db"}, files: map[string]string{"data.txt": "one line\n"}},
+	{name: "dry-run-with-dir"},
+	{name: "example-simple", inputs: []string{"file_path=data.txt"}, files: map[string]string{"data.txt": "one\ntwo\n"}},
+	{name: "exit-execution-error"},
+	{name: "exit-user-error", inputs: []string{"email=ann@example.com"}},
+	{name: "exit-user-error/missing-input"},
+	{name: "expr-break-when"},
+	{name: "expr-context-namespace"},
+	{name: "expr-loop-namespace"},
+	{name: "expr-lowercase-context"},
+	{name: "expr-lowercase-state"},
+	{name: "expr-mixed-casing"},
+	{name: "expr-multiple-errors"},
+	{name: "expr-nil-safety"},
+	{name: "expr-pascalcase-state"},
+	{name: "expr-workflow-fields"},
+	{name: "hints-command-not-found"},
+	{name: "hints-file-typo"},
+	{name: "hints-missing-input", inputs: []string{"user_name=ann", "user_email=ann@example.com"}},
+	{name: "hints-missing-input/missing-input", inputs: []string{"user_name=ann"}},
+	{name: "hooks-failure", env: []string{"HOOK_LOG_FILE=hooks.log"}, collect: []string{"hooks.log"}},
+	{name: "hooks-lifecycle", env: []string{"HOOK_LOG_FILE=hooks.log"}, collect: []string{"hooks.log"}},
+	{name: "hooks-variables", inputs: []string{"test_input=hello"}, env: []string{"HOOK_LOG_FILE=hooks.log"}, collect: []string{"hooks.log"}},
+	{name: "http-get-test", server: true},
+	{name: "http-post-test", inputs: []string{"method=POST", "body={\"k\":\"v\"}"}, server: true},
+	{name: "http-put-test", inputs: []string{"method=PUT", "body=replaced"}, server: true},
+	{name: "http-delete-test", inputs: []string{"method=DELETE"}, server: true},
+	{name: "input-collection-test", inputs: []string{"required_string=hi"}},
+	{name: "input-collection-test/not-an-integer", inputs: []string{"required_string=hi", "optional_number=many"}},
+	{name: "input-enum-test", inputs: []string{"environment=staging"}},
+	{name: "input-optional-test", inputs: []string{"required_name=bob"}},
+	{name: "interactive-test"},
+	{name: "config-interactive-test", files: map[string]string{".awf/config.yaml": "inputs:\n  api_key: from-config\n  model: small\n  unrelated: ignored\n"}},
+	{name: "config-interactive-test/flag-overrides-config", inputs: []string{"model=large"}, files: map[string]string{".awf/config.yaml": "inputs:\n  api_key: from-config\n  model: small\n"}},
+	{name: "loop-dynamic", inputs: []string{"limit=3"}},
+	{name: "loop-dynamic-arithmetic", inputs: []string{"pages=2", "retries_per_page=3"}},
+	{name: "loop-dynamic-env", env: []string{"LOOP_LIMIT=3"}},
+	{name: "loop-foreach"},
+	{name: "loop-json-child", inputs: []string{`item={"name":"S1","type":"fix","files":["a.go","b.go"]}`, "index=4"}},
+	{name: "loop-json-serialization"},
+	{name: "loop-lowercase"},
+	{name: "loop-nested"},
+	{name: "loop-while"},
+	{name: "loop-while-transitions"},
+	{name: "lowercase"},
+	{name: "pascalcase"},
+	{name: "retry-audit"},
+	{name: "script-file-shebang"},
+	{name: "secrets-in-errors"},
+	{name: "signal-long-running"},
+	{name: "signal-multi-step"},
+	{name: "signal-parallel"},
+	{name: "subworkflow-child", inputs: []string{"message=hi"}},
+	{name: "subworkflow-circular"},
+	{name: "subworkflow-circular-a"},
+	{name: "subworkflow-nested-a", inputs: []string{"data=d"}},
+	{name: "subworkflow-simple", inputs: []string{"input_message=hello"}},
+	{name: "test-loop-simple"},
+	{name: "test-when"},
+	{name: "uppercase-valid", inputs: []string{"cmd=echo from-input"}},
+	{name: "valid-full", inputs: []string{"file_path=data.txt"}, env: []string{"API_KEY=k", "DATABASE_URL=postgres://db"}, files: map[string]string{"data.txt": "content\n"}},
+	{name: "valid-parallel"},
+	{name: "valid-simple"},
+	{name: "valid-with-hooks"},
+	{name: "validation-enums", inputs: []string{"environment=staging"}},
+	{name: "validation-enums/bad-value", inputs: []string{"environment=dev"}},
+	{name: "validation-numeric", inputs: []string{"port=8080"}},
+	{name: "validation-numeric/below-minimum", inputs: []string{"port=80"}},
+	{name: "validation-patterns", inputs: []string{"email=ann@example.com"}},
+	{name: "validation-patterns/no-match", inputs: []string{"email=not-an-email"}},
+}
+
+// awfOutOfScope are the fixtures AWF accepts that the differential test
+// does not run, and why.
+var awfOutOfScope = map[string]string{
+	"agent-simple":                "calls an agent CLI (claude)",
+	"conversation-continue-from":  "calls an agent CLI",
+	"conversation-error":          "calls an agent CLI",
+	"conversation-inject-context": "calls an agent CLI",
+	"conversation-max-turns":      "calls an agent CLI",
+	"conversation-multiturn":      "calls an agent CLI",
+	"conversation-parallel":       "calls agent CLIs (claude, gemini, codex)",
+	"conversation-simple":         "calls an agent CLI",
+	"conversation-stop-condition": "calls an agent CLI",
+	"conversation-window":         "calls an agent CLI",
+	"expr-agent-fields":           "calls an agent (provider anthropic)",
+	"subworkflow-circular-b":      "the same cycle as subworkflow-circular-a, entered from the other side",
+	"subworkflow-nested-b":        "run as the child of subworkflow-nested-a",
+	"subworkflow-nested-c":        "run as the grandchild of subworkflow-nested-a",
+	"valid-with-dir":              "its first state runs in /tmp/project: the outcome depends on whether that directory exists on the machine",
+	"secrets-masked":              "tests AWF's masking of secret-named inputs in step output; reel masks only with --mask-secrets, by value (DECISIONS §9), see docs/awf-compat.md",
+}
+
+// awfDeliberate are cases where reel's outcome differs from AWF's on
+// purpose (docs/awf-compat.md says why). The golden file still holds what
+// AWF did; check asserts what reel does instead.
+var awfDeliberate = map[string]struct {
+	why   string
+	check func(t *testing.T, got, awf awfOutcome)
+}{
+	"input-collection-test/not-an-integer":          inputExit1,
+	"validation-enums/bad-value":                    inputExit1,
+	"validation-numeric/below-minimum":              inputExit1,
+	"validation-patterns/no-match":                  inputExit1,
+	"config-interactive-test":                       awfConfigInputs("small"),
+	"config-interactive-test/flag-overrides-config": awfConfigInputs("large"),
+	"expr-context-namespace": {
+		why: "{{context.WorkingDir}} fails in AWF (its dot-less context has lowercase keys) although AWF's own validate asks for WorkingDir; reel resolves it",
+		check: func(t *testing.T, got, awf awfOutcome) {
+			if got.ExitCode != 0 || got.Final != "done" || got.Steps["step2"].Output != "Working directory - $PROJECT\n" {
+				t.Errorf("reel should run every state: %+v", got)
+			}
+		},
+	},
+}
+
+// inputExit1: an input that fails its validation exits 1 (a user error),
+// as AWF's documentation says; AWF itself exits 3.
+var inputExit1 = struct {
+	why   string
+	check func(t *testing.T, got, awf awfOutcome)
+}{
+	why: "an invalid input value exits 1 (user error) as AWF documents; AWF exits 3",
+	check: func(t *testing.T, got, awf awfOutcome) {
+		if got.ExitCode != 1 || len(got.Steps) != 0 || awf.ExitCode != 3 || len(awf.Steps) != 0 {
+			t.Errorf("reel exit %d with %d states (want 1 before any state); AWF exit %d", got.ExitCode, len(got.Steps), awf.ExitCode)
+		}
+	},
+}
+
+// awfConfigInputs: inputs come from .awf/config.yaml, --input overriding,
+// as in AWF; AWF also masks the value of an input whose name looks secret
+// (api_key) in the step's output, which reel does only with
+// --mask-secrets, by value (DECISIONS §9).
+func awfConfigInputs(model string) struct {
+	why   string
+	check func(t *testing.T, got, awf awfOutcome)
+} {
+	return struct {
+		why   string
+		check func(t *testing.T, got, awf awfOutcome)
+	}{
+		why: "AWF masks secret-named inputs in step output; reel does not by default",
+		check: func(t *testing.T, got, awf awfOutcome) {
+			want := "api_key=from-config model=" + model + "\n"
+			if got.ExitCode != 0 || got.Final != awf.Final || got.Steps["echo_inputs"].Output != want {
+				t.Errorf("reel: exit %d at %s, output %q; want %q", got.ExitCode, got.Final, got.Steps["echo_inputs"].Output, want)
+			}
+			if awf.Steps["echo_inputs"].Output != "api_key=*** model="+model+"\n" {
+				t.Errorf("AWF's outcome changed: %+v", awf)
+			}
+		},
+	}
+}
+
+// awfOutcome is what a run of either tool left.
+type awfOutcome struct {
+	Case     string             `json:"case"`
+	Args     []string           `json:"args"`
+	ExitCode int                `json:"exit_code"`
+	Status   string             `json:"status"`
+	Final    string             `json:"final"`
+	Steps    map[string]awfStep `json:"steps"`
+	// Files holds the content of the case's collected files.
+	Files map[string]string `json:"files,omitempty"`
+}
+
+type awfStep struct {
+	Status   string `json:"status"`
+	ExitCode int    `json:"exit_code"`
+	Output   string `json:"output"`
+}
+
+func TestAWFDifferential(t *testing.T) {
+	fixtures, verdicts := awfCorpus(t)
+	seen := map[string]bool{}
+	for _, c := range awfCases {
+		seen[c.fixture()] = true
+		if verdicts[c.fixture()] != "valid" {
+			t.Errorf("case %s: fixture %q is not one AWF accepts", c.name, c.fixture())
+		}
+	}
+	for name, v := range verdicts {
+		if v == "valid" && !seen[name] && awfOutOfScope[name] == "" {
+			t.Errorf("fixture %s runs under AWF but has no case and no reason to be out", name)
+		}
+	}
+	if *awfRecord && *awfBin == "" {
+		t.Fatal("-record needs -awf PATH")
+	}
+	for _, c := range awfCases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			golden := filepath.Join("testdata", "awf", c.name+".json")
+			if *awfRecord {
+				got := runAWFCase(t, fixtures, c, *awfBin)
+				b, _ := json.MarshalIndent(got, "", "  ")
+				if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(golden, append(b, '\n'), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if why, ok := pendingOtherBranch[c.fixture()]; ok {
+				t.Skipf("pending: %s", why)
+			}
+			b, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (record AWF's outcomes with scripts/awf-record.sh)", err)
+			}
+			var awf awfOutcome
+			if err := json.Unmarshal(b, &awf); err != nil {
+				t.Fatal(err)
+			}
+			got := runReelCase(t, fixtures, c)
+			if d, ok := awfDeliberate[c.name]; ok {
+				t.Logf("deliberate difference: %s", d.why)
+				d.check(t, got, awf)
+				return
+			}
+			compareOutcomes(t, got, awf)
+		})
+	}
+}
+
+// compareOutcomes fails the test where reel's outcome differs from AWF's.
+// A state AWF has no record of is allowed in reel's only when it is the
+// one the run failed in: AWF does not record a state whose command could
+// not be rendered.
+func compareOutcomes(t *testing.T, got, awf awfOutcome) {
+	t.Helper()
+	if got.ExitCode != awf.ExitCode || got.Status != awf.Status || got.Final != awf.Final {
+		t.Errorf("run: reel exit %d, %s at %q; AWF exit %d, %s at %q", got.ExitCode, got.Status, got.Final, awf.ExitCode, awf.Status, awf.Final)
+	}
+	for name, want := range awf.Files {
+		if got.Files[name] != want {
+			t.Errorf("file %s after the run:\nreel %q\nAWF  %q", name, got.Files[name], want)
+		}
+	}
+	names := map[string]bool{}
+	for n := range got.Steps {
+		names[n] = true
+	}
+	for n := range awf.Steps {
+		names[n] = true
+	}
+	for _, n := range sortedKeys(names) {
+		g, gok := got.Steps[n]
+		a, aok := awf.Steps[n]
+		switch {
+		case !aok && n == got.Final && g.Status == "failed":
+		case !aok:
+			t.Errorf("state %s ran under reel (%+v) but not under AWF", n, g)
+		case !gok:
+			t.Errorf("state %s ran under AWF (%+v) but not under reel", n, a)
+		case g != a:
+			t.Errorf("state %s:\nreel %+v\nAWF  %+v", n, g, a)
+		}
+	}
+}
+
+// caseEnv is a case's project, home and environment, the same for both
+// tools.
+type caseEnv struct {
+	proj, home, storage string
+	env                 []string
+	args                []string
+	server              string
+}
+
+func setupCase(t *testing.T, fixtures string, c awfCase) caseEnv {
+	t.Helper()
+	root := t.TempDir()
+	ce := caseEnv{home: filepath.Join(root, "home"), storage: filepath.Join(root, "storage")}
+	ce.proj = newAWFProjectAt(t, fixtures, filepath.Join(root, "project"))
+	for name, content := range c.files {
+		p := filepath.Join(ce.proj, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.MkdirAll(ce.home, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ce.env = append(os.Environ(),
+		"HOME="+ce.home, "USER=awf-user",
+		"XDG_CONFIG_HOME="+filepath.Join(ce.home, ".config"),
+		"XDG_DATA_HOME="+filepath.Join(ce.home, ".local", "share"),
+		"XDG_CACHE_HOME="+filepath.Join(ce.home, ".cache"),
+		"XDG_STATE_HOME="+filepath.Join(ce.home, ".local", "state"),
+		"REEL_STORAGE=", "AWF_CONFIG_PATH=", "NO_COLOR=1",
+	)
+	ce.env = append(ce.env, c.env...)
+	for _, in := range c.inputs {
+		ce.args = append(ce.args, "--input", in)
+	}
+	if c.server {
+		srv := httptest.NewServer(http.HandlerFunc(echoHandler))
+		t.Cleanup(srv.Close)
+		ce.server = srv.URL
+		ce.args = append(ce.args, "--input", "url="+srv.URL+"/items/7")
+	}
+	return ce
+}
+
+// newAWFProjectAt is newAWFProject in a given directory.
+func newAWFProjectAt(t testing.TB, fixtures, proj string) string {
+	t.Helper()
+	copyTree(t, filepath.Join(fixtures, "workflows"), filepath.Join(proj, ".awf", "workflows"))
+	copyTree(t, filepath.Join(fixtures, "scripts"), filepath.Join(proj, ".awf", "workflows", "scripts"))
+	copyTree(t, filepath.Join(fixtures, "templates"), filepath.Join(proj, ".awf", "templates"))
+	copyTree(t, filepath.Join(fixtures, "prompts"), filepath.Join(proj, ".awf", "prompts"))
+	return proj
+}
+
+// echoHandler answers the http fixtures with a fixed JSON document naming
+// the method and the body it received.
+func echoHandler(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Date", "Mon, 02 Jan 2006 15:04:05 GMT")
+	fmt.Fprintf(w, `{"method":%q,"path":%q,"body":%q}`, r.Method, r.URL.Path, body)
+}
+
+// runTool runs a binary in the case's project and returns its exit status.
+func runTool(t *testing.T, ce caseEnv, bin string, args ...string) (int, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Dir = ce.proj
+	cmd.Env = ce.env
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("%s: %v", bin, err)
+	}
+	return code, out.String()
+}
+
+func runAWFCase(t *testing.T, fixtures string, c awfCase, bin string) awfOutcome {
+	ce := setupCase(t, fixtures, c)
+	args := append([]string{"run", c.fixture(), "--no-color", "--storage", ce.storage}, ce.args...)
+	code, out := runTool(t, ce, bin, args...)
+	got := awfOutcome{Case: c.name, Args: c.inputs, ExitCode: code, Status: "failed", Steps: map[string]awfStep{}}
+	files, _ := filepath.Glob(filepath.Join(ce.storage, "states", "*.json"))
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var st struct {
+			ParentRunID string
+			Status      string
+			CurrentStep string
+			States      map[string]struct {
+				Status   string
+				ExitCode int
+				Output   string
+			}
+		}
+		if err := json.Unmarshal(b, &st); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		if st.ParentRunID != "" {
+			continue
+		}
+		got.Status, got.Final = st.Status, st.CurrentStep
+		for name, s := range st.States {
+			out := awfNormalize(s.Output, ce)
+			if status, body, ok := awfHTTPOutput(out); ok {
+				out = httpOutput(status, body)
+			}
+			got.Steps[name] = awfStep{Status: s.Status, ExitCode: s.ExitCode, Output: out}
+		}
+	}
+	if len(files) == 0 {
+		t.Logf("AWF left no state (exit %d):\n%s", code, out)
+	}
+	got.Files = collectFiles(t, c, ce)
+	return got
+}
+
+// collectFiles reads the case's collected files, normalized.
+func collectFiles(t *testing.T, c awfCase, ce caseEnv) map[string]string {
+	if len(c.collect) == 0 {
+		return nil
+	}
+	out := map[string]string{}
+	for _, name := range c.collect {
+		b, err := os.ReadFile(filepath.Join(ce.proj, name))
+		if err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+		out[name] = awfNormalize(string(b), ce)
+	}
+	return out
+}
+
+// runReelCase runs the case under reel and reads its outcome back from the
+// run's transcript, which must pass reel verify.
+func runReelCase(t *testing.T, fixtures string, c awfCase) awfOutcome {
+	ce := setupCase(t, fixtures, c)
+	args := append([]string{"run", c.fixture(), "--storage", ce.storage}, ce.args...)
+	code, out := runTool(t, ce, reelBinary(t), args...)
+	got := awfOutcome{Case: c.name, Args: c.inputs, ExitCode: code, Status: "failed", Steps: map[string]awfStep{}}
+	got.Files = collectFiles(t, c, ce)
+	m := regexp.MustCompile(`(?m)^run ([0-9a-f-]{36})$`).FindStringSubmatch(out)
+	if m == nil {
+		// the run did not start (bad inputs, an unset variable)
+		return got
+	}
+	verifyStorage(t, ce.storage)
+	events, err := transcript.ReadFile(filepath.Join(ce.storage, "transcripts", m[1]+".jsonl"))
+	if err != nil {
+		t.Fatalf("read transcript: %v", err)
+	}
+	for i := range events {
+		ev := &events[i]
+		p := ev.Step()
+		if p == nil || hookSpan[p.Name] {
+			// hooks are recorded as command steps (DECISIONS §11); AWF
+			// keeps no state for them (their effects are in collect)
+			continue
+		}
+		switch ev.Type {
+		case transcript.StepStarted:
+			if !strings.Contains(ev.Path, ".") {
+				got.Final = p.Name
+			}
+		case transcript.StepCompleted:
+			if p.Kind == transcript.KindTerminal {
+				continue
+			}
+			got.Steps[p.Name] = reelStep(t, p, ce)
+		case transcript.RunCompleted:
+			var rr transcript.RunResult
+			if err := transcript.DecodeResult(p.Result, &rr); err != nil {
+				t.Fatal(err)
+			}
+			got.Status = map[string]string{"success": "completed", "failure": "failed", "cancelled": "cancelled"}[rr.Status]
+		}
+	}
+	return got
+}
+
+// hookSpan names the steps a run records for its hooks.
+var hookSpan = map[string]bool{
+	workflow.HookPre: true, workflow.HookPost: true, workflow.HookWorkflowStart: true,
+	workflow.HookWorkflowEnd: true, workflow.HookWorkflowError: true, workflow.HookWorkflowCancel: true,
+}
+
+// reelStep is a step.completed as AWF records a state: its status, its
+// exit code (a command's; 0 for other kinds) and its output (a command's
+// stdout; a loop's "completed N iterations"). Parallel blocks and calls
+// have no output to compare: AWF records none for a block, and a fixed
+// sentence for a call (docs/awf-compat.md).
+func reelStep(t *testing.T, p *transcript.StepPayload, ce caseEnv) awfStep {
+	s := awfStep{Status: "completed"}
+	if p.Error != "" {
+		s.Status = "failed"
+	}
+	switch p.Kind {
+	case transcript.KindCommand:
+		var cr transcript.CommandResult
+		if err := transcript.DecodeResult(p.Result, &cr); err == nil {
+			s.ExitCode, s.Output = cr.ExitCode, awfNormalize(cr.Output, ce)
+		}
+	case transcript.KindOperation:
+		var hr struct {
+			StatusCode int    `json:"status_code"`
+			Body       string `json:"body"`
+		}
+		if err := transcript.DecodeResult(p.Result, &hr); err == nil && hr.StatusCode != 0 {
+			s.Output = httpOutput(hr.StatusCode, awfNormalize(hr.Body, ce))
+		}
+	case transcript.KindForEach, transcript.KindWhile:
+		var lr struct{ Iterations int }
+		if err := transcript.DecodeResult(p.Result, &lr); err == nil && s.Status == "completed" {
+			s.Output = fmt.Sprintf("completed %d iterations", lr.Iterations)
+		}
+	}
+	return s
+}
+
+// httpOutput is the comparable part of an http.request result.
+func httpOutput(status int, body string) string {
+	return fmt.Sprintf("status_code=%d\nbody=%s", status, body)
+}
+
+// awfHTTPOutput reads AWF's output of an http.request state: its result
+// map as key=value lines in Go's random map order, headers included.
+func awfHTTPOutput(out string) (status int, body string, ok bool) {
+	var haveStatus, haveBody bool
+	for _, line := range strings.Split(out, "\n") {
+		switch {
+		case strings.HasPrefix(line, "status_code="):
+			_, err := fmt.Sscanf(line, "status_code=%d", &status)
+			haveStatus = err == nil
+		case strings.HasPrefix(line, "body="):
+			body, haveBody = strings.TrimPrefix(line, "body="), true
+		}
+	}
+	return status, body, haveStatus && haveBody
+}
+
+var uuidRE = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
+
+// awfNormalize replaces what differs from run to run (the project and home
+// directories, the HTTP server's address, run ids).
+func awfNormalize(s string, ce caseEnv) string {
+	s = strings.ReplaceAll(s, ce.proj, "$PROJECT")
+	s = strings.ReplaceAll(s, ce.home, "$HOME")
+	if ce.server != "" {
+		s = strings.ReplaceAll(s, ce.server, "$SERVER")
+	}
+	return uuidRE.ReplaceAllString(s, "$$UUID")
+}

@@ -1,0 +1,377 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/reelhq/reel/internal/exitcode"
+	"github.com/reelhq/reel/transcript"
+)
+
+// outputs returns the command output of every step.completed, as
+// "path@iteration=output".
+func outputs(t *testing.T, path string) []string {
+	t.Helper()
+	var out []string
+	for _, e := range readAll(t, path) {
+		if e.Type != transcript.StepCompleted || e.Step().Kind != transcript.KindCommand {
+			continue
+		}
+		var cr transcript.CommandResult
+		if err := transcript.DecodeResult(e.Step().Result, &cr); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, e.Path+"@"+string(rune('0'+e.Iteration))+"="+strings.TrimSpace(cr.Output))
+	}
+	return out
+}
+
+func stepResult(t *testing.T, path, stepPath string) map[string]any {
+	t.Helper()
+	var res map[string]any
+	for _, e := range readAll(t, path) {
+		if e.Type == transcript.StepCompleted && e.Path == stepPath {
+			transcript.DecodeResult(e.Step().Result, &res)
+		}
+	}
+	return res
+}
+
+// Inside a loop body a state's next state decides, as in AWF: a body
+// state jumps there, the loop itself goes on in order, a state outside
+// ends the loop and the run goes there; a failure leading back to the
+// loop goes on with the next body state.
+func TestLoopBodyFollowsTransitions(t *testing.T) {
+	h := newHarness(t)
+	rep := h.run(context.Background(), `
+name: body
+states:
+  initial: each
+  each:
+    type: for_each
+    items: '["go", "skip", "fail", "exit", "never"]'
+    body: [a, b, c]
+    on_complete: done
+  a:
+    type: step
+    command: 'echo {{.loop.Item}}; test "{{.loop.Item}}" != fail'
+    transitions:
+      - when: 'loop.Item == "skip"'
+        goto: c
+      - when: 'loop.Item == "exit"'
+        goto: out
+    on_success: each
+    on_failure: each
+  b: {type: step, command: 'echo b{{.loop.Index}}', on_success: each}
+  c: {type: step, command: 'echo c{{.loop.Index}}', on_success: each}
+  out: {type: step, command: 'echo "after {{.states.each.Output}}"', on_success: done}
+  done: {type: terminal}
+`, nil)
+	if rep.Status != "success" || rep.ExitCode != 0 {
+		t.Fatalf("report %+v", rep)
+	}
+	got := strings.Join(outputs(t, rep.TranscriptPath), " ")
+	want := "each.a@0=go each.b@0=b0 each.c@0=c0 each.a@1=skip each.c@1=c1 each.a@2=fail each.b@2=b2 each.c@2=c2 each.a@3=exit out@0=after completed 4 iterations"
+	if got != want {
+		t.Fatalf("outputs\n got %s\nwant %s", got, want)
+	}
+	if res := stepResult(t, rep.TranscriptPath, "each"); res["exit"] != "out" || res["iterations"] != float64(4) {
+		t.Errorf("loop result %v", res)
+	}
+}
+
+// A failing body state fails the loop (its on_failure, even to a state
+// outside, does not leave the loop as a success would); continue_on_error
+// goes on.
+func TestLoopBodyFailure(t *testing.T) {
+	h := newHarness(t)
+	rep := h.run(context.Background(), `
+name: fails
+states:
+  initial: each
+  each:
+    type: for_each
+    items: '[1, 2, 3]'
+    body: [tolerant, strict]
+    on_complete: done
+    on_failure: handler
+  tolerant: {type: step, command: 'exit 9', continue_on_error: true, on_success: each}
+  strict: {type: step, command: 'echo {{.loop.Item}}; test {{.loop.Item}} -lt 2', on_success: each, on_failure: elsewhere}
+  elsewhere: {type: step, command: 'echo never'}
+  handler: {type: step, command: 'echo "handled: {{.states.each.Status}} {{.states.strict.ExitCode}}"'}
+  done: {type: terminal}
+`, nil)
+	if rep.Status != "success" {
+		t.Fatalf("report %+v", rep)
+	}
+	got := strings.Join(outputs(t, rep.TranscriptPath), " ")
+	if got != "each.tolerant@0= each.strict@0=1 each.tolerant@1= each.strict@1=2 handler@0=handled: failed 1" {
+		t.Fatalf("outputs %s", got)
+	}
+}
+
+// A while condition that reads a state that has not run is false (AWF):
+// the loop runs no iteration; a failing condition otherwise fails it.
+func TestWhileOverStatesNotYetRun(t *testing.T) {
+	h := newHarness(t)
+	rep := h.run(context.Background(), `
+name: w
+states:
+  initial: spin
+  spin:
+    type: while
+    while: 'states.check.ExitCode == 0'
+    body: [check]
+    on_complete: again
+  again:
+    type: while
+    while: 'states.check.ExitCode != 0'
+    body: [check]
+    on_complete: done
+  check: {type: step, command: 'echo checked', on_success: spin}
+  done: {type: terminal}
+`, nil)
+	if rep.Status != "success" || len(outputs(t, rep.TranscriptPath)) != 0 {
+		t.Fatalf("report %+v outputs %v", rep, outputs(t, rep.TranscriptPath))
+	}
+	if res := stepResult(t, rep.TranscriptPath, "spin"); res["iterations"] != float64(0) {
+		t.Errorf("spin %v", res)
+	}
+}
+
+// max_iterations from a template, with arithmetic, from the environment;
+// a for_each with more items runs the first max_iterations of them.
+func TestDynamicMaxIterations(t *testing.T) {
+	h := newHarness(t)
+	h.e.Environ = append(os.Environ(), "LIMIT=2")
+	rep := h.run(context.Background(), `
+name: dyn
+inputs: [{name: n, type: integer}]
+states:
+  initial: each
+  each:
+    type: for_each
+    items: '["a","b","c","d","e","f","g","h"]'
+    max_iterations: "{{.inputs.n}} * 2 + 1"
+    body: [one]
+    on_complete: spin
+  one: {type: step, command: 'echo {{.loop.Item}}', on_success: each}
+  spin:
+    type: while
+    while: 'true'
+    max_iterations: "{{env.LIMIT}}"
+    body: [two]
+  two: {type: step, command: 'echo w{{loop.Index}}'}
+`, map[string]string{"n": "3"})
+	if rep.Status != "success" {
+		t.Fatalf("report %+v", rep)
+	}
+	got := strings.Join(outputs(t, rep.TranscriptPath), " ")
+	if got != "each.one@0=a each.one@1=b each.one@2=c each.one@3=d each.one@4=e each.one@5=f each.one@6=g spin.two@0=w0 spin.two@1=w1" {
+		t.Fatalf("outputs %s", got)
+	}
+	if res := stepResult(t, rep.TranscriptPath, "each"); res["skipped_items"] != float64(1) {
+		t.Errorf("each %v", res)
+	}
+	for expr, want := range map[string]string{
+		`"{{.inputs.n}} - 3"`: `max_iterations "{{.inputs.n}} - 3" is 0; it must be between 1 and 10000`,
+		`"{{.inputs.n}}x"`:    `max_iterations "3x": not an integer or arithmetic on integers`,
+		`"{{env.NOPE}}"`:      `.env.NOPE: environment variable NOPE is not set`,
+	} {
+		rep := h.run(context.Background(), `
+name: bad
+inputs: [{name: n, type: integer, default: 3}]
+states:
+  initial: each
+  each: {type: for_each, items: '[1]', max_iterations: `+expr+`, body: [one]}
+  one: {type: step, command: 'true'}
+`, nil)
+		if rep.ExitCode != exitcode.Execution || !strings.Contains(rep.Error, want) {
+			t.Errorf("%s: %+v, want error %q", expr, rep, want)
+		}
+	}
+}
+
+// A break_when that cannot be evaluated is reported and ignored, as AWF
+// does; a true one ends the loop successfully, even after an iteration
+// that failed.
+func TestBreakWhen(t *testing.T) {
+	h := newHarness(t)
+	rep := h.run(context.Background(), `
+name: br
+states:
+  initial: each
+  each:
+    type: for_each
+    items: '[1, 2, 3]'
+    body: [one]
+    break_when: 'states.one.Output > 1'
+    on_complete: spin
+  one: {type: step, command: 'echo {{.loop.Item}}'}
+  spin:
+    type: for_each
+    items: '[1, 2, 3]'
+    body: [bad]
+    break_when: 'loop.Index == 0'
+    on_complete: done
+  bad: {type: step, command: 'exit 1'}
+  done: {type: terminal}
+`, nil)
+	if rep.Status != "success" {
+		t.Fatalf("report %+v", rep)
+	}
+	each := stepResult(t, rep.TranscriptPath, "each")
+	if each["iterations"] != float64(3) || len(each["break_when_errors"].([]any)) != 3 {
+		t.Errorf("each %v", each)
+	}
+	if spin := stepResult(t, rep.TranscriptPath, "spin"); spin["iterations"] != float64(1) {
+		t.Errorf("a true break_when ends the loop successfully after a failed iteration: %v", spin)
+	}
+	if !strings.Contains(h.display.String(), "break_when ignored") {
+		t.Errorf("display:\n%s", h.display.String())
+	}
+}
+
+// A transition from an inner loop's body to a state outside both loops
+// ends both.
+func TestNestedLoopExit(t *testing.T) {
+	h := newHarness(t)
+	rep := h.run(context.Background(), `
+name: nest
+states:
+  initial: outer
+  outer:
+    type: for_each
+    items: '["x", "y"]'
+    body: [inner]
+    on_complete: done
+  inner:
+    type: for_each
+    items: '[1, 2]'
+    body: [leaf]
+    on_complete: outer
+  leaf:
+    type: step
+    command: 'echo {{.loop.Parent.Item}}{{.loop.Item}}'
+    transitions:
+      - when: 'loop.Parent.Item == "y" && loop.Item == 1'
+        goto: escaped
+    on_success: inner
+  escaped: {type: step, command: 'echo out'}
+  done: {type: terminal}
+`, nil)
+	if rep.Status != "success" {
+		t.Fatalf("report %+v", rep)
+	}
+	if got := strings.Join(outputs(t, rep.TranscriptPath), " "); got != "outer.inner.leaf@0=x1 outer.inner.leaf@1=x2 outer.inner.leaf@0=y1 escaped@0=out" {
+		t.Fatalf("outputs %s", got)
+	}
+}
+
+// What templates see at run time: AWF's namespaces, dotted or not; a
+// step's output exactly as printed; AWF's statuses; JSON as JSON.
+func TestNamespacesAtRunTime(t *testing.T) {
+	h := newHarness(t)
+	h.e.Environ = append(os.Environ(), "GREETING=hi", "USER=ann", "XDG_CONFIG_HOME=/cfg")
+	rep := h.run(context.Background(), `
+name: ns
+inputs:
+  - {name: files, type: array, default: '["a.go", "b.go"]'}
+  - {name: opt}
+  - {name: ratio, type: number, default: 0.25}
+states:
+  initial: first
+  first: {type: step, command: 'echo "{\"k\": [1, 2]}"; exit 3', on_failure: show}
+  show:
+    type: step
+    command: |
+      echo '[{{.states.first.Output}}] {{states.first.Status}} {{.states.first.ExitCode}} {{.states.first.JSON.k}}'
+      echo '{{workflow.Name}} {{.workflow.CurrentState}} {{len workflow.ID}} {{env.GREETING}} {{context.User}} {{.awf.prompts_dir}}'
+      echo '{{.inputs.files}} {{join inputs.files ","}} [{{.inputs.opt}}] {{.inputs.ratio}}'
+`, nil)
+	if rep.Status != "success" {
+		t.Fatalf("report %+v", rep)
+	}
+	got := outputs(t, rep.TranscriptPath)[1]
+	want := "show@0=[{\"k\": [1, 2]}\n] failed 3 [1,2]\nns show 36 hi ann /cfg/awf/prompts\n[\"a.go\",\"b.go\"] a.go,b.go [] 0.25"
+	if got != want {
+		t.Fatalf("output\n got %q\nwant %q", got, want)
+	}
+}
+
+// A template that cannot render fails its step with a message naming the
+// reference; the run fails with AWF's execution error.
+func TestUnresolvedReferenceFailsTheStep(t *testing.T) {
+	h := newHarness(t)
+	rep := h.run(context.Background(), `
+name: miss
+states:
+  initial: a
+  a: {type: step, command: 'echo {{.env.REEL_SURELY_UNSET}}'}
+`, nil)
+	if rep.ExitCode != exitcode.Execution || !strings.Contains(rep.Error, ".env.REEL_SURELY_UNSET: environment variable REEL_SURELY_UNSET is not set") {
+		t.Fatalf("report %+v", rep)
+	}
+}
+
+// A workflow's env lists variables the run needs: a missing one stops the
+// run before it starts; config inputs fill what --input does not.
+func TestRequiredEnvAndConfigInputs(t *testing.T) {
+	h := newHarness(t)
+	wf := h.load("env.yaml", `
+name: env
+env: [REEL_TEST_TOKEN, REEL_TEST_REGION]
+inputs:
+  - {name: model, required: true}
+  - {name: size, type: integer, default: 1}
+states:
+  initial: a
+  a: {type: step, command: 'echo {{.inputs.model}} {{.inputs.size}}'}
+`)
+	h.e.Environ = append(os.Environ(), "REEL_TEST_REGION=")
+	_, err := h.e.Run(context.Background(), wf, RunOptions{Inputs: map[string]string{"model": "m"}})
+	var ee *EnvError
+	if !errors.As(err, &ee) || len(ee.Missing) != 1 || ee.Missing[0] != "REEL_TEST_TOKEN" {
+		t.Fatalf("err %v", err)
+	}
+	if _, err := os.Stat(h.storage); err == nil {
+		t.Error("a refused run wrote to the storage")
+	}
+	h.e.Environ = append(h.e.Environ, "REEL_TEST_TOKEN=t")
+	rep, err := h.e.Run(context.Background(), wf, RunOptions{Inputs: map[string]string{"size": "5"}, Defaults: map[string]any{"model": "from-config", "size": 2, "other": true}})
+	if err != nil || rep.Status != "success" {
+		t.Fatalf("%v %+v", err, rep)
+	}
+	if got := outputs(t, rep.TranscriptPath); got[0] != "a@0=from-config 5" {
+		t.Fatalf("outputs %v", got)
+	}
+	_, err = h.e.Run(context.Background(), wf, RunOptions{Inputs: map[string]string{"model": ""}})
+	if err == nil || !strings.Contains(err.Error(), `input "model" is required but empty`) {
+		t.Fatalf("empty required input: %v", err)
+	}
+}
+
+// A call_workflow cycle ends the run at the call, past its on_failure,
+// in the caller's run too (AWF's treatment of a cycle).
+func TestCallCycleEndsTheRun(t *testing.T) {
+	h := newHarness(t)
+	h.write("b.yaml", "name: b\nstates:\n  initial: call\n  call: {type: call_workflow, workflow: wf, on_failure: recover}\n  recover: {type: step, command: 'echo recovered'}\n")
+	rep := h.run(context.Background(), `
+name: a
+states:
+  initial: call
+  call: {type: call_workflow, workflow: b, on_failure: recover}
+  recover: {type: step, command: 'echo recovered'}
+`, nil)
+	if rep.ExitCode != exitcode.Execution || !strings.Contains(rep.Error, "call_workflow cycle: wf.yaml → b.yaml → wf.yaml") {
+		t.Fatalf("report %+v", rep)
+	}
+	for _, e := range readAll(t, rep.TranscriptPath) {
+		if e.Type == transcript.StepStarted && e.Path == "recover" {
+			t.Fatal("on_failure ran after a cycle")
+		}
+	}
+}
