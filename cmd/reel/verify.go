@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/reelhq/reel/internal/verify"
+	"github.com/reelhq/reel/transcript"
 	"github.com/spf13/cobra"
 )
 
@@ -11,21 +12,29 @@ func newVerifyCmd() *cobra.Command {
 	var (
 		asJSON   bool
 		skipMode bool
+		storage  string
 	)
 	cmd := &cobra.Command{
-		Use:   "verify FILE|DIR...",
+		Use:   "verify [FILE|DIR...]",
 		Short: "Check transcripts and their child files against the transcript spec",
 		Long: `Check transcripts, and the child transcripts they link, against the schema:
 envelope fields, closed vocabularies, seq 1..N in file order, no torn or CRLF
 line, mode 0600, file name = run_id = a UUID v4, run.started first and
 run.completed last, balanced steps and tool pairs, child links consistent in
 both directions. A run without run.completed is reported as interrupted, a
-warning that does not fail the check.
+warning that does not fail the check. Without arguments, every transcript in
+the storage is checked.
 
 Exit status: 0 clean, 1 violations (one "file:line: problem" line each),
 2 when a file cannot be read.`,
-		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				dir, err := storageDir(storage)
+				if err != nil {
+					return err
+				}
+				args = []string{transcript.Dir(dir)}
+			}
 			rep := verify.Paths(args, verify.Options{SkipMode: skipMode})
 			out := cmd.OutOrStdout()
 			if asJSON {
@@ -53,6 +62,7 @@ Exit status: 0 clean, 1 violations (one "file:line: problem" line each),
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
+	cmd.Flags().StringVar(&storage, "storage", "", storageUsage)
 	cmd.Flags().BoolVar(&skipMode, "skip-mode", false, "do not require file mode 0600")
 	return cmd
 }
