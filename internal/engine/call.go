@@ -114,11 +114,7 @@ func (r *run) execCall(ctx context.Context, sc scope, st *workflow.State) outcom
 	r.setState(st.Name, v)
 	sp.finish(ctx, o, map[string]any{"child_run_id": childID, "workflow": child.Name, "status": rep.Status, "exit_code": rep.ExitCode, "outputs": outs})
 	if rep.RecordError != nil {
-		r.mu.Lock()
-		if r.recErr == nil {
-			r.recErr = fmt.Errorf("child run %s: %w", childID, rep.RecordError)
-		}
-		r.mu.Unlock()
+		r.recordFailed(fmt.Errorf("child run %s: %w", childID, rep.RecordError))
 	}
 	return o
 }
