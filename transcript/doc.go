@@ -74,7 +74,12 @@
 // Create opens <dir>/<run-id>.jsonl, creating the directory with mode 0700
 // and the file with mode 0600, O_APPEND. The run id must be a canonical
 // UUID v4 (ValidRunID), which also keeps it from ever escaping the
-// directory. Record assigns seq and the line's place in the file under one
+// directory. A symlink at the file's name is refused (O_NOFOLLOW), and so
+// is anything but a regular file, without blocking (a FIFO planted there
+// would otherwise hang the open). While open, the recorder holds an
+// exclusive lock (flock) on the file: a second recorder is refused with
+// ErrLocked, and Writing and a Follower tell a live writer from a dead
+// one. Record assigns seq and the line's place in the file under one
 // lock, so seq reads 1, 2, 3, … in file order with any number of
 // concurrent producers, and returns only after the write(2) holding the
 // line returned: a process killed after Record returned loses nothing.
@@ -82,8 +87,19 @@
 // across writes. FsyncPolicy adds fsync for machine crashes.
 //
 // Opening an existing transcript resumes it: seq continues from the last
-// complete line, and a torn final line is moved to <run-id>.jsonl.torn so
-// the transcript stays valid JSONL.
+// complete line, and a torn final line is moved to <run-id>.jsonl.torn
+// (.torn.1, .torn.2 … when earlier recoveries saved theirs; none is ever
+// overwritten) so the transcript stays valid JSONL; Recorder.TornTail
+// reports it.
+//
+// A write error (a full disk, an I/O error) is sticky: the recorder cuts
+// the file back to its last complete line and refuses every later event,
+// so the transcript keeps every line that was whole and has no hole. The
+// file limit stops the recording too, not just one line; room is kept
+// below it for the events that close what is open (step.completed,
+// tool.result, run.completed), so the run can end its record saying why. A recorder that could not
+// write a single line (a disk full from the start) removes the file it
+// created when closed, rather than leave an empty transcript.
 //
 // # Live consumers
 //
@@ -92,7 +108,9 @@
 // loses events (drop-newest), counted in Stats and warned about at most
 // once a second, and never slows the writer. A consumer that must see
 // everything uses Follow (or Recorder.Follow), which reads the file from a
-// given seq and then waits for it to grow; it ends after run.completed.
+// given seq and then waits for it to grow; it ends after run.completed,
+// or with ErrWriterGone when the file stopped growing, has no
+// run.completed and no recorder holds its lock (the writer was killed).
 //
 // # Threat model
 //
@@ -108,7 +126,8 @@
 //
 // Transcripts may come from other machines and other tools. The reader
 // bounds memory by the line limit, never panics on hostile bytes (fuzzed),
-// and reports problems per line with its number and byte offset.
+// and reports problems per line with its number and byte offset. ReadFile
+// and Follow refuse a FIFO or device at the path without blocking.
 //
 // # Versioning
 //

@@ -213,6 +213,10 @@ var (
 	// ErrLocked is returned when another recorder, in this process or
 	// another, holds the transcript open for writing.
 	ErrLocked = errors.New("transcript is being written by another recorder")
+	// ErrEmpty is what readers report for a transcript without a single
+	// line: not a run that recorded nothing, but a file whose run never
+	// wrote run.started. (A Recorder removes such a file when it closes.)
+	ErrEmpty = errors.New("empty transcript: no events")
 )
 
 // Default limits, for writers and readers alike.

@@ -16,14 +16,26 @@ type FollowOptions struct {
 	// Poll is how often to look for new lines when no recorder in this
 	// process signals writes (default 100ms).
 	Poll time.Duration
+	// Stale is how long the file may stay unchanged before the follower
+	// checks that its writer is still alive (default 1s). A recorder holds
+	// a lock on its file for as long as it writes; when nobody holds it
+	// and no run.completed was read, Next returns ErrWriterGone.
+	Stale time.Duration
 	// wake, when set, is the in-process recorder writing the file.
 	wake *Recorder
 }
 
+// ErrWriterGone is returned by a Follower whose transcript has no
+// run.completed, has stopped growing, and is held open by no recorder: the
+// process writing it died (killed, or its machine crashed) and nothing
+// more will come.
+var ErrWriterGone = errors.New("the transcript's writer is gone")
+
 // Follower reads a transcript from a given seq and then keeps reading as
 // the file grows, so a consumer that must see every event (a live view,
 // tail -f) never misses one, whatever the fan-out dropped. It ends with
-// io.EOF after returning run.completed.
+// io.EOF after returning run.completed, and with ErrWriterGone when the
+// writer died before writing it.
 type Follower struct {
 	f        *os.File
 	path     string
@@ -35,6 +47,8 @@ type Follower struct {
 	dec      decoder
 	done     bool
 	skipping bool
+	// grew is when the file last grew, for the dead-writer check.
+	grew time.Time
 }
 
 // Follow opens path and returns a follower that yields events with
@@ -43,7 +57,7 @@ func Follow(ctx context.Context, path string, fromSeq uint64, opts FollowOptions
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	f, err := os.Open(path)
+	f, err := openRead(path)
 	if err != nil {
 		return nil, fmt.Errorf("follow transcript %s: %w", path, err)
 	}
@@ -51,11 +65,15 @@ func Follow(ctx context.Context, path string, fromSeq uint64, opts FollowOptions
 	if opts.Poll <= 0 {
 		opts.Poll = 100 * time.Millisecond
 	}
+	if opts.Stale <= 0 {
+		opts.Stale = time.Second
+	}
 	return &Follower{
 		f:    f,
 		path: path,
 		from: fromSeq,
 		opts: opts,
+		grew: time.Now(),
 		buf:  make([]byte, 0, 64<<10),
 		dec:  decoder{intern: make(map[string]string), arena: make([]byte, 0, arenaChunk)},
 	}, nil
@@ -107,7 +125,11 @@ func (fl *Follower) Next(ctx context.Context) (ExchangeEvent, error) {
 			return ExchangeEvent{}, err
 		}
 		if n > 0 {
+			fl.grew = time.Now()
 			continue
+		}
+		if err := fl.checkWriter(); err != nil {
+			return ExchangeEvent{}, err
 		}
 		if err := fl.wait(ctx); err != nil {
 			return ExchangeEvent{}, err
@@ -131,6 +153,30 @@ func (fl *Follower) read() (int, error) {
 		return n, fmt.Errorf("follow transcript %s: %w", fl.path, err)
 	}
 	return n, nil
+}
+
+// checkWriter returns ErrWriterGone when the file has not grown for
+// opts.Stale and no recorder holds it. A file that ends in a partial line
+// is reported too: with its writer gone, the line will never be finished.
+func (fl *Follower) checkWriter() error {
+	if fl.opts.wake != nil || time.Since(fl.grew) < fl.opts.Stale {
+		return nil
+	}
+	alive, known := writerAlive(fl.f)
+	if !known || alive {
+		fl.grew = time.Now() // look again after another Stale
+		return nil
+	}
+	// A writer may have finished between the last read and the check.
+	if n, err := fl.read(); err != nil || n > 0 {
+		fl.grew = time.Now()
+		return err
+	}
+	msg := "no run.completed, and no process holds it open for writing"
+	if pending := len(fl.buf) - fl.start; pending > 0 {
+		msg += fmt.Sprintf("; it ends in a torn line of %d bytes", pending)
+	}
+	return fmt.Errorf("follow transcript %s: %w: %s", fl.path, ErrWriterGone, msg)
 }
 
 // wait blocks until the file may have grown.

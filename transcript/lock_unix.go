@@ -59,25 +59,37 @@ func flock(f *os.File, how int) error {
 // transcript at path open: the run is live. A transcript without
 // run.completed that nobody writes was interrupted.
 func Writing(path string) (bool, error) {
-	f, err := os.Open(path)
+	f, err := openRead(path)
 	if err != nil {
 		return false, err
 	}
 	defer f.Close()
+	return writing(f)
+}
+
+// writing probes the writer's lock on the file f is open on.
+func writing(f *os.File) (bool, error) {
 	// A writer killed while it was starting a step leaves its lock, for
 	// the moment until exec, to the child it forked: a lock that goes
 	// within a few milliseconds was not a live writer's.
 	for try := 0; ; try++ {
-		err = flock(f, syscall.LOCK_SH|syscall.LOCK_NB)
+		err := flock(f, syscall.LOCK_SH|syscall.LOCK_NB)
 		if err == nil {
 			return false, flock(f, syscall.LOCK_UN)
 		}
 		if !errors.Is(err, syscall.EWOULDBLOCK) {
-			return false, fmt.Errorf("probe transcript %s: %w", path, err)
+			return false, fmt.Errorf("probe transcript %s: %w", f.Name(), err)
 		}
 		if try == 4 {
 			return true, nil
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// writerAlive reports whether a recorder holds the file f is open on; ok
+// is false where that cannot be known.
+func writerAlive(f *os.File) (alive, ok bool) {
+	alive, err := writing(f)
+	return alive, err == nil
 }

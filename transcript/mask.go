@@ -3,7 +3,6 @@ package transcript
 import (
 	"bytes"
 	"encoding/json"
-	"regexp"
 	"sort"
 	"strings"
 )
@@ -11,46 +10,29 @@ import (
 // Masked replaces every secret the Masker finds.
 const Masked = "[MASKED]"
 
-// Masker replaces secrets in events before they are written: the values of
-// environment variables whose names look secret (*_KEY, *_TOKEN, *_SECRET,
-// *PASSWORD*) and well-known credential shapes (sk-…, ghp_…, AKIA…, bearer
-// tokens). Masking is opt-in; a Recorder applies it when Options.Masker is
-// set.
+// Masker replaces secrets in events before they are written:
+//
+//   - the values of environment variables (and workflow inputs) whose names
+//     say secret: *PASSWORD*, *PASSWD*, *SECRET*, *TOKEN*, *CREDENTIAL*,
+//     *APIKEY*, *API_KEY*, *PRIVATE_KEY*, *ACCESS_KEY*, and names whose
+//     last word is KEY, PAT, PASS, PWD or PW (secretName);
+//   - credentials recognisable by their shape, the checklist being
+//     gitleaks' default rules: private key blocks, cloud keys (AWS, Google
+//     Cloud and Gemini, Azure AD, Alibaba), payment keys (Stripe, Square …),
+//     VCS tokens (GitHub, GitLab, Bitbucket), chat tokens and webhooks
+//     (Slack, Discord, Teams, Telegram), LLM provider keys (OpenAI,
+//     Anthropic, OpenRouter, Groq, xAI, Hugging Face, Perplexity …), JWTs,
+//     and many more (mask_rules.go lists them);
+//   - passwords in URLs (postgres://user:PASSWORD@host), Bearer and other
+//     Authorization credentials, curl -u user:PASSWORD;
+//   - values assigned to secret-looking names in text and data: an
+//     NAME=value line, "api_key": "…" in JSON, a secret-named key of a
+//     tool input or result.
+//
+// Masking is opt-in; a Recorder applies it when Options.Masker is set.
 type Masker struct {
 	values   []string // longest first, so a value containing another wins
 	replacer *strings.Replacer
-}
-
-// Patterns of credentials that are recognisable without knowing the
-// environment. They stop at characters that cannot be part of a token, so a
-// match never crosses JSON syntax.
-var secretShapes = regexp.MustCompile(
-	`sk-(?:ant-|proj-)?[A-Za-z0-9_\-]{16,}` +
-		`|gh[pousr]_[A-Za-z0-9]{20,}` +
-		`|github_pat_[A-Za-z0-9_]{20,}` +
-		`|(?:AKIA|ASIA)[0-9A-Z]{16}` +
-		`|xox[abprs]-[A-Za-z0-9\-]{10,}` +
-		`|(?i:bearer)\s+[A-Za-z0-9_\-\.=:/+]{12,}`)
-
-// shapePrefixes are the literal starts of every secretShapes alternative
-// except bearer, which is matched case-insensitively.
-var shapePrefixes = [...]string{"sk-", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "AKIA", "ASIA", "xox"}
-
-// mayHoldShape reports whether s could contain a match of secretShapes.
-// Most text holds none of the prefixes, and checking them is hundreds of
-// times faster than running the expression.
-func mayHoldShape(s string) bool {
-	for _, p := range shapePrefixes {
-		if strings.Contains(s, p) {
-			return true
-		}
-	}
-	for i := 0; i+6 <= len(s); i++ {
-		if s[i]|0x20 == 'b' && strings.EqualFold(s[i:i+6], "bearer") {
-			return true
-		}
-	}
-	return false
 }
 
 // NewMasker builds a masker from an environment in os.Environ form. Values
@@ -79,13 +61,6 @@ func NewMasker(environ []string) *Masker {
 	return m
 }
 
-func secretName(name string) bool {
-	n := strings.ToUpper(name)
-	return strings.HasSuffix(n, "_KEY") || strings.HasSuffix(n, "_TOKEN") ||
-		strings.HasSuffix(n, "_SECRET") || strings.Contains(n, "PASSWORD") ||
-		n == "KEY" || n == "TOKEN" || n == "SECRET"
-}
-
 // MaskString returns s with every secret replaced.
 func (m *Masker) MaskString(s string) string {
 	if m == nil || s == "" {
@@ -94,15 +69,52 @@ func (m *Masker) MaskString(s string) string {
 	if m.replacer != nil {
 		s = m.replacer.Replace(s)
 	}
-	if !mayHoldShape(s) {
-		return s
+	return maskShapes(s)
+}
+
+// LineMasker masks text that arrives a line at a time, such as a
+// process's output shown on a terminal. Besides what MaskString masks in
+// each line, it masks the lines between the BEGIN and END lines of a
+// private key block, which no single line gives away.
+type LineMasker struct {
+	m     *Masker
+	inKey bool
+}
+
+// Lines returns a LineMasker for one stream of lines.
+func (m *Masker) Lines() *LineMasker { return &LineMasker{m: m} }
+
+// MaskLine masks one line (without its newline): KeyBlock, then
+// MaskString.
+func (l *LineMasker) MaskLine(line string) string {
+	if l == nil || l.m == nil {
+		return line
 	}
-	return secretShapes.ReplaceAllStringFunc(s, func(match string) string {
-		if len(match) > 6 && strings.EqualFold(match[:6], "bearer") {
-			return match[:6] + " " + Masked
+	if kb := l.KeyBlock(line); kb != line {
+		return kb
+	}
+	return l.m.MaskString(line)
+}
+
+// KeyBlock returns Masked for a line inside a private key block (between
+// its BEGIN and END lines) and line itself otherwise, following the
+// block from line to line. It is MaskLine for a caller that applies
+// MaskString anyway.
+func (l *LineMasker) KeyBlock(line string) string {
+	if l == nil {
+		return line
+	}
+	if l.inKey {
+		if strings.Contains(line, pemEnd) {
+			l.inKey = false
+			return line
 		}
 		return Masked
-	})
+	}
+	if i := strings.Index(line, pemBegin); i >= 0 && strings.Contains(line[i:], "PRIVATE KEY") && !strings.Contains(line[i:], pemEnd) {
+		l.inKey = true
+	}
+	return line
 }
 
 // MaskEvent masks every string of e's payload in place. Payload structs are
@@ -197,6 +209,11 @@ func (m *Masker) walk(v any) any {
 	case map[string]any:
 		out := make(map[string]any, len(x))
 		for k, val := range x {
+			if s, ok := val.(string); ok && secretName(k) && maskableValue(s) {
+				// {"api_key": "…"}: the key says what the value is.
+				out[m.MaskString(k)] = Masked
+				continue
+			}
 			out[m.MaskString(k)] = m.walk(val)
 		}
 		return out

@@ -219,9 +219,10 @@ func readAll(r io.Reader, size int64) ([]ExchangeEvent, error) {
 	}
 }
 
-// ReadFile reads a whole transcript file with ReadAll.
+// ReadFile reads a whole transcript file with ReadAll. A FIFO or device
+// at path is refused with ErrNotRegular without blocking.
 func ReadFile(path string) ([]ExchangeEvent, error) {
-	f, err := os.Open(path)
+	f, err := openRead(path)
 	if err != nil {
 		return nil, fmt.Errorf("open transcript %s: %w", path, err)
 	}

@@ -132,12 +132,19 @@ type Recorder struct {
 	opts   Options
 	limits Limits
 
+	// created is set when this recorder made the file; torn is the tail
+	// it recovered.
+	created bool
+	torn    TornTail
+
 	mu      sync.Mutex
 	f       *os.File
-	seq     uint64 // last seq assigned
-	written uint64 // last seq handed to the kernel
-	size    int64  // bytes in the file, including queued lines
-	queue   []byte // complete lines waiting for the next write
+	write   func([]byte) (int, error) // f.Write; tests inject failures
+	seq     uint64                    // last seq assigned
+	written uint64                    // last seq handed to the kernel
+	size    int64                     // bytes in the file, including queued lines
+	onDisk  int64                     // bytes in the file: complete lines only
+	queue   []byte                    // complete lines waiting for the next write
 	spare   []byte
 	qevents []ExchangeEvent // events in queue, for broadcast
 	sevents []ExchangeEvent
@@ -164,6 +171,13 @@ type Recorder struct {
 	queueSync bool
 	lastSync  time.Time
 	err       error // sticky write error
+	// full is set when a line would pass the file limit: from then on
+	// only closing events, which the reserve keeps room for, are accepted,
+	// for what opens shows open, and none once hardFull says one did not
+	// fit.
+	full     error
+	hardFull bool
+	opens    openSet
 	// notify is closed and replaced after a write when notifyWanted says
 	// a follower is waiting on it.
 	notify       chan struct{}
@@ -176,7 +190,7 @@ var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b 
 
 // Create opens the transcript of runID in dir (dir/<runID>.jsonl), creating
 // dir with mode 0700 and the file with mode 0600. An existing transcript is
-// resumed as by Open.
+// resumed as by Open, with the same refusals.
 func Create(dir, runID string, opts Options) (*Recorder, error) {
 	if err := ValidRunID(runID); err != nil {
 		return nil, fmt.Errorf("create transcript: %w", err)
@@ -189,12 +203,14 @@ func Create(dir, runID string, opts Options) (*Recorder, error) {
 
 // Open resumes an existing transcript (or creates it). Its name must be
 // <run-id>.jsonl. Seq continues from the last complete line; a torn final
-// line is moved to <path>.torn and the event is reported through the
-// returned recorder's TornBytes.
+// line is moved out of the file into <path>.torn (or <path>.torn.1, .2 …
+// when earlier recoveries saved theirs, which are never overwritten), and
+// the returned recorder's TornTail reports it.
 //
-// While a Recorder is open it holds an exclusive flock(2) on the file (on
-// Unix): opening a transcript another recorder holds fails with ErrLocked,
-// and Writing tells readers the run is live.
+// A symlink at path, or anything but a regular file, is refused without
+// blocking. While a Recorder is open it holds an exclusive flock(2) on the
+// file (on Unix): opening a transcript another recorder holds fails with
+// ErrLocked, and Writing tells readers the run is live.
 func Open(path string, opts Options) (*Recorder, error) {
 	base := filepath.Base(path)
 	runID, ok := cutSuffix(base, ".jsonl")
@@ -222,17 +238,13 @@ func open(path, runID string, opts Options) (*Recorder, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+	// openForWriting takes the writer's lock before the tail is looked
+	// at: a torn line of a live writer is not torn, only unfinished.
+	f, created, err := openForWriting(path)
 	if err != nil {
-		return nil, fmt.Errorf("open transcript %s: %w", path, err)
-	}
-	// Locked before the tail is looked at: a torn line of a live writer
-	// is not torn, only unfinished.
-	if err := lockFile(f); err != nil {
-		f.Close()
 		return nil, err
 	}
-	lastSeq, size, err := recoverTail(path, limits)
+	lastSeq, size, torn, err := recoverTail(f, path, limits)
 	if err != nil {
 		f.Close()
 		return nil, err
@@ -243,11 +255,18 @@ func open(path, runID string, opts Options) (*Recorder, error) {
 		opts:    opts,
 		limits:  limits,
 		f:       f,
+		created: created,
+		torn:    torn,
 		seq:     lastSeq,
 		written: lastSeq,
 		size:    size,
+		onDisk:  size,
 		notify:  make(chan struct{}),
 	}
+	r.write = f.Write
+	// What a resumed file holds open is not known: at the limit, its
+	// recording stops at once.
+	r.opens.unknown = size > 0
 	r.next = newCommitGroup()
 	r.idle = sync.NewCond(&r.mu)
 	r.maxRounds = maxWriterRounds
@@ -255,29 +274,37 @@ func open(path, runID string, opts Options) (*Recorder, error) {
 	return r, nil
 }
 
+// TornTail describes a torn final line that resuming a transcript moved out
+// of the file.
+type TornTail struct {
+	// Path is where the line was saved: <transcript>.torn, or .torn.N when
+	// earlier recoveries saved theirs.
+	Path string
+	// Size is the line's length in bytes.
+	Size int
+}
+
+// TornTail reports the torn final line this recorder moved out of the file
+// when it opened it, if there was one.
+func (r *Recorder) TornTail() (TornTail, bool) {
+	return r.torn, r.torn.Path != ""
+}
+
 // recoverTail finds the last complete line's seq and moves a torn final
 // line out of the file, so that a resumed transcript stays valid JSONL.
-func recoverTail(path string, limits Limits) (lastSeq uint64, size int64, err error) {
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
-	if errors.Is(err, os.ErrNotExist) {
-		return 0, 0, nil
-	}
-	if err != nil {
-		return 0, 0, fmt.Errorf("open transcript %s: %w", path, err)
-	}
-	defer f.Close()
+func recoverTail(f *os.File, path string, limits Limits) (lastSeq uint64, size int64, torn TornTail, err error) {
 	st, err := f.Stat()
 	if err != nil {
-		return 0, 0, fmt.Errorf("stat transcript %s: %w", path, err)
+		return 0, 0, torn, fmt.Errorf("stat transcript %s: %w", path, err)
 	}
 	size = st.Size()
 	// Walk back from the end over whole lines until one decodes.
 	end := size
-	var torn []byte
+	var tail []byte
 	for end > 0 {
 		start, line, err := lastLine(f, end, limits.MaxLineSize)
 		if err != nil {
-			return 0, 0, fmt.Errorf("read transcript %s: %w", path, err)
+			return 0, 0, torn, fmt.Errorf("read transcript %s: %w", path, err)
 		}
 		complete := end == size && len(line) > 0 && line[len(line)-1] == '\n' || end < size
 		if complete {
@@ -289,21 +316,23 @@ func recoverTail(path string, limits Limits) (lastSeq uint64, size int64, err er
 		if end != size {
 			// A malformed line before a good tail is not ours to move:
 			// it is reported by verify, and seq continues from it.
-			return 0, 0, fmt.Errorf("transcript %s: line ending at byte %d is not a valid event; repair it before resuming", path, end)
+			return 0, 0, torn, fmt.Errorf("transcript %s: line ending at byte %d is not a valid event; repair it before resuming", path, end)
 		}
-		torn = append(line[:0:0], line...)
+		tail = append(line[:0:0], line...)
 		end = start
 	}
-	if torn != nil {
-		if err := os.WriteFile(path+".torn", torn, 0o600); err != nil {
-			return 0, 0, fmt.Errorf("save torn tail of %s: %w", path, err)
+	if tail != nil {
+		name, err := saveTorn(path, tail)
+		if err != nil {
+			return 0, 0, torn, fmt.Errorf("save torn tail of %s: %w", path, err)
 		}
 		if err := f.Truncate(end); err != nil {
-			return 0, 0, fmt.Errorf("truncate torn tail of %s: %w", path, err)
+			return 0, 0, torn, fmt.Errorf("truncate torn tail of %s: %w", path, err)
 		}
+		torn = TornTail{Path: name, Size: len(tail)}
 		size = end
 	}
-	return lastSeq, size, nil
+	return lastSeq, size, torn, nil
 }
 
 // lastLine returns the line that ends at end (including its newline if
@@ -401,13 +430,20 @@ func (r *Recorder) commit(e *ExchangeEvent, body []byte) (uint64, error) {
 		r.mu.Unlock()
 		return 0, err
 	}
+	if r.full != nil && (r.hardFull || !closing(e.Type) || !r.opens.has(e)) {
+		// After the limit, an event closing something the file does not
+		// show open would leave a close without its open.
+		err := r.full
+		r.mu.Unlock()
+		return 0, fmt.Errorf("record %s: %w", e.Type, err)
+	}
 	if lineLen > r.limits.MaxLineSize {
 		r.mu.Unlock()
 		return 0, fmt.Errorf("record %s: %w: %d bytes, limit %d", e.Type, ErrLineTooLong, lineLen, r.limits.MaxLineSize)
 	}
-	if r.size+int64(lineLen) > r.limits.MaxFileSize {
+	if err := r.checkSize(e.Type, int64(lineLen)); err != nil {
 		r.mu.Unlock()
-		return 0, fmt.Errorf("record %s: %w: %s would pass %d bytes", e.Type, ErrFileTooLarge, r.path, r.limits.MaxFileSize)
+		return 0, fmt.Errorf("record %s: %w", e.Type, err)
 	}
 	r.seq++
 	seq := r.seq
@@ -422,6 +458,7 @@ func (r *Recorder) commit(e *ExchangeEvent, body []byte) (uint64, error) {
 	case RunStarted, RunCompleted, StepCompleted:
 		r.queueSync = true
 	}
+	r.opens.track(e)
 	if r.fan.active() {
 		r.qevents = append(r.qevents, *e)
 	}
@@ -552,13 +589,26 @@ func (r *Recorder) flushLocked() {
 	}
 	r.queueSync = false
 	r.mu.Unlock()
-	_, err := r.f.Write(batch)
+	n, err := r.write(batch)
+	if err == nil && n != len(batch) {
+		err = io.ErrShortWrite
+	}
 	if err == nil && doSync {
 		if err = r.f.Sync(); err == nil {
 			r.lastSync = time.Now()
 		}
 	}
 	r.mu.Lock()
+	if n == len(batch) {
+		r.onDisk += int64(n)
+	} else if n > 0 {
+		// A full disk or an I/O error cut the write short: cut the file
+		// back to its last complete line, so the transcript keeps every
+		// line that was whole and no fragment.
+		if terr := r.f.Truncate(r.onDisk); terr != nil {
+			err = fmt.Errorf("%w (and cutting the partial line failed: %v)", err, terr)
+		}
+	}
 	if err != nil {
 		r.err = fmt.Errorf("write transcript %s: %w", r.path, err)
 		g.err = r.err
@@ -648,8 +698,134 @@ func (r *Recorder) Close() error {
 	r.fan.closeAll()
 	close(r.notify)
 	r.notify = make(chan struct{})
+	if r.created && r.onDisk == 0 {
+		// Not even run.started went in (a full disk, say): an empty file
+		// would only puzzle readers. It is removed while still locked.
+		os.Remove(r.path)
+	}
 	if err := r.f.Close(); err != nil {
 		return fmt.Errorf("close transcript %s: %w", r.path, err)
+	}
+	return nil
+}
+
+// openSet tracks the steps, sub-workflow calls and tool calls the file
+// shows open, so that past the file limit only what closes one of them
+// goes in.
+type openSet struct {
+	steps   map[openKey]int32
+	calls   map[string]struct{}
+	unknown bool // resumed: what the file held open before is not tracked
+}
+
+type openKey struct {
+	t    EventType
+	path string
+	iter int
+}
+
+func (o *openSet) track(e *ExchangeEvent) {
+	switch e.Type {
+	case StepStarted, CallWorkflowStarted:
+		if o.steps == nil {
+			o.steps = map[openKey]int32{}
+		}
+		o.steps[openKey{e.Type, e.Path, e.Iteration}]++
+	case StepCompleted, CallWorkflowCompleted:
+		k := openKey{opener(e.Type), e.Path, e.Iteration}
+		if n := o.steps[k]; n > 1 {
+			o.steps[k] = n - 1
+		} else {
+			delete(o.steps, k)
+		}
+	case ToolCall:
+		if p, ok := e.Payload.(*ToolPayload); ok && p != nil {
+			if o.calls == nil {
+				o.calls = map[string]struct{}{}
+			}
+			o.calls[p.CallID] = struct{}{}
+		}
+	case ToolResult:
+		if p, ok := e.Payload.(*ToolPayload); ok && p != nil {
+			delete(o.calls, p.CallID)
+		}
+	}
+}
+
+// has reports whether the closing event e closes something open.
+func (o *openSet) has(e *ExchangeEvent) bool {
+	switch e.Type {
+	case StepCompleted, CallWorkflowCompleted:
+		return o.steps[openKey{opener(e.Type), e.Path, e.Iteration}] > 0
+	case ToolResult:
+		p, ok := e.Payload.(*ToolPayload)
+		if !ok || p == nil {
+			return false
+		}
+		_, open := o.calls[p.CallID]
+		return open
+	}
+	return true
+}
+
+func opener(t EventType) EventType {
+	if t == CallWorkflowCompleted {
+		return CallWorkflowStarted
+	}
+	return StepStarted
+}
+
+// closingReserve is the room kept below the file limit for the events
+// that close a run stopped by it (an eighth of the limit, at most 1 MiB).
+const closingReserve = 1 << 20
+
+// closing reports whether events of type t close something open: they are
+// what the room below the file limit is kept for.
+func closing(t EventType) bool {
+	switch t {
+	case RunCompleted, StepCompleted, CallWorkflowCompleted, ToolResult:
+		return true
+	}
+	return false
+}
+
+// checkSize applies the file limit to a line of n bytes and type t (r.mu
+// held). The recording stops at the limit, not just the line: a
+// transcript with a hole in it would read as complete. Events that close
+// what is open (step.completed, tool.result, run.completed …) still go in
+// while the room kept below the limit for them lasts, so the run can end
+// its record saying why; once one does not fit, nothing more does, and the
+// file reads as interrupted.
+func (r *Recorder) checkSize(t EventType, n int64) error {
+	max := r.limits.MaxFileSize
+	soft := max - min(closingReserve, max/8)
+	size := r.size + n
+	if closing(t) && !r.opens.unknown {
+		if size > max {
+			r.hardFull = true
+			err := fmt.Errorf("%w: %s would pass %d bytes", ErrFileTooLarge, r.path, max)
+			if r.full == nil {
+				r.full = err
+			}
+			return err
+		}
+		if size > soft && r.full == nil {
+			r.full = fmt.Errorf("%w: %s reached %d bytes (limit %d less %d kept for closing events)",
+				ErrFileTooLarge, r.path, soft, max, max-soft)
+		}
+		return nil
+	}
+	if size > soft {
+		err := fmt.Errorf("%w: %s would pass %d bytes (limit %d less %d kept for closing events)",
+			ErrFileTooLarge, r.path, soft, max, max-soft)
+		if r.opens.unknown {
+			// A resumed file's open steps are not known: stop at once.
+			r.hardFull = true
+		}
+		if r.full == nil {
+			r.full = err
+		}
+		return err
 	}
 	return nil
 }

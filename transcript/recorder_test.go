@@ -390,7 +390,7 @@ func TestResumeAndTornTail(t *testing.T) {
 }
 
 func TestRecorderLimits(t *testing.T) {
-	r, _ := Create(t.TempDir(), NewRunID(), Options{Limits: Limits{MaxLineSize: 512, MaxFileSize: 2000}})
+	r, _ := Create(t.TempDir(), NewRunID(), Options{Limits: Limits{MaxLineSize: 512, MaxFileSize: 4000}})
 	defer r.Close()
 	big := ExchangeEvent{Type: StepStarted, Payload: &StepPayload{Name: strings.Repeat("x", 600), Kind: "command"}}
 	_, err := r.Record(big)
@@ -403,12 +403,32 @@ func TestRecorderLimits(t *testing.T) {
 			break
 		}
 	}
-	if !errors.Is(err, ErrFileTooLarge) || !strings.Contains(err.Error(), "2000") {
+	if !errors.Is(err, ErrFileTooLarge) || !strings.Contains(err.Error(), "limit 4000") {
 		t.Fatalf("file limit: %v", err)
 	}
-	// A refused event takes no seq: the file stays 1..n.
-	checkFile(t, r.Path(), n)
-	if st, _ := os.Stat(r.Path()); st.Size() > 2000 {
+	// What is open may still be closed, in the room kept for it; what is
+	// not open may not: its start never made it into the file.
+	if _, err := r.Record(ExchangeEvent{Type: StepCompleted, Path: "p0", Payload: &StepPayload{Name: "s", Kind: "command"}}); err != nil {
+		t.Fatalf("step.completed after the limit: %v", err)
+	}
+	n++
+	if _, err := r.Record(ExchangeEvent{Type: StepCompleted, Path: "never", Payload: &StepPayload{Name: "s", Kind: "command"}}); !errors.Is(err, ErrFileTooLarge) {
+		t.Fatalf("step.completed of a step not in the file: %v", err)
+	}
+	// The limit stops the recording, not just one line: a later, smaller
+	// event is refused too, so the file has no hole.
+	small := ExchangeEvent{Type: MessageUser, Payload: &MessagePayload{Role: "user", Blocks: []ContentBlock{{Type: BlockText, Text: "x", Fidelity: FidelityRouter}}}}
+	if _, err := r.Record(small); !errors.Is(err, ErrFileTooLarge) {
+		t.Fatalf("event after the limit: %v", err)
+	}
+	// run.completed still fits in the room kept for it, to say why.
+	end := ExchangeEvent{Type: RunCompleted, Payload: &StepPayload{Name: "wf", Kind: KindWorkflow, Error: "transcript size limit reached"}}
+	if _, err := r.Record(end); err != nil {
+		t.Fatalf("run.completed after the limit: %v", err)
+	}
+	// A refused event takes no seq: the file stays 1..n+1.
+	checkFile(t, r.Path(), n+1)
+	if st, _ := os.Stat(r.Path()); st.Size() > 4000 {
 		t.Fatalf("file grew to %d", st.Size())
 	}
 }
@@ -707,8 +727,7 @@ func TestWriteErrorFailsEveryProducer(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.mu.Lock()
-	r.f.Close()
-	r.f = full
+	r.write = full.Write
 	r.mu.Unlock()
 	const workers = 8
 	errs := make(chan error, workers*10)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/reelhq/reel/internal/query"
+	"github.com/reelhq/reel/internal/warn"
 	"github.com/reelhq/reel/transcript"
 	"github.com/spf13/cobra"
 )
@@ -54,17 +55,12 @@ event, so filtering by type, path and time runs at disk speed.
 			if f.Until, err = parseWhen(until, now); err != nil {
 				return fmt.Errorf("--until: %w", err)
 			}
-			var warnings []string
-			warn := func(m string) {
-				if len(warnings) < 100 {
-					warnings = append(warnings, m)
-				}
-			}
-			_, err = query.Events(cmd.Context(), cmd.OutOrStdout(), paths, f, query.Projection{Fields: fields, JSON: asJSON}, transcript.Limits{}, warn)
+			var warns warn.List
+			_, err = query.Events(cmd.Context(), cmd.OutOrStdout(), paths, f, query.Projection{Fields: fields, JSON: asJSON}, transcript.Limits{}, warns.Addf)
 			if err != nil {
 				return err
 			}
-			return reportWarnings(cmd, warnings)
+			return reportWarnings(cmd, warns.Strings())
 		},
 	}
 	refs.register(cmd)

@@ -8,6 +8,7 @@ import (
 	"github.com/reelhq/reel/internal/agentlog"
 	"github.com/reelhq/reel/internal/flowstudio"
 	"github.com/reelhq/reel/internal/runstore"
+	"github.com/reelhq/reel/internal/safefile"
 	"github.com/reelhq/reel/internal/shadowstore"
 	"github.com/reelhq/reel/transcript"
 	"github.com/spf13/cobra"
@@ -19,6 +20,7 @@ type exportOptions struct {
 	store       bool
 	json        bool
 	maskSecrets bool
+	force       bool
 }
 
 // exported is what `reel export --json` prints.
@@ -59,7 +61,12 @@ OTEL_EXPORTER_OTLP_ENDPOINT (or --otel-exporter, or the project's
 telemetry.exporter), over OTEL_EXPORTER_OTLP_PROTOCOL (grpc, the default,
 or http/protobuf) with OTEL_EXPORTER_OTLP_HEADERS. Trace and span ids
 derive from the run ids, so exporting a run again, or after a live export
-(reel run --otel-exporter), gives the same ids. See docs/opentelemetry.md.`,
+(reel run --otel-exporter), gives the same ids. See docs/opentelemetry.md.
+
+Every file is written whole (beside its name, synced, renamed over it), 0600
+in directories created 0700, and never through a symlink found at its name.
+A Flow Studio DIR must be new or empty, and an .agentlog file must not exist
+yet, unless --force says to replace what is there.`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			switch o.to {
@@ -83,6 +90,7 @@ derive from the run ids, so exporting a run again, or after a live export
 	cmd.Flags().BoolVar(&o.store, "store", false, "agentlog: write into Shadow's .shadow/ store and SQLite index under DIR")
 	cmd.Flags().BoolVar(&o.json, "json", false, "print what was written as JSON")
 	addOTLPExportFlags(cmd, &oo)
+	cmd.Flags().BoolVar(&o.force, "force", false, "write into a non-empty DIR, replacing files of the same names")
 	return cmd
 }
 
@@ -96,6 +104,11 @@ func runExport(cmd *cobra.Command, ref, dir string, o *exportOptions) error {
 	}
 	if o.store && o.to != formatAgentlog {
 		return &exitError{code: 2, msg: "export: --store applies to --to agentlog only"}
+	}
+	if o.to == formatFlowStudio {
+		if err := safefile.CheckTarget(dir, o.force); err != nil {
+			return &exitError{code: 1, msg: fmt.Sprintf("export: %v", err)}
+		}
 	}
 	storage, err := storageDir(o.storage)
 	if err != nil {
@@ -152,6 +165,14 @@ func runExport(cmd *cobra.Command, ref, dir string, o *exportOptions) error {
 			}
 			res.Files = append(paths, shadowstore.IndexPath(dir))
 		} else {
+			if !o.force {
+				for i := range traces {
+					p := filepath.Join(dir, runs[i][0].RunID+".agentlog")
+					if _, err := os.Lstat(p); err == nil {
+						return &exitError{code: 1, msg: fmt.Sprintf("export: %s exists (--force replaces it)", p)}
+					}
+				}
+			}
 			for i, recs := range traces {
 				p := filepath.Join(dir, runs[i][0].RunID+".agentlog")
 				if err := agentlog.WriteFile(p, recs); err != nil {

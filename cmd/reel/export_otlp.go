@@ -14,6 +14,7 @@ import (
 	"github.com/reelhq/reel/internal/index"
 	"github.com/reelhq/reel/internal/otlp"
 	"github.com/reelhq/reel/internal/runstore"
+	"github.com/reelhq/reel/internal/safefile"
 	"github.com/reelhq/reel/transcript"
 )
 
@@ -233,7 +234,7 @@ func namedOTLPRuns(store *runstore.Store, refs []string) ([]otlpCandidate, error
 
 // firstEvent reads a transcript's first event.
 func firstEvent(path string) (transcript.ExchangeEvent, error) {
-	f, err := os.Open(path)
+	f, err := safefile.Open(path)
 	if err != nil {
 		return transcript.ExchangeEvent{}, err
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/reelhq/reel/internal/importstore"
 	"github.com/reelhq/reel/internal/normalize"
+	"github.com/reelhq/reel/internal/safefile"
 	"github.com/reelhq/reel/transcript"
 	"github.com/spf13/cobra"
 )
@@ -296,7 +297,7 @@ func importPath(ctx context.Context, cmd *cobra.Command, path, dir string, o *im
 }
 
 func detectFile(path string) (normalize.Format, bool, error) {
-	f, err := os.Open(path)
+	f, err := safefile.Open(path)
 	if err != nil {
 		return "", false, err
 	}

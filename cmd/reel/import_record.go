@@ -4,12 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/reelhq/reel/internal/importstore"
 	"github.com/reelhq/reel/internal/normalize"
+	"github.com/reelhq/reel/internal/safefile"
 	"github.com/reelhq/reel/transcript"
 )
 
@@ -29,7 +29,7 @@ func importFile(path string, format normalize.Format, dir string, o *importOptio
 		return &importedRun{File: path, Format: string(format), RunID: runID, Transcript: filepath.Join(dir, runID+".jsonl"),
 			Outcome: outcome}, nil
 	}
-	f, err := os.Open(path)
+	f, err := safefile.Open(path)
 	if err != nil {
 		return nil, err
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/reelhq/reel/internal/agentlog"
 	"github.com/reelhq/reel/internal/flowstudio"
 	"github.com/reelhq/reel/internal/importstore"
+	"github.com/reelhq/reel/internal/safefile"
 	"github.com/reelhq/reel/transcript"
 	"github.com/spf13/cobra"
 )
@@ -367,7 +368,7 @@ func detectInteropFormat(path string) string {
 	if strings.HasSuffix(path, ".agentlog") {
 		return formatAgentlog
 	}
-	f, err := os.Open(path)
+	f, err := safefile.Open(path)
 	if err != nil {
 		return ""
 	}

@@ -126,7 +126,9 @@ func TestReadCommandErrors(t *testing.T) {
 	}
 	// Two runs share the prefix "": an ambiguous prefix names the candidates.
 	dir := transcript.Dir(storage)
-	transcripttest.NewRun(t, dir, "11111111-2222-4222-8222-222222222222", "", transcripttest.Epoch).Close()
+	second := transcripttest.NewRun(t, dir, "11111111-2222-4222-8222-222222222222", "", transcripttest.Epoch)
+	second.Event(transcript.ExchangeEvent{Type: transcript.RunStarted, Payload: &transcript.StepPayload{Name: "w", Kind: transcript.KindWorkflow}})
+	second.Close()
 	_, _, err := runReel(t, ctx, "tree", "1111", "--storage", storage)
 	if err == nil || !strings.Contains(err.Error(), "ambiguous") {
 		t.Errorf("ambiguous prefix: %v", err)

@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/reelhq/reel/internal/replay"
+	"github.com/reelhq/reel/internal/safefile"
 	"github.com/reelhq/reel/internal/webview"
 	"github.com/reelhq/reel/transcript"
 	"github.com/spf13/cobra"
@@ -141,7 +142,7 @@ func replayHTML(cmd *cobra.Command, path, outFile string, mask bool, redacts []s
 	if outFile == "-" {
 		_, err = cmd.OutOrStdout().Write(buf.Bytes())
 	} else {
-		err = os.WriteFile(outFile, buf.Bytes(), 0o600)
+		err = safefile.WriteFile(outFile, buf.Bytes())
 	}
 	if err != nil {
 		return err

@@ -110,7 +110,9 @@ func runWorkflow(cmd *cobra.Command, ref string, f *runFlags) error {
 	e.NoTranscript = f.noTranscript
 	e.Stdin = cmd.InOrStdin()
 	if f.maskSecrets {
-		e.Masker = transcript.NewMasker(os.Environ())
+		// Inputs whose names say secret (--input api_token=…) are masked
+		// like such environment variables.
+		e.Masker = transcript.NewMasker(append(os.Environ(), f.inputs...))
 	}
 	wf, err := loadWorkflow(cmd, e, proj.Root, ref)
 	if err != nil {
@@ -248,7 +250,7 @@ func (o *runOutput) finish(cmd *cobra.Command, e *engine.Engine, wf *workflow.Wo
 		indexWritten(cmd, e.Storage, rep.TranscriptPath)
 	}
 	if rep.RecordError != nil {
-		fmt.Fprintf(o.errw, "reel: warning: transcript incomplete: %s\n", e.Masker.MaskString(rep.RecordError.Error()))
+		fmt.Fprintf(o.errw, "reel: the run was stopped: recording failed: %s\n", e.Masker.MaskString(rep.RecordError.Error()))
 	}
 	if o.json {
 		s := runJSON{RunID: rep.RunID, Workflow: wf.Name, Status: rep.Status, ExitCode: rep.ExitCode, Error: rep.Error,

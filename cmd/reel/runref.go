@@ -71,7 +71,7 @@ func reportWarnings(cmd *cobra.Command, warnings []string) error {
 	for _, m := range warnings {
 		fmt.Fprintf(w, "reel: warning: %s\n", m)
 	}
-	return &exitError{code: 1, msg: fmt.Sprintf("%d problem(s) reading the transcript; the output holds what could be read", len(warnings))}
+	return &exitError{code: 1, msg: "problems reading the transcript (above); the output holds what could be read"}
 }
 
 // isTerminal reports whether w (a reader or a writer) is a terminal. A

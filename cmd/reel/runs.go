@@ -114,7 +114,16 @@ func writeRuns(out io.Writer, runs []index.Run, p palette, width int) error {
 		if r.CostUSD != nil {
 			cost = fmt.Sprintf("$%.4f", *r.CostUSD)
 		}
-		t.add(r.RunID, name, r.Status, r.Started.Local().Format("2006-01-02 15:04:05"), dur, fmt.Sprint(r.Usage.TotalTokens), cost)
+		started := r.Started.Local().Format("2006-01-02 15:04:05")
+		if r.Started.IsZero() || r.Started.Unix() == 0 {
+			// No run.started: the file is empty (the run was stopped
+			// before its first event) or holds no event.
+			started, dur = "-", "-"
+			if name == "" {
+				name = "(no events)"
+			}
+		}
+		t.add(r.RunID, name, r.Status, started, dur, fmt.Sprint(r.Usage.TotalTokens), cost)
 	}
 	return t.write(out, width)
 }

@@ -2,11 +2,11 @@ package main
 
 import (
 	"errors"
-	"os"
 
 	"github.com/reelhq/reel/internal/query"
 	"github.com/reelhq/reel/internal/rawjson"
 	"github.com/reelhq/reel/internal/runstore"
+	"github.com/reelhq/reel/internal/safefile"
 	"github.com/reelhq/reel/transcript"
 	"github.com/spf13/cobra"
 )
@@ -86,7 +86,7 @@ func withChildren(roots []string) []string {
 		}
 		seen[p] = true
 		out = append(out, p)
-		f, err := os.Open(p)
+		f, err := safefile.Open(p)
 		if err != nil {
 			continue // Stats reports it
 		}

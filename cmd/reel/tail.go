@@ -6,13 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 	"time"
 	"unicode"
 
 	"github.com/reelhq/reel/internal/rawjson"
+	"github.com/reelhq/reel/internal/safefile"
+	"github.com/reelhq/reel/internal/warn"
 	"github.com/reelhq/reel/transcript"
 	"github.com/spf13/cobra"
 )
@@ -34,7 +35,11 @@ func newTailCmd() *cobra.Command {
 		Long: `Print the last -n events of a run, one line each (seq, time, type, path and a
 summary), or as JSON lines with --json. With -f, keep printing events as they
 are written, until run.completed; the library's follower reads the file
-itself, so no event is missed however fast the run writes.`,
+itself, so no event is missed however fast the run writes. A run whose
+writer died (killed, or its machine crashed) never writes run.completed:
+when the file has stopped growing and no process holds the recorder's lock
+on it, -f says so and exits with status 1. A file without a single event
+(garbage, or empty) is an error too.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			paths, err := refs.resolve(args, 1)
@@ -42,22 +47,27 @@ itself, so no event is missed however fast the run writes.`,
 				return err
 			}
 			out := cmd.OutOrStdout()
-			last, torn, err := lastSeq(paths[0])
+			sc, err := scanTail(paths[0])
 			if err != nil {
 				return err
 			}
-			var warnings []string
-			if torn != nil && !follow {
+			var warns warn.List
+			if sc.torn != nil && !follow {
 				// A live writer may still complete the line; -f waits
 				// for it, a one-shot tail reports it.
-				warnings = append(warnings, fmt.Sprintf("%s: %v", paths[0], torn))
+				warns.Addf("%s: %v", paths[0], sc.torn)
 			}
+			last := sc.last
 			from := uint64(1)
 			if lines > 0 && last > uint64(lines) {
 				from = last - uint64(lines) + 1
 			}
-			if !follow && last == 0 {
-				return nil // nothing written yet
+			switch {
+			case sc.lines > 0 && last == 0:
+				// Not one event: this is not a transcript.
+				return &exitError{code: 1, msg: fmt.Sprintf("%s: no transcript event in %d line(s); the first: %v", paths[0], sc.lines, sc.firstErr)}
+			case !follow && sc.lines == 0:
+				return &exitError{code: 1, msg: fmt.Sprintf("%s: %v", paths[0], transcript.ErrEmpty)}
 			}
 			ctx := cmd.Context()
 			if ctx == nil {
@@ -77,9 +87,17 @@ itself, so no event is missed however fast the run writes.`,
 					if ctx.Err() != nil {
 						break
 					}
+					if errors.Is(err, transcript.ErrWriterGone) {
+						// The run will never complete: say so, and do
+						// not wait forever.
+						for _, m := range warns.Strings() {
+							fmt.Fprintf(cmd.ErrOrStderr(), "reel: warning: %s\n", m)
+						}
+						return &exitError{code: 1, msg: fmt.Sprintf("tail: %v", err)}
+					}
 					var le *transcript.LineError
 					if errors.As(err, &le) {
-						warnings = append(warnings, fmt.Sprintf("%s: %v", paths[0], err))
+						warns.Addf("%s: %v", paths[0], err)
 						if errors.Is(err, transcript.ErrUnknownEventType) || errors.Is(err, transcript.ErrUnknownBlockType) {
 							writeTailEvent(out, &ev, asJSON)
 						}
@@ -93,46 +111,65 @@ itself, so no event is missed however fast the run writes.`,
 					break
 				}
 			}
-			return reportWarnings(cmd, warnings)
+			return reportWarnings(cmd, warns.Strings())
 		},
 	}
 	refs.register(cmd)
-	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing events as they are written, until run.completed")
+	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing events as they are written, until run.completed (or until the writer is found dead)")
 	cmd.Flags().IntVarP(&lines, "lines", "n", 10, "start with the last N events (0: all)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print events as JSON lines")
 	cmd.Flags().DurationVar(&poll, "poll", 100*time.Millisecond, "how often to look for new events with -f")
 	return cmd
 }
 
-// lastSeq is the seq of the last complete line in the transcript; torn
-// reports a final line without its newline.
-func lastSeq(path string) (last uint64, torn error, err error) {
-	f, err := os.Open(path)
+// tailScan is what a first pass over a transcript found.
+type tailScan struct {
+	last     uint64 // seq of the last complete event line
+	lines    int    // lines read
+	torn     error  // a final line without its newline
+	firstErr error  // the first line that is not an event
+}
+
+// scanTail finds the seq of the last complete line in the transcript and
+// whether the file holds any event at all.
+func scanTail(path string) (tailScan, error) {
+	var sc tailScan
+	f, err := safefile.Open(path)
 	if err != nil {
-		return 0, nil, fmt.Errorf("open transcript %s: %w", path, err)
+		return sc, fmt.Errorf("open transcript %s: %w", path, err)
 	}
 	defer f.Close()
 	rd := transcript.NewReader(f)
 	for {
 		line, err := rd.NextLine()
 		if err == io.EOF {
-			return last, torn, nil
+			sc.lines = rd.Line()
+			return sc, nil
 		}
 		if err != nil {
 			var le *transcript.LineError
 			if errors.Is(err, transcript.ErrTornLine) {
-				torn = err
+				sc.torn = err
 				continue
 			}
 			if errors.As(err, &le) && !errors.Is(err, transcript.ErrFileTooLarge) {
+				if sc.firstErr == nil {
+					sc.firstErr = err
+				}
 				continue
 			}
-			return last, torn, err
+			return sc, err
 		}
-		if v, ok, _ := rawjson.Field(line, "seq"); ok {
-			if n, err := strconv.ParseUint(string(v), 10, 64); err == nil && n > last {
-				last = n
+		v, ok, _ := rawjson.Field(line, "seq")
+		n, perr := strconv.ParseUint(string(v), 10, 64)
+		if !ok || perr != nil {
+			if sc.firstErr == nil {
+				sc.firstErr = fmt.Errorf("line %d: not a transcript event", rd.Line())
 			}
+			continue
+		}
+		if n > sc.last {
+			sc.last = n
 		}
 	}
 }

@@ -48,12 +48,15 @@
 // api_key_env, default OPENAI_API_KEY, looked up in Env, and no key at all
 // is fine for local servers; api_key; max_turns, default 20; max_retries,
 // default 2; temperature; top_p; max_tokens or max_completion_tokens;
-// tools, a subset of the builtin tools; bash_timeout in seconds).
+// tools, a subset of the builtin tools; bash_timeout in seconds; bash_env,
+// the names of more variables the Bash tool passes on).
 // anthropic is the same client aimed at Anthropic's Chat Completions
 // compatible endpoint (base_url https://api.anthropic.com/v1, api_key_env
 // ANTHROPIC_API_KEY). reel serves its builtin tools through one
 // tools.Router confined to Dir, so each call is recorded once with router
-// fidelity. A conversation keeps the whole chat history (system prompt,
+// fidelity; the Bash tool's commands get only the variables of
+// tools.BashEnv (PATH, HOME, LANG, LC_* …) and those bash_env names, never
+// the API keys of Env. A conversation keeps the whole chat history (system prompt,
 // user messages, assistant replies with their tool calls, tool messages)
 // and sends it with each next user message; max_turns bounds the model
 // requests of each user turn.

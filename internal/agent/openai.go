@@ -47,6 +47,7 @@ type openAIConfig struct {
 	topP                *float64
 	tools               []tools.Definition
 	bashTimeout         time.Duration
+	bashEnv             []string // variables the Bash tool passes on besides tools.BashEnv
 }
 
 func openAIConfigFrom(req Request) (*openAIConfig, error) {
@@ -141,6 +142,11 @@ func openAIConfigFrom(req Request) (*openAIConfig, error) {
 		return fail(err)
 	} else if ok {
 		c.bashTimeout = time.Duration(n) * time.Second
+	}
+	if names, ok, err := optStrings(o, "bash_env"); err != nil {
+		return fail(err)
+	} else if ok {
+		c.bashEnv = names
 	}
 	// options.tools selects builtin tools by name; an empty list offers none.
 	all := tools.Definitions()
@@ -369,7 +375,7 @@ func (c *openAIConfig) newChat(req Request, emit Emit, history []openai.ChatComp
 	for _, d := range c.tools {
 		allow = append(allow, d.Name)
 	}
-	router, err := tools.NewRouter(req.Dir, tools.Emit(emit), tools.Options{Env: req.Env, BashTimeout: c.bashTimeout, Allow: allow})
+	router, err := tools.NewRouter(req.Dir, tools.Emit(emit), tools.Options{Env: req.Env, PassEnv: c.bashEnv, BashTimeout: c.bashTimeout, Allow: allow})
 	if err != nil {
 		return nil, fmt.Errorf("agent %s: %w", c.provider, err)
 	}

@@ -6,7 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
+
+	"github.com/reelhq/reel/internal/safefile"
 )
 
 // Shadow's parser defaults.
@@ -180,7 +181,7 @@ func ReadAll(r io.Reader, opts ReadOptions) ([]Record, error) {
 
 // ReadFile reads the trace at path.
 func ReadFile(path string, opts ReadOptions) ([]Record, error) {
-	f, err := os.Open(path)
+	f, err := safefile.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("open trace %s: %w", path, err)
 	}

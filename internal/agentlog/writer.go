@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"time"
+
+	"github.com/reelhq/reel/internal/safefile"
 )
 
 // Builder assembles a trace record by record, computing content ids and
@@ -114,32 +114,20 @@ func Encode(w io.Writer, recs []Record) error {
 	return bw.Flush()
 }
 
-// WriteFile writes recs to path atomically: to path.tmp, then renamed.
+// WriteFile writes recs to path atomically (written beside it, synced,
+// renamed over it), the file 0600 and new directories 0700, never through
+// a link planted at its name (package safefile).
 func WriteFile(path string, recs []Record) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("write trace %s: %w", path, err)
-	}
-	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+	f, err := safefile.Create(path)
 	if err != nil {
-		return fmt.Errorf("write trace %s: %w", path, err)
+		return fmt.Errorf("write trace: %w", err)
 	}
+	defer f.Close()
 	if err := Encode(f, recs); err != nil {
-		f.Close()
-		os.Remove(tmp)
 		return fmt.Errorf("write trace %s: %w", path, err)
 	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		os.Remove(tmp)
-		return fmt.Errorf("write trace %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("write trace %s: %w", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("write trace %s: %w", path, err)
+	if err := f.Commit(); err != nil {
+		return fmt.Errorf("write trace: %w", err)
 	}
 	return nil
 }

@@ -128,11 +128,7 @@ func (r *run) execCall(ctx context.Context, sc scope, st *workflow.State) outcom
 	}
 	sp.finish(ctx, o, result)
 	if rep.RecordError != nil {
-		r.mu.Lock()
-		if r.recErr == nil {
-			r.recErr = fmt.Errorf("child run %s: %w", childID, rep.RecordError)
-		}
-		r.mu.Unlock()
+		r.recordFailed(fmt.Errorf("child run %s: %w", childID, rep.RecordError))
 	}
 	return o
 }

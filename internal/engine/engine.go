@@ -109,6 +109,9 @@ type Engine struct {
 	Masker *transcript.Masker
 	// Fsync is the transcript fsync policy.
 	Fsync transcript.FsyncPolicy
+	// Limits bound each transcript's lines and size (the transcript
+	// package's defaults when zero). Reaching one stops the run.
+	Limits transcript.Limits
 	// Display receives the human-readable progress; nil discards it.
 	Display io.Writer
 	// OutputLimit caps the stdout and stderr kept per command step
@@ -203,8 +206,9 @@ type Report struct {
 	// ReplayedFrom is the recorded run a --replay-from run took its agent
 	// replies from.
 	ReplayedFrom string
-	// RecordError is the first transcript write error, if any; the run
-	// went on without its transcript from that point.
+	// RecordError is the first storage write error (transcript or audit
+	// trail), if any; it stopped the run, whose Status is then failure and
+	// ExitCode 4.
 	RecordError error
 
 	fatal bool // see ending.fatal
@@ -361,6 +365,7 @@ func (e *Engine) Run(ctx context.Context, wf *workflow.Workflow, opts RunOptions
 		return nil, err
 	}
 	r.lifecycle = lc
+	audit.onFail = r.recordFailed
 	return r.execute(ctx), nil
 }
 
@@ -379,6 +384,7 @@ func (e *Engine) newRun(wf *workflow.Workflow, id, parentID string, inputs map[s
 		}
 		rec, err := transcript.Create(transcript.Dir(storage), id, transcript.Options{
 			Fsync:       e.Fsync,
+			Limits:      e.Limits,
 			ParentRunID: parentID,
 			Masker:      e.Masker,
 		})

@@ -90,6 +90,7 @@ func status(o outcome) string {
 
 // execute runs the state machine and writes the run's lifecycle.
 func (r *run) execute(ctx context.Context) *Report {
+	ctx = r.haltable(ctx)
 	r.started = time.Now()
 	if r.onStart != nil {
 		r.onStart(r.id, r.transcriptPath())
@@ -99,7 +100,7 @@ func (r *run) execute(ctx context.Context) *Report {
 	r.audit.write(auditEntry{Event: "workflow.started", RunID: r.id, ParentRunID: r.parentID, Workflow: r.wf.Name, Kind: transcript.KindWorkflow})
 	r.display(fmt.Sprintf("%s● %s", r.indent(), r.wf.Name))
 
-	end := r.hooked(ctx, r.walk)
+	end := r.storageEnding(r.hooked(ctx, r.walk))
 
 	d := r.ran + time.Since(r.started)
 	rep := &Report{RunID: r.id, Status: end.status, ExitCode: end.exitCode, Duration: d, Attempt: max(r.attempt, 1), fatal: end.fatal}

@@ -309,7 +309,9 @@ func TestMaskedLongLinesAreCutBetweenSecrets(t *testing.T) {
 			if len(p) > maxHeldLine+2*longLine {
 				t.Fatalf("iteration %d: piece of %d bytes", iter, len(p))
 			}
-			for _, secret := range []string{envSecret, shapeSecret, "QQQQQQQQ", "tttttttt", "uuuuuuuu", "ZZZZZZZZ"} {
+			// "xbearer uuu…" is not a bearer token (the keyword must start a
+			// word): it stays, and the cut must not make it one.
+			for _, secret := range []string{envSecret, shapeSecret, "QQQQQQQQ", "tttttttt", "ZZZZZZZZ"} {
 				if strings.Contains(p, secret) {
 					t.Fatalf("iteration %d: piece shows %q: %q", iter, secret, p)
 				}

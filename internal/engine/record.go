@@ -2,14 +2,15 @@ package engine
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/reelhq/reel/internal/safefile"
 	"github.com/reelhq/reel/internal/workflow"
 	"github.com/reelhq/reel/transcript"
 )
@@ -28,6 +29,7 @@ type run struct {
 	stack    []string // absolute workflow files from the root run down
 	audit    *auditLog
 	rec      *transcript.Recorder
+	halt     context.CancelCauseFunc // see failure.go
 
 	mu      sync.Mutex
 	states  map[string]map[string]any
@@ -47,9 +49,8 @@ type run struct {
 	lifecycle // resume, replay, interactive and single-step state (lifecycle.go)
 }
 
-// emit records e in the transcript. A write error is kept and reported in
-// the run's report; the run itself goes on, since the audit trail and the
-// display still describe it.
+// emit records e in the transcript. A write error stops the run (see
+// failure.go).
 func (r *run) emit(ev transcript.ExchangeEvent) {
 	if r.rec == nil {
 		return
@@ -58,11 +59,7 @@ func (r *run) emit(ev transcript.ExchangeEvent) {
 	// one line of a multi-line secret needs the line masker too.
 	r.e.lineMasker().MaskEvent(&ev)
 	if _, err := r.rec.Record(ev); err != nil {
-		r.mu.Lock()
-		if r.recErr == nil {
-			r.recErr = err
-		}
-		r.mu.Unlock()
+		r.recordFailed(err)
 	}
 }
 
@@ -218,6 +215,7 @@ func (r *run) display(line string) {
 type outputWriter struct {
 	r      *run
 	prefix string
+	lines  *transcript.LineMasker // masks private key blocks line by line
 	buf    []byte
 	// scanned is how much of buf is known to hold no safe cut, so that a
 	// process printing a long line byte by byte is not rescanned each time.
@@ -225,7 +223,11 @@ type outputWriter struct {
 }
 
 func (r *run) newOutputWriter(path string) *outputWriter {
-	return &outputWriter{r: r, prefix: r.indent() + "  " + path + " │ "}
+	w := &outputWriter{r: r, prefix: r.indent() + "  " + path + " │ "}
+	if r.e.Masker != nil {
+		w.lines = r.e.Masker.Lines()
+	}
+	return w
 }
 
 func (w *outputWriter) Write(p []byte) (int, error) {
@@ -242,7 +244,7 @@ func (w *outputWriter) Write(p []byte) (int, error) {
 			break
 		}
 		i += from
-		w.r.display(w.prefix + strings.TrimRight(string(w.buf[:i]), "\r"))
+		w.r.display(w.prefix + w.lines.KeyBlock(strings.TrimRight(string(w.buf[:i]), "\r")))
 		w.buf = w.buf[i+1:]
 		from, w.scanned = 0, 0
 	}
@@ -315,7 +317,7 @@ func (w *outputWriter) flushLong() {
 	}
 	i := safeCut(w.buf, w.scanned)
 	if i > 0 {
-		w.r.display(w.prefix + string(w.buf[:i]))
+		w.r.display(w.prefix + w.lines.KeyBlock(string(w.buf[:i])))
 		w.buf = w.buf[:copy(w.buf, w.buf[i:])]
 	}
 	// i was the last cut: none is left in buf
@@ -339,7 +341,7 @@ func safeCut(b []byte, from int) int {
 		for j > 0 && isSpace(b[j-1]) {
 			j--
 		}
-		// the shape has no word boundary: "xBearer tok" masks "Bearer tok"
+		// a word ending in "bearer" may be the keyword itself
 		if w := b[max(j-6, 0):j]; j > 0 && !(len(w) == 6 && strings.EqualFold(string(w), "bearer")) {
 			return i
 		}
@@ -353,19 +355,22 @@ func isSpace(c byte) bool {
 
 func (w *outputWriter) flush() {
 	if len(w.buf) > 0 && w.r.e.Display != nil {
-		w.r.display(w.prefix + string(w.buf))
+		w.r.display(w.prefix + w.lines.KeyBlock(string(w.buf)))
 	}
 	w.buf = w.buf[:0]
 	w.scanned = 0
 }
 
 // auditLog appends the audit trail: one JSON line per run and step start
-// and end. It is written whatever the transcript setting.
+// and end. It is written whatever the transcript setting, whole lines only
+// (safefile.Appender), and a write error stops the run like a transcript
+// write error (onFail, the root run's recordFailed).
 type auditLog struct {
-	mu   sync.Mutex
-	f    *os.File
-	err  error
-	mask func(string) string
+	mu     sync.Mutex
+	f      *safefile.Appender
+	err    error
+	mask   func(string) string
+	onFail func(error)
 }
 
 type auditEntry struct {
@@ -388,13 +393,10 @@ func openAudit(storage string, mask func(string) string) (*auditLog, error) {
 	if storage == "" {
 		storage = ".reel/storage"
 	}
-	if err := os.MkdirAll(storage, 0o700); err != nil {
-		return nil, fmt.Errorf("create storage %s: %w", storage, err)
-	}
 	p := filepath.Join(storage, "audit.jsonl")
-	f, err := os.OpenFile(p, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+	f, err := safefile.OpenAppender(p)
 	if err != nil {
-		return nil, fmt.Errorf("open audit trail %s: %w", p, err)
+		return nil, fmt.Errorf("open audit trail: %w", err)
 	}
 	return &auditLog{f: f, mask: mask}, nil
 }
@@ -413,14 +415,19 @@ func (a *auditLog) write(e auditEntry) {
 	if err != nil {
 		return
 	}
-	b = append(b, '\n')
 	a.mu.Lock()
-	defer a.mu.Unlock()
 	if a.err != nil {
+		a.mu.Unlock()
 		return
 	}
-	if _, err := a.f.Write(b); err != nil {
-		a.err = err
+	err = a.f.AppendLine(b)
+	if err != nil {
+		a.err = fmt.Errorf("audit trail: %w", err)
+	}
+	fail, ferr := a.onFail, a.err
+	a.mu.Unlock()
+	if err != nil && fail != nil {
+		fail(ferr)
 	}
 }
 

@@ -3,11 +3,11 @@ package flowstudio
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/reelhq/reel/internal/safefile"
 	"github.com/reelhq/reel/transcript"
 )
 
@@ -60,7 +60,7 @@ func Export(dir string, run Run) (*ExportResult, error) {
 	x := &exporter{dir: dir, stepIDs: map[string]map[string]bool{}, flows: map[string]bool{}}
 	x.runID = fmt.Sprintf("run-%s-%s", start.UTC().Format("20060102-150405"), shortID(evs[0].RunID))
 	x.res.RunID = x.runID
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := safefile.MkdirAll(dir); err != nil {
 		return nil, fmt.Errorf("export flow studio: %w", err)
 	}
 	name := ""
@@ -504,17 +504,8 @@ func writeJSON(path string, v any) error {
 	return writeFile(path, append(data, '\n'))
 }
 
+// writeFile replaces path atomically, 0600 in 0700 directories, never
+// through a link planted at its name (package safefile).
 func writeFile(path string, data []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
+	return safefile.WriteFile(path, data)
 }

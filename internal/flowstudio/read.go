@@ -13,6 +13,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/reelhq/reel/internal/safefile"
 	"github.com/reelhq/reel/transcript"
 )
 
@@ -195,7 +196,7 @@ func Import(dir string, opts Options) (*ImportResult, error) {
 	if !st.IsDir() {
 		return nil, fmt.Errorf("flow studio run %s: not a directory", dir)
 	}
-	return ImportFS(os.DirFS(dir), filepath.Base(filepath.Clean(dir)), opts)
+	return ImportFS(safefile.FS(dir), filepath.Base(filepath.Clean(dir)), opts)
 }
 
 // ImportFS is Import for a run held in fsys (its root is the run

@@ -6,16 +6,17 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/reelhq/reel/internal/safefile"
 )
 
 // ReadReceipt reads and checks one receipt file.
 func ReadReceipt(path string) (*Receipt, error) {
-	data, err := readSmall(os.DirFS(filepath.Dir(path)), filepath.Base(path))
+	data, err := readSmall(safefile.FS(filepath.Dir(path)), filepath.Base(path))
 	if err != nil {
 		return nil, fmt.Errorf("read receipt %s: %w", path, err)
 	}

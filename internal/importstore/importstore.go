@@ -23,6 +23,7 @@ import (
 	"path/filepath"
 	"sort"
 
+	"github.com/reelhq/reel/internal/safefile"
 	"github.com/reelhq/reel/transcript"
 )
 
@@ -91,7 +92,7 @@ func Identify(path, format string) (Source, error) {
 }
 
 func hashFile(h io.Writer, path string) (int64, error) {
-	f, err := os.Open(path)
+	f, err := safefile.Open(path)
 	if err != nil {
 		return 0, fmt.Errorf("import source %s: %w", path, err)
 	}
@@ -149,7 +150,7 @@ const (
 // or nil when there is none (or its transcript records no source: it is
 // then replaced like a changed one).
 func Prior(dir, runID string) (*Source, error) {
-	f, err := os.Open(filepath.Join(dir, runID+".jsonl"))
+	f, err := safefile.Open(filepath.Join(dir, runID+".jsonl"))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/reelhq/reel/internal/rawevent"
 	"github.com/reelhq/reel/internal/rawjson"
+	"github.com/reelhq/reel/internal/safefile"
 )
 
 // Query is a parsed search: every term, prefix and phrase must occur in one
@@ -227,7 +228,7 @@ func (ix *Index) Search(ctx context.Context, q string, opts SearchOptions) (*Sea
 			}
 			f := files[c.run]
 			if f == nil {
-				if f, err = os.Open(ix.file(c.run)); err != nil {
+				if f, err = safefile.Open(ix.file(c.run)); err != nil {
 					continue // removed since it was indexed
 				}
 				files[c.run] = f

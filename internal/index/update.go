@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/reelhq/reel/internal/rawevent"
 	"github.com/reelhq/reel/internal/rawjson"
+	"github.com/reelhq/reel/internal/safefile"
 	"github.com/reelhq/reel/transcript"
 )
 
@@ -41,7 +41,7 @@ func orderByStart(cands []candidate) {
 	finder := rawjson.NewFinder("timestamp")
 	buf := make([]byte, 1024)
 	for i := range cands {
-		f, err := os.Open(cands[i].path)
+		f, err := safefile.Open(cands[i].path)
 		if err != nil {
 			continue
 		}
@@ -197,7 +197,7 @@ func (ix *Index) prepare(ctx context.Context, path string, base *row) (*prepared
 		base = &r
 	}
 	p.base = *base
-	f, err := os.Open(path)
+	f, err := safefile.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		p.gone = true
 		return p, nil

@@ -92,7 +92,7 @@ func BenchmarkEventsField(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		t0 := time.Now()
-		if _, err := Events(context.Background(), io.Discard, paths, f, p, transcript.Limits{}, func(string) {}); err != nil {
+		if _, err := Events(context.Background(), io.Discard, paths, f, p, transcript.Limits{}, func(string, ...any) {}); err != nil {
 			b.Fatal(err)
 		}
 		t1 := time.Now()

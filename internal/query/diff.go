@@ -17,13 +17,18 @@ type Side struct {
 	DurationMS int64            `json:"duration_ms"`
 	Usage      transcript.Usage `json:"usage"`
 	CostUSD    float64          `json:"cost_usd,omitempty"`
-	Tools      []string         `json:"tools,omitempty"`
-	HasOutput  bool             `json:"has_output"`
-	output     string
+	// Tools names the first tools the step called (runtree.MaxToolSeq);
+	// ToolCalls counts them all.
+	Tools     []string `json:"tools,omitempty"`
+	ToolCalls int      `json:"tool_calls,omitempty"`
+	HasOutput bool     `json:"has_output"`
+	output    string   // as much as runtree keeps (runtree.MaxOutput)
+	digest    [32]byte // of the whole output
+	tools     uint64   // digest of every tool name
 }
 
 // Output is the execution's final output (agent reply or command output),
-// for showing how it changed.
+// for showing how it changed: its first runtree.MaxOutput bytes.
 func (s *Side) Output() string { return s.output }
 
 // StepDiff compares one step execution across two runs. A or B is nil when
@@ -133,7 +138,7 @@ func side(n *runtree.Node) *Side {
 	}
 	return &Side{
 		Status: n.Status, DurationMS: time.Duration(n.Duration).Milliseconds(), Usage: n.Usage, CostUSD: n.CostUSD,
-		Tools: n.ToolSeq, HasOutput: n.Output != "", output: n.Output,
+		Tools: n.ToolSeq, ToolCalls: n.Tools, HasOutput: n.HasOutput, output: n.Output, digest: n.OutputDigest, tools: n.ToolsDigest,
 	}
 }
 
@@ -151,10 +156,10 @@ func compareStep(e entry, a, b *runtree.Node) StepDiff {
 		if a.Usage.InputTokens != b.Usage.InputTokens || a.Usage.OutputTokens != b.Usage.OutputTokens {
 			s.Changed = append(s.Changed, "tokens")
 		}
-		if strings.Join(a.ToolSeq, "\x00") != strings.Join(b.ToolSeq, "\x00") {
+		if a.Tools != b.Tools || a.ToolsDigest != b.ToolsDigest {
 			s.Changed = append(s.Changed, "tools")
 		}
-		if a.Output != b.Output {
+		if !sameOutput(side(a), side(b)) {
 			s.Changed = append(s.Changed, "output")
 		}
 	}
@@ -236,7 +241,7 @@ func RenderDiff(w io.Writer, d *Diff) error {
 			pair(s, func(x *Side) string { return x.Status }),
 			pair(s, func(x *Side) string { return runtree.FormatDuration(time.Duration(x.DurationMS) * time.Millisecond) }),
 			pair(s, func(x *Side) string { return itoa(x.Usage.InputTokens + x.Usage.OutputTokens) }),
-			pair(s, func(x *Side) string { return toolList(x.Tools) }),
+			pair(s, toolList),
 			outputCol(s))
 	}
 	tw.Flush()
@@ -259,18 +264,28 @@ func pair(s StepDiff, f func(*Side) string) string {
 	return a + " → " + b
 }
 
-func toolList(t []string) string {
-	if len(t) == 0 {
+func toolList(x *Side) string {
+	if len(x.Tools) == 0 {
 		return "-"
 	}
-	return strings.Join(t, ",")
+	s := strings.Join(x.Tools, ",")
+	if more := x.ToolCalls - len(x.Tools); more > 0 {
+		s += fmt.Sprintf(",… (%d more)", more)
+	}
+	return s
+}
+
+// sameOutput compares two outputs by digest; a step without output has
+// none to compare.
+func sameOutput(a, b *Side) bool {
+	return a.HasOutput == b.HasOutput && (!a.HasOutput || a.digest == b.digest)
 }
 
 func outputCol(s StepDiff) string {
 	switch {
 	case s.A == nil || s.B == nil:
 		return "-"
-	case s.A.output != s.B.output:
+	case !sameOutput(s.A, s.B):
 		return "changed"
 	case !s.A.HasOutput:
 		return "-"

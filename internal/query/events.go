@@ -14,13 +14,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path"
 	"strings"
 	"time"
 
 	"github.com/reelhq/reel/internal/rawevent"
 	"github.com/reelhq/reel/internal/rawjson"
+	"github.com/reelhq/reel/internal/safefile"
 	"github.com/reelhq/reel/transcript"
 )
 
@@ -78,8 +78,9 @@ func typeList() string {
 func globToSlash(g string) string { return strings.ReplaceAll(g, ".", "/") }
 
 // Warn receives problems met while scanning: malformed or torn lines,
-// unreadable files. The scan goes on.
-type Warn func(msg string)
+// unreadable files. The scan goes on. The format tells messages of one
+// kind from another (warn.List.Addf takes it as the kind).
+type Warn func(format string, args ...any)
 
 // matcher is a compiled Filter working on raw lines.
 type matcher struct {
@@ -273,9 +274,9 @@ func Events(ctx context.Context, w io.Writer, paths []string, f Filter, proj Pro
 		if err := ctx.Err(); err != nil {
 			return counts, err
 		}
-		file, err := os.Open(p)
+		file, err := safefile.Open(p)
 		if err != nil {
-			warn(fmt.Sprintf("open transcript %s: %v", p, err))
+			warn("open transcript %s: %v", p, err)
 			continue
 		}
 		rd := transcript.NewReader(file)
@@ -283,11 +284,14 @@ func Events(ctx context.Context, w io.Writer, paths []string, f Filter, proj Pro
 		for {
 			line, err := rd.NextLine()
 			if err == io.EOF {
+				if rd.Line() == 0 {
+					warn("%s: %v", p, transcript.ErrEmpty)
+				}
 				break
 			}
 			if err != nil {
 				counts.Bad++
-				warn(fmt.Sprintf("%s: %v", p, err))
+				warn("%s: %v", p, err)
 				var le *transcript.LineError
 				if !errors.As(err, &le) || errors.Is(err, transcript.ErrFileTooLarge) {
 					break
@@ -298,7 +302,7 @@ func Events(ctx context.Context, w io.Writer, paths []string, f Filter, proj Pro
 			ok, merr := m.match(line)
 			if merr != nil {
 				counts.Bad++
-				warn(fmt.Sprintf("%s: line %d: %v", p, rd.Line(), merr))
+				warn("%s: line %d: %v", p, rd.Line(), merr)
 				continue
 			}
 			if !ok {

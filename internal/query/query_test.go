@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -24,7 +25,7 @@ func sample(t *testing.T) (dir, root string) {
 }
 
 func collect(warnings *[]string) Warn {
-	return func(m string) { *warnings = append(*warnings, m) }
+	return func(format string, args ...any) { *warnings = append(*warnings, fmt.Sprintf(format, args...)) }
 }
 
 func TestEvents(t *testing.T) {
@@ -62,7 +63,7 @@ func TestEvents(t *testing.T) {
 	}
 	bad := []Filter{{PathGlob: "a["}, {Fidelity: "robot"}, {Types: []transcript.EventType{"tool.calls"}}}
 	for _, f := range bad {
-		if _, err := Events(context.Background(), &bytes.Buffer{}, []string{root}, f, Projection{}, transcript.Limits{}, func(string) {}); err == nil {
+		if _, err := Events(context.Background(), &bytes.Buffer{}, []string{root}, f, Projection{}, transcript.Limits{}, func(string, ...any) {}); err == nil {
 			t.Errorf("filter %+v: no error", f)
 		}
 	}
@@ -89,7 +90,7 @@ func TestEventsMatchesDecoding(t *testing.T) {
 					want++
 				}
 			}
-			n, err := Events(context.Background(), &bytes.Buffer{}, []string{root}, f, Projection{}, transcript.Limits{}, func(string) {})
+			n, err := Events(context.Background(), &bytes.Buffer{}, []string{root}, f, Projection{}, transcript.Limits{}, func(string, ...any) {})
 			if err != nil || n.Matched != want {
 				t.Errorf("%s %q: matched %d, decoding finds %d (err %v)", typ, glob, n.Matched, want, err)
 			}

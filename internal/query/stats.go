@@ -18,6 +18,8 @@ import (
 	"github.com/reelhq/reel/internal/rawevent"
 	"github.com/reelhq/reel/internal/rawjson"
 	"github.com/reelhq/reel/internal/runstatus"
+	"github.com/reelhq/reel/internal/safefile"
+	"github.com/reelhq/reel/internal/warn"
 	"github.com/reelhq/reel/transcript"
 )
 
@@ -90,7 +92,7 @@ type fileStats struct {
 	models    map[string]*Totals
 	tools     map[string]*Totals
 	paths     map[string]string
-	warnings  []string
+	warns     warn.List
 	err       error
 	prices    *pricing.Table
 }
@@ -98,11 +100,26 @@ type fileStats struct {
 func group(m map[string]*Totals, k string) *Totals {
 	t := m[k]
 	if t == nil {
+		if len(m) >= maxGroups {
+			// A file naming a million distinct paths or tools must not
+			// make a million groups.
+			k = otherGroup
+			if t = m[k]; t != nil {
+				return t
+			}
+		}
 		t = &Totals{}
 		m[k] = t
 	}
 	return t
 }
+
+// maxGroups bounds the steps, providers, models and tools counted apart
+// (and the steps open at once); the rest count as otherGroup.
+const (
+	maxGroups  = 100_000
+	otherGroup = "(other)"
+)
 
 // Stats scans the transcripts at paths, in parallel, and adds up tokens,
 // cost, durations and tool calls per run, step path, provider, model and
@@ -146,10 +163,11 @@ feed:
 			group(dst, k).add(v)
 		}
 	}
+	var warns warn.List
 	for _, fs := range results {
-		rep.Warnings = append(rep.Warnings, fs.warnings...)
+		warns.Merge(&fs.warns)
 		if fs.err != nil {
-			rep.Warnings = append(rep.Warnings, fs.err.Error())
+			warns.Add("file", fs.err.Error())
 			continue
 		}
 		r := fs.run
@@ -160,6 +178,7 @@ feed:
 		merge(models, fs.models)
 		merge(tools, fs.tools)
 	}
+	rep.Warnings = warns.Strings()
 	rep.Steps = sorted(steps, false)
 	rep.Providers = sorted(providers, true)
 	rep.Models = sorted(models, true)
@@ -211,7 +230,7 @@ func scanStats(path string, limits transcript.Limits, prices *pricing.Table) *fi
 	}
 	fs.run.Path = path
 	fs.run.Runs = 1
-	f, err := os.Open(path)
+	f, err := safefile.Open(path)
 	if err != nil {
 		fs.err = fmt.Errorf("open transcript %s: %w", path, err)
 		return fs
@@ -222,11 +241,7 @@ func scanStats(path string, limits transcript.Limits, prices *pricing.Table) *fi
 	open := map[openKey][]time.Time{}
 	var first, last time.Time
 	completed := false
-	warn := func(format string, args ...any) {
-		if len(fs.warnings) < 20 {
-			fs.warnings = append(fs.warnings, fmt.Sprintf(format, args...))
-		}
-	}
+	warn := fs.warns.Addf
 	var ev rawevent.Envelope
 	for {
 		line, err := rd.NextLine()
@@ -311,10 +326,18 @@ func scanStats(path string, limits transcript.Limits, prices *pricing.Table) *fi
 			}
 		case bytes.Equal(tv, tStepStarted):
 			k := openKey{fs.intern(ev.Path), ev.Iteration}
+			if len(open) >= maxGroups && open[k] == nil {
+				warn("%s: more than %d steps open at once; durations of the others are not counted", path, maxGroups)
+				continue
+			}
 			open[k] = append(open[k], ts)
 		default:
 			fs.stepCompleted(fs.intern(ev.Path), ev.Iteration, ts, &sp, open)
 		}
+	}
+	if rd.Line() == 0 {
+		fs.err = fmt.Errorf("%s: %w", path, transcript.ErrEmpty)
+		return fs
 	}
 	if fs.run.RunID == "" {
 		fs.run.RunID = runIDOf(path)
@@ -353,7 +376,7 @@ func (fs *fileStats) stepCompleted(path string, iteration int, ts time.Time, sp 
 	}
 	var ar transcript.AgentResult
 	if err := rawevent.DecodeAgentResult(sp.result, &ar); err != nil {
-		fs.warnings = append(fs.warnings, fmt.Sprintf("%s: step %s: agent result: %v", fs.run.Path, path, err))
+		fs.warns.Addf("%s: step %s: agent result: %v", fs.run.Path, path, err)
 		return
 	}
 	cost, _, priced := fs.prices.Cost(&ar)
@@ -391,7 +414,9 @@ func (fs *fileStats) intern(b []byte) string {
 	if fs.paths == nil {
 		fs.paths = map[string]string{}
 	}
-	fs.paths[s] = s
+	if len(fs.paths) < maxGroups {
+		fs.paths[s] = s
+	}
 	return s
 }
 

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -14,6 +13,8 @@ import (
 	"github.com/reelhq/reel/internal/rawevent"
 	"github.com/reelhq/reel/internal/rawjson"
 	"github.com/reelhq/reel/internal/runstore"
+	"github.com/reelhq/reel/internal/safefile"
+	"github.com/reelhq/reel/internal/warn"
 	"github.com/reelhq/reel/transcript"
 )
 
@@ -45,56 +46,89 @@ type ToolPair struct {
 // which never got a result (DECISIONS §6).
 const DanglingPrefix = "no result"
 
+// Limits of a Tools listing, so that memory follows what is listed, up to
+// a bound, whatever the transcripts hold.
+const (
+	// MaxToolPairs bounds the pairs listed; past it, a warning counts the
+	// rest.
+	MaxToolPairs = 1_000_000
+	// MaxToolIO bounds the bytes of inputs and outputs kept for the
+	// listing; past it, pairs are listed without them and a warning says
+	// so (reel events prints them whole).
+	MaxToolIO = 64 << 20
+)
+
 // Tools lists the tool invocations of the run at path and of the
 // sub-workflows it called, in call order per transcript. Damage is
-// reported in the warnings; a root transcript that cannot be opened is an
-// error.
+// reported in the warnings, repeated ones summarised; a root transcript
+// that cannot be opened is an error.
 func Tools(path string, limits transcript.Limits) ([]ToolPair, []string, error) {
-	var pairs []ToolPair
-	var warnings []string
-	seen := map[string]bool{}
-	var walk func(p string, root bool) error
-	walk = func(p string, root bool) error {
-		if seen[p] {
-			return nil
-		}
-		seen[p] = true
-		got, children, warn, err := toolsOf(p, limits)
-		warnings = append(warnings, warn...)
-		if err != nil {
-			if root {
-				return err
-			}
-			warnings = append(warnings, err.Error())
-			return nil
-		}
-		pairs = append(pairs, got...)
-		for _, c := range children {
-			cp, err := runstore.ChildPath(p, c)
-			if err != nil {
-				warnings = append(warnings, fmt.Sprintf("%s: %v", p, err))
-				continue
-			}
-			if err := walk(cp, false); err != nil {
-				return err
-			}
-		}
-		return nil
+	l := &toolLister{limits: limits, seen: map[string]bool{}}
+	if err := l.walk(path, true); err != nil {
+		return nil, l.warns.Strings(), err
 	}
-	if err := walk(path, true); err != nil {
-		return nil, warnings, err
+	if l.cut > 0 {
+		l.warns.Addf("the listing holds the first %d tool calls; %d more are not listed", MaxToolPairs, l.cut)
 	}
-	return pairs, warnings, nil
+	if l.ioCut > 0 {
+		l.warns.Addf("inputs and outputs of %d tool calls are left out: more than %d bytes in all (reel events --type tool.call,tool.result prints them)", l.ioCut, MaxToolIO)
+	}
+	return l.pairs, l.warns.Strings(), nil
 }
 
-func toolsOf(path string, limits transcript.Limits) (pairs []ToolPair, children, warnings []string, err error) {
-	f, err := os.Open(path)
+type toolLister struct {
+	limits transcript.Limits
+	seen   map[string]bool
+	pairs  []ToolPair
+	warns  warn.List
+	io     int // bytes of input and output kept
+	cut    int // pairs past MaxToolPairs
+	ioCut  int // pairs listed without their input and output
+}
+
+func (l *toolLister) walk(p string, root bool) error {
+	if l.seen[p] {
+		return nil
+	}
+	l.seen[p] = true
+	children, err := l.file(p)
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("open transcript %s: %w", path, err)
+		if root {
+			return err
+		}
+		l.warns.Add("child", err.Error())
+		return nil
+	}
+	for _, c := range children {
+		cp, err := runstore.ChildPath(p, c)
+		if err != nil {
+			l.warns.Addf("%s: %v", p, err)
+			continue
+		}
+		if err := l.walk(cp, false); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// keep returns v if the budget for inputs and outputs allows it.
+func (l *toolLister) keep(v json.RawMessage) json.RawMessage {
+	if l.io+len(v) > MaxToolIO {
+		return nil
+	}
+	l.io += len(v)
+	return v
+}
+
+func (l *toolLister) file(path string) (children []string, err error) {
+	f, err := safefile.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("open transcript %s: %w", path, err)
 	}
 	defer f.Close()
 	rd := transcript.NewReader(f)
-	rd.SetLimits(limits)
+	rd.SetLimits(l.limits)
 	index := map[string]int{} // call id → index in pairs, while waiting for the result
 	for {
 		line, err := rd.NextLine()
@@ -102,7 +136,7 @@ func toolsOf(path string, limits transcript.Limits) (pairs []ToolPair, children,
 			break
 		}
 		if err != nil {
-			warnings = append(warnings, fmt.Sprintf("%s: %v", path, err))
+			l.warns.Addf("%s: %v", path, err)
 			var le *transcript.LineError
 			if !errors.As(err, &le) || errors.Is(err, transcript.ErrFileTooLarge) {
 				break
@@ -111,7 +145,7 @@ func toolsOf(path string, limits transcript.Limits) (pairs []ToolPair, children,
 		}
 		tv, ok, _ := rawevent.Type(line)
 		if !ok {
-			warnings = append(warnings, fmt.Sprintf("%s: line %d: not a transcript event", path, rd.Line()))
+			l.warns.Addf("%s: line %d: not a transcript event", path, rd.Line())
 			continue
 		}
 		isCall, isResult := bytes.Equal(tv, tToolCall), bytes.Equal(tv, tToolResult)
@@ -120,7 +154,7 @@ func toolsOf(path string, limits transcript.Limits) (pairs []ToolPair, children,
 		}
 		ev, err := transcript.DecodeEvent(line)
 		if err != nil {
-			warnings = append(warnings, fmt.Sprintf("%s: line %d: %v", path, rd.Line(), err))
+			l.warns.Addf("%s: line %d: %v", path, rd.Line(), err)
 			continue
 		}
 		if ev.Type == transcript.CallWorkflowStarted {
@@ -131,37 +165,51 @@ func toolsOf(path string, limits transcript.Limits) (pairs []ToolPair, children,
 		}
 		tp := ev.Tool()
 		if tp == nil {
-			warnings = append(warnings, fmt.Sprintf("%s: line %d: %s without a tool payload", path, rd.Line(), ev.Type))
+			l.warns.Addf("%s: line %d: %s without a tool payload", path, rd.Line(), ev.Type)
 			continue
 		}
 		key := ev.Path + "\x00" + tp.CallID
-		if isCall {
-			index[key] = len(pairs)
-			pairs = append(pairs, ToolPair{
-				RunID: ev.RunID, Path: ev.Path, Iteration: ev.Iteration, Name: tp.Name, CallID: tp.CallID,
-				Fidelity: tp.Fidelity, CallSeq: ev.Seq, Called: ev.Timestamp, Input: raw(tp.Input), Dangling: true,
-			})
-			continue
-		}
 		i, ok := index[key]
-		if !ok {
-			pairs = append(pairs, ToolPair{
+		if !isCall && ok {
+			delete(index, key)
+			p := &l.pairs[i]
+			p.ResultSeq, p.Returned = ev.Seq, ev.Timestamp
+			p.Output, p.Error = l.keep(raw(tp.Output)), tp.Error
+			if p.Output == nil && tp.Output != nil && string(raw(tp.Output)) != "" {
+				l.ioCut++
+			}
+			p.Dangling = strings.HasPrefix(tp.Error, DanglingPrefix)
+			if !p.Dangling && ev.Timestamp.After(p.Called) {
+				p.DurationMS = ev.Timestamp.Sub(p.Called).Milliseconds()
+			}
+			continue
+		}
+		if len(l.pairs) >= MaxToolPairs {
+			l.cut++
+			continue
+		}
+		in := l.keep(raw(tp.Input))
+		if in == nil && len(raw(tp.Input)) > 0 {
+			l.ioCut++
+		}
+		if isCall {
+			index[key] = len(l.pairs)
+			l.pairs = append(l.pairs, ToolPair{
 				RunID: ev.RunID, Path: ev.Path, Iteration: ev.Iteration, Name: tp.Name, CallID: tp.CallID,
-				Fidelity: tp.Fidelity, ResultSeq: ev.Seq, Returned: ev.Timestamp, Input: raw(tp.Input),
-				Output: raw(tp.Output), Error: tp.Error, Orphan: true,
+				Fidelity: tp.Fidelity, CallSeq: ev.Seq, Called: ev.Timestamp, Input: in, Dangling: true,
 			})
 			continue
 		}
-		delete(index, key)
-		p := &pairs[i]
-		p.ResultSeq, p.Returned = ev.Seq, ev.Timestamp
-		p.Output, p.Error = raw(tp.Output), tp.Error
-		p.Dangling = strings.HasPrefix(tp.Error, DanglingPrefix)
-		if !p.Dangling && ev.Timestamp.After(p.Called) {
-			p.DurationMS = ev.Timestamp.Sub(p.Called).Milliseconds()
-		}
+		l.pairs = append(l.pairs, ToolPair{
+			RunID: ev.RunID, Path: ev.Path, Iteration: ev.Iteration, Name: tp.Name, CallID: tp.CallID,
+			Fidelity: tp.Fidelity, ResultSeq: ev.Seq, Returned: ev.Timestamp, Input: in,
+			Output: l.keep(raw(tp.Output)), Error: tp.Error, Orphan: true,
+		})
 	}
-	return pairs, children, warnings, nil
+	if rd.Line() == 0 {
+		return nil, fmt.Errorf("%s: %w", path, transcript.ErrEmpty)
+	}
+	return children, nil
 }
 
 func raw(v any) json.RawMessage {

@@ -12,7 +12,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path"
 	"sort"
 	"strings"
@@ -21,6 +20,8 @@ import (
 	"github.com/reelhq/reel/internal/normalize"
 	"github.com/reelhq/reel/internal/rawjson"
 	"github.com/reelhq/reel/internal/runstore"
+	"github.com/reelhq/reel/internal/safefile"
+	"github.com/reelhq/reel/internal/warn"
 	"github.com/reelhq/reel/transcript"
 )
 
@@ -88,7 +89,7 @@ func Replay(ctx context.Context, w io.Writer, file string, opts Options) (warnin
 	if err == nil && opts.Step != "" && !r.matched {
 		err = &NoStepError{Step: opts.Step, Paths: sortedPaths(r.paths)}
 	}
-	return r.warnings, err
+	return r.warns.Strings(), err
 }
 
 // NoStepError reports a --step that matches no step of the run.
@@ -129,49 +130,80 @@ type renderer struct {
 	visiting map[string]bool // files being rendered, to stop cycles
 	paths    map[string]bool // step paths met, to name them when --step matches none
 	matched  bool            // --step matched a step event
-	warnings []string
+	warns    warn.List
 	last     time.Time
 }
 
 // warn records damage; the caller reports it on stderr, where it does not
 // mix with the conversation.
-func (r *renderer) warn(msg string) { r.warnings = append(r.warnings, msg) }
+func (r *renderer) warn(format string, args ...any) { r.warns.Addf(format, args...) }
 
-// load decodes a whole transcript, keeping what can be read.
-func (r *renderer) load(file string) ([]transcript.ExchangeEvent, error) {
-	f, err := os.Open(file)
+// maxToolIDs bounds the call ids remembered from a file's first pass;
+// past it, tool blocks in messages are shown even when their pair is.
+const maxToolIDs = 1 << 20
+
+// toolIDs reads the file's tool.call and tool.result call ids, the raw
+// fields only, so that the rendering pass can leave out the tool blocks of
+// messages whose invocation has its own pair.
+func (r *renderer) toolIDs(file string) (calls, results map[string]bool, err error) {
+	f, err := safefile.Open(file)
 	if err != nil {
-		return nil, fmt.Errorf("open transcript %s: %w", file, err)
+		return nil, nil, fmt.Errorf("open transcript %s: %w", file, err)
 	}
 	defer f.Close()
 	rd := transcript.NewReader(f)
 	rd.SetLimits(r.opts.Limits)
-	var evs []transcript.ExchangeEvent
+	calls, results = map[string]bool{}, map[string]bool{}
 	for {
-		ev, err := rd.Next()
+		line, err := rd.NextLine()
 		if err == io.EOF {
-			return evs, nil
+			break
 		}
-		r.opts.Masker.MaskEvent(&ev)
-		if err != nil {
-			if errors.Is(err, transcript.ErrUnknownEventType) || errors.Is(err, transcript.ErrUnknownBlockType) {
-				evs = append(evs, ev)
-				continue
-			}
-			r.warn(fmt.Sprintf("%s: %v", file, err))
-			var le *transcript.LineError
-			if !errors.As(err, &le) || errors.Is(err, transcript.ErrFileTooLarge) {
-				return evs, nil
-			}
+		var le *transcript.LineError
+		if err != nil && (!errors.As(err, &le) || errors.Is(err, transcript.ErrFileTooLarge)) {
+			break
+		}
+		if err != nil || len(calls)+len(results) >= maxToolIDs {
 			continue
 		}
-		evs = append(evs, ev)
+		t, ok, _ := rawjson.Field(line, "type")
+		isCall := ok && string(t) == `"tool.call"`
+		if !isCall && (!ok || string(t) != `"tool.result"`) {
+			continue
+		}
+		p, ok, _ := rawjson.Field(line, "payload")
+		if !ok {
+			continue
+		}
+		v, ok, _ := rawjson.Field(p, "call_id")
+		id, sok := rawjson.String(v)
+		if !ok || !sok {
+			continue
+		}
+		if isCall {
+			calls[id] = true
+		} else {
+			results[id] = true
+		}
 	}
+	if rd.Line() == 0 {
+		return nil, nil, fmt.Errorf("%s: %w", file, transcript.ErrEmpty)
+	}
+	return calls, results, nil
 }
+
+// A file is rendered in windows of events, so memory stays bounded by
+// these whatever it holds: a window ends at a step boundary (TextFirst
+// moves events within a step only) or when it holds maxWindow events or
+// maxWindowBytes of lines.
+const (
+	maxWindow      = 4096
+	maxWindowBytes = 32 << 20
+)
 
 func (r *renderer) file(ctx context.Context, file string, depth int) error {
 	if r.visiting[file] {
-		r.warn(fmt.Sprintf("%s: sub-workflow cycle, not replayed again", file))
+		r.warn("%s: sub-workflow cycle, not replayed again", file)
 		return nil
 	}
 	if r.seen[file] {
@@ -183,58 +215,95 @@ func (r *renderer) file(ctx context.Context, file string, depth int) error {
 	r.seen[file] = true
 	r.visiting[file] = true
 	defer delete(r.visiting, file)
-	evs, err := r.load(file)
+	// Tool invocations are shown from their tool.call/tool.result events;
+	// the same invocation's blocks inside messages are not repeated. The
+	// ids come from a first pass over the file.
+	calls, results, err := r.toolIDs(file)
 	if err != nil {
 		if depth == 0 {
 			return err
 		}
-		r.warn(err.Error())
+		r.warn("%v", err)
 		return nil
 	}
-	// A conversation reads with the text that introduced a tool call
-	// before the call (agents record the call first, as soon as they see
-	// it).
-	evs = normalize.TextFirst(evs)
-	// Tool invocations are shown from their tool.call/tool.result events;
-	// the same invocation's blocks inside messages are not repeated.
-	calls := map[string]bool{}
-	results := map[string]bool{}
-	for i := range evs {
-		if tp := evs[i].Tool(); tp != nil {
-			if evs[i].Type == transcript.ToolCall {
-				calls[tp.CallID] = true
-			} else {
-				results[tp.CallID] = true
+	f, err := safefile.Open(file)
+	if err != nil {
+		if depth == 0 {
+			return fmt.Errorf("open transcript %s: %w", file, err)
+		}
+		r.warn("open transcript %s: %v", file, err)
+		return nil
+	}
+	defer f.Close()
+	rd := transcript.NewReader(f)
+	rd.SetLimits(r.opts.Limits)
+	completed := false
+	var window []transcript.ExchangeEvent
+	size := 0
+	render := func() error {
+		// A conversation reads with the text that introduced a tool call
+		// before the call (agents record the call first, as soon as they
+		// see it).
+		for _, ev := range normalize.TextFirst(window) {
+			if !r.keep(&ev) {
+				continue
+			}
+			if err := r.pace(ctx, ev.Timestamp); err != nil {
+				return err
+			}
+			switch ev.Type {
+			case transcript.RunStarted:
+				completed = false
+			case transcript.RunCompleted:
+				completed = true
+			}
+			r.event(&ev, depth, calls, results)
+			if ev.Type == transcript.CallWorkflowStarted && ev.ChildRunID != "" {
+				cp, err := runstore.ChildPath(file, ev.ChildRunID)
+				if err != nil {
+					r.warn("%s: %v", file, err)
+				} else if err := r.file(ctx, cp, depth+1); err != nil {
+					return err
+				}
+			}
+			if err := r.w.Flush(); err != nil {
+				return fmt.Errorf("write output: %w", err)
 			}
 		}
+		window, size = window[:0], 0
+		return nil
 	}
-	completed := false
-	for i := range evs {
-		ev := &evs[i]
-		if !r.keep(ev) {
+	for {
+		ev, err := rd.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil && !errors.Is(err, transcript.ErrUnknownEventType) && !errors.Is(err, transcript.ErrUnknownBlockType) {
+			r.warn("%s: %v", file, err)
+			var le *transcript.LineError
+			if !errors.As(err, &le) || errors.Is(err, transcript.ErrFileTooLarge) {
+				break
+			}
 			continue
 		}
-		if err := r.pace(ctx, ev.Timestamp); err != nil {
-			return err
-		}
-		switch ev.Type {
-		case transcript.RunStarted:
-			completed = false
-		case transcript.RunCompleted:
-			completed = true
-		}
-		r.event(ev, depth, calls, results)
-		if ev.Type == transcript.CallWorkflowStarted && ev.ChildRunID != "" {
-			cp, err := runstore.ChildPath(file, ev.ChildRunID)
-			if err != nil {
-				r.warn(err.Error())
-			} else if err := r.file(ctx, cp, depth+1); err != nil {
+		r.opts.Masker.MaskEvent(&ev)
+		boundary := ev.Type == transcript.StepStarted || ev.Type == transcript.StepCompleted ||
+			ev.Type == transcript.CallWorkflowStarted
+		if boundary && len(window) > 0 {
+			if err := render(); err != nil {
 				return err
 			}
 		}
-		if err := r.w.Flush(); err != nil {
-			return fmt.Errorf("write output: %w", err)
+		window = append(window, ev)
+		size += len(rd.Raw())
+		if boundary || len(window) >= maxWindow || size >= maxWindowBytes {
+			if err := render(); err != nil {
+				return err
+			}
 		}
+	}
+	if err := render(); err != nil {
+		return err
 	}
 	if !completed && r.opts.Step == "" {
 		r.line(r.pal.bad, "run interrupted: the transcript ends without run.completed")

@@ -18,12 +18,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/reelhq/reel/internal/runstatus"
+	"github.com/reelhq/reel/internal/safefile"
 	"github.com/reelhq/reel/transcript"
 )
 
@@ -156,7 +156,7 @@ type Options struct {
 
 // Load reads the transcript at path.
 func Load(path string, opts Options) (*Run, error) {
-	f, err := os.Open(path)
+	f, err := safefile.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("open transcript %s: %w", path, err)
 	}

@@ -23,6 +23,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/reelhq/reel/internal/safefile"
 	"github.com/reelhq/reel/transcript"
 )
 
@@ -107,7 +108,7 @@ const tailSize = 64 << 10
 // Summarize reads the transcript at path: its first event (run.started) and
 // its last line.
 func Summarize(path string) (Summary, error) {
-	f, err := os.Open(path)
+	f, err := safefile.Open(path)
 	if err != nil {
 		return Summary{}, err
 	}

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/reelhq/reel/internal/rawjson"
+	"github.com/reelhq/reel/internal/safefile"
 	"github.com/reelhq/reel/transcript"
 )
 
@@ -140,8 +141,8 @@ func (s *Store) Latest() (string, error) {
 	for _, id := range ids {
 		p := filepath.Join(s.Dir, id+".jsonl")
 		st, err := os.Stat(p)
-		if err != nil {
-			continue
+		if err != nil || !st.Mode().IsRegular() {
+			continue // a FIFO or device named like a run is no run
 		}
 		cands = append(cands, cand{p, st.ModTime().UnixNano()})
 	}
@@ -156,7 +157,7 @@ func (s *Store) Latest() (string, error) {
 
 // isChild reports whether the transcript's first event names a parent run.
 func isChild(path string) bool {
-	f, err := os.Open(path)
+	f, err := safefile.Open(path)
 	if err != nil {
 		return false
 	}

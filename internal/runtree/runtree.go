@@ -8,20 +8,23 @@
 package runtree
 
 import (
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/reelhq/reel/internal/pricing"
 	"github.com/reelhq/reel/internal/rawevent"
 	"github.com/reelhq/reel/internal/rawjson"
 	"github.com/reelhq/reel/internal/runstatus"
 	"github.com/reelhq/reel/internal/runstore"
+	"github.com/reelhq/reel/internal/safefile"
+	"github.com/reelhq/reel/internal/warn"
 	"github.com/reelhq/reel/transcript"
 )
 
@@ -79,16 +82,61 @@ type Node struct {
 	Attempts   int `json:"attempts,omitempty"`
 	RunAttempt int `json:"run_attempt,omitempty"`
 
-	// ToolSeq names the tools the step called, in order, and Output is
-	// its final output (agent reply or command output); both are for
-	// comparing runs and stay out of the tree's JSON.
-	ToolSeq []string `json:"-"`
-	Output  string   `json:"-"`
+	// ToolSeq names the first MaxToolSeq tools the step called, in order,
+	// and ToolsDigest digests the names of all of them. Output is the
+	// step's final output (agent reply or command output), its first
+	// MaxOutput bytes while the tree's budget (MaxOutputs) lasts, and
+	// OutputDigest digests all of it when HasOutput. They are for
+	// comparing runs, in memory that does not grow with what the steps
+	// said, and stay out of the tree's JSON.
+	ToolSeq      []string          `json:"-"`
+	ToolsDigest  uint64            `json:"-"`
+	Output       string            `json:"-"`
+	OutputDigest [sha256.Size]byte `json:"-"`
+	HasOutput    bool              `json:"-"`
 
 	open  bool
 	seq   int           // order of start, to pick the latest of several open nodes
 	iters map[int]*Node // a loop's iteration groups by index
 	ranMS int64         // a run's own duration_ms, from its last run.completed
+}
+
+// MaxToolSeq is how many tool names a node keeps in ToolSeq.
+const MaxToolSeq = 64
+
+// Bounds of the outputs a tree keeps (Node.Output).
+const (
+	MaxOutput  = 64 << 10
+	MaxOutputs = 64 << 20
+)
+
+// setOutput records a step's final output: its digest, and as much of it
+// as the bounds allow.
+func (t *Tree) setOutput(n *Node, out string) {
+	n.HasOutput = out != ""
+	n.OutputDigest = sha256.Sum256([]byte(out))
+	keep := min(len(out), MaxOutput, max(0, MaxOutputs-t.outputs))
+	for keep > 0 && keep < len(out) && !utf8.RuneStart(out[keep]) {
+		keep--
+	}
+	n.Output = strings.Clone(out[:keep])
+	t.outputs += keep
+}
+
+// addTool counts a tool call in ToolSeq and ToolsDigest (FNV-1a over the
+// names, each followed by a NUL).
+func (n *Node) addTool(name string) {
+	if len(n.ToolSeq) < MaxToolSeq {
+		n.ToolSeq = append(n.ToolSeq, name)
+	}
+	h := n.ToolsDigest
+	if h == 0 {
+		h = 14695981039346656037
+	}
+	for i := 0; i < len(name); i++ {
+		h = (h ^ uint64(name[i])) * 1099511628211
+	}
+	n.ToolsDigest = (h ^ 0) * 1099511628211
 }
 
 // Millis marshals a duration as whole milliseconds.
@@ -104,7 +152,13 @@ type Tree struct {
 	Root *Node `json:"run"`
 	// Warnings name what could not be read: malformed lines, torn tails,
 	// missing child transcripts. The tree holds everything that could.
+	// Repeated warnings are summarised (package warn).
 	Warnings []string `json:"warnings,omitempty"`
+
+	warns     warn.List
+	nodesLeft int // Options.MaxNodes less the nodes made
+	cut       int // step executions past MaxNodes
+	outputs   int // bytes of Node.Output kept
 }
 
 // Options tune Build.
@@ -117,7 +171,16 @@ type Options struct {
 	// Prices price the agent steps whose provider reported no cost (nil:
 	// reported costs only).
 	Prices *pricing.Table
+	// MaxNodes bounds the step executions the tree holds, across the run
+	// and its sub-workflows (default 200,000): memory follows the tree,
+	// not the bytes of the files, and a file of a million step.started
+	// lines cannot exhaust it. Executions past it are counted in a
+	// warning, not shown.
+	MaxNodes int
 }
+
+// DefaultMaxNodes is Options.MaxNodes' default.
+const DefaultMaxNodes = 200_000
 
 // Build reads the transcript at path and, recursively, the transcripts of
 // the child runs it started, and returns the execution tree. A transcript
@@ -126,23 +189,33 @@ func Build(path string, opts Options) (*Tree, error) {
 	if opts.MaxDepth <= 0 {
 		opts.MaxDepth = 64
 	}
-	t := &Tree{}
+	if opts.MaxNodes <= 0 {
+		opts.MaxNodes = DefaultMaxNodes
+	}
+	t := &Tree{nodesLeft: opts.MaxNodes}
 	root, err := t.buildFile(path, opts, map[string]bool{}, 0)
 	if err != nil {
 		return nil, err
 	}
 	t.Root = root
+	if t.cut > 0 {
+		t.warn("the tree holds the first %d step executions; %d more are not shown (Options.MaxNodes)", opts.MaxNodes, t.cut)
+	}
+	t.Warnings = t.warns.Strings()
 	return t, nil
 }
 
-func (t *Tree) warn(format string, args ...any) {
-	t.Warnings = append(t.Warnings, fmt.Sprintf(format, args...))
-}
+func (t *Tree) warn(format string, args ...any) { t.warns.Addf(format, args...) }
 
 // builder holds the state of one file's reconstruction.
 type builder struct {
-	root      *Node
-	open      []*Node // open executions in start order
+	t    *Tree
+	root *Node
+	// Open executions, by path and by path and iteration, each list in
+	// start order. Closed nodes leave their lists lazily (top), so a
+	// lookup costs the depth of the path, not the number of open nodes.
+	byPath    map[string][]*Node
+	byKey     map[pathIter][]*Node
 	count     int
 	last      time.Time
 	env       rawevent.Envelope
@@ -152,8 +225,13 @@ type builder struct {
 	prices    *pricing.Table
 }
 
+type pathIter struct {
+	path string
+	iter int
+}
+
 func (t *Tree) buildFile(path string, opts Options, visiting map[string]bool, depth int) (*Node, error) {
-	f, err := os.Open(path)
+	f, err := safefile.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("open transcript %s: %w", path, err)
 	}
@@ -161,7 +239,8 @@ func (t *Tree) buildFile(path string, opts Options, visiting map[string]bool, de
 	visiting[path] = true
 	defer delete(visiting, path)
 
-	b := &builder{root: &Node{Kind: transcript.KindWorkflow, open: true}, paths: map[string]string{}, prices: opts.Prices}
+	b := &builder{t: t, root: &Node{Kind: transcript.KindWorkflow, open: true}, paths: map[string]string{}, prices: opts.Prices,
+		byPath: map[string][]*Node{}, byKey: map[pathIter][]*Node{}}
 	rd := transcript.NewReader(f)
 	rd.SetLimits(opts.Limits)
 	for {
@@ -186,6 +265,9 @@ func (t *Tree) buildFile(path string, opts Options, visiting map[string]bool, de
 			}
 		}
 		b.line(t, path, rd.Line(), line)
+	}
+	if rd.Line() == 0 {
+		return nil, fmt.Errorf("%s: %w", path, transcript.ErrEmpty)
 	}
 	root := b.root
 	open := ""
@@ -233,12 +315,17 @@ func (t *Tree) buildFile(path string, opts Options, visiting map[string]bool, de
 // closeOpen gives the executions left open the status status, ending
 // them at the last event seen.
 func (b *builder) closeOpen(status string) {
-	for _, n := range b.open {
-		n.Status = status
-		n.End = b.last
-		n.open = false
+	for _, list := range b.byPath {
+		for _, n := range list {
+			if n.open {
+				n.Status = status
+				n.End = b.last
+				n.open = false
+			}
+		}
 	}
-	b.open = nil
+	clear(b.byPath)
+	clear(b.byKey)
 }
 
 // line folds one raw line into the tree and reports whether it was the
@@ -268,7 +355,7 @@ func (b *builder) line(t *Tree, path string, lineNo int, line []byte) bool {
 			if v, ok, _ := rawjson.Field(env.Payload, "name"); ok {
 				name, _ = rawjson.String(v)
 			}
-			n.ToolSeq = append(n.ToolSeq, name)
+			n.addTool(b.intern([]byte(name)))
 		case transcript.ToolResult:
 			if v, ok, _ := rawjson.Field(env.Payload, "error"); ok {
 				if s, _ := rawjson.String(v); strings.HasPrefix(s, "no result") {
@@ -343,6 +430,11 @@ func (b *builder) line(t *Tree, path string, lineNo int, line []byte) bool {
 			t.warn("%s: line %d: step.started without a step payload", path, lineNo)
 			return false
 		}
+		if t.nodesLeft <= 0 {
+			t.cut++
+			return false
+		}
+		t.nodesLeft--
 		parent := b.parentFor(ev.Path, ev.Iteration)
 		b.count++
 		n := &Node{
@@ -353,13 +445,16 @@ func (b *builder) line(t *Tree, path string, lineNo int, line []byte) bool {
 			n.RunAttempt = b.attempt
 		}
 		addChild(parent, n)
-		b.open = append(b.open, n)
+		b.push(n)
 	case transcript.StepCompleted:
 		if sp == nil {
 			t.warn("%s: line %d: step.completed without a step payload", path, lineNo)
 			return false
 		}
 		n := b.take(ev.Path, ev.Iteration)
+		if n == nil && t.cut > 0 {
+			return false // its start was past MaxNodes
+		}
 		if n == nil {
 			t.warn("%s: line %d: step.completed for %s with no open step.started", path, lineNo, ev.Path)
 			n = &Node{Kind: sp.Kind, Name: sp.Name, Path: ev.Path, Iteration: ev.Iteration, Attempt: sp.Attempt, Start: ev.Timestamp}
@@ -391,14 +486,14 @@ func (b *builder) line(t *Tree, path string, lineNo int, line []byte) bool {
 						n.UnpricedSteps = 1
 					}
 					n.Provider, n.Model = ar.Provider, ar.Model
-					n.Output = ar.Output
+					t.setOutput(n, ar.Output)
 				}
 			case transcript.KindCommand:
 				var cr transcript.CommandResult
 				if transcript.DecodeResult(sp.Result, &cr) == nil {
 					code := cr.ExitCode
 					n.ExitCode = &code
-					n.Output = cr.Output
+					t.setOutput(n, cr.Output)
 				}
 			}
 		}
@@ -440,18 +535,61 @@ func isAncestor(a, p string) bool {
 	return a == "" || len(p) > len(a) && p[len(a)] == '.' && strings.HasPrefix(p, a)
 }
 
+// push opens n.
+func (b *builder) push(n *Node) {
+	b.byPath[n.Path] = append(b.byPath[n.Path], n)
+	k := pathIter{n.Path, n.Iteration}
+	b.byKey[k] = append(b.byKey[k], n)
+}
+
+// latest returns the last node of list still open, dropping the closed
+// ones above it.
+func latest(list []*Node) ([]*Node, *Node) {
+	for len(list) > 0 && !list[len(list)-1].open {
+		list[len(list)-1] = nil
+		list = list[:len(list)-1]
+	}
+	if len(list) == 0 {
+		return list, nil
+	}
+	return list, list[len(list)-1]
+}
+
+// latestAt returns the latest open execution at path p.
+func (b *builder) latestAt(p string) *Node {
+	list, ok := b.byPath[p]
+	if !ok {
+		return nil
+	}
+	list, n := latest(list)
+	if len(list) == 0 {
+		delete(b.byPath, p)
+	} else {
+		b.byPath[p] = list
+	}
+	return n
+}
+
+// openAncestor is the open execution at the longest proper ancestor path
+// of p, the latest started among those at that path.
+func (b *builder) openAncestor(p string) *Node {
+	for i := len(p) - 1; i >= 0; i-- {
+		if p[i] == '.' {
+			if n := b.latestAt(p[:i]); n != nil {
+				return n
+			}
+		}
+	}
+	if p != "" {
+		return b.latestAt("")
+	}
+	return nil
+}
+
 // parentFor is the open execution a step at path p belongs to: the open
 // node with the longest ancestor path, the latest started among equals.
 func (b *builder) parentFor(p string, iteration int) *Node {
-	var best *Node
-	for _, n := range b.open {
-		if !isAncestor(n.Path, p) {
-			continue
-		}
-		if best == nil || len(n.Path) > len(best.Path) || len(n.Path) == len(best.Path) && n.seq > best.seq {
-			best = n
-		}
-	}
+	best := b.openAncestor(p)
 	if best == nil {
 		return b.root
 	}
@@ -489,33 +627,26 @@ func addChild(parent, n *Node) { parent.Children = append(parent.Children, n) }
 // find returns the latest open execution at path p, preferring one of the
 // same iteration.
 func (b *builder) find(p string, iteration int) *Node {
-	var other *Node
-	for k := len(b.open) - 1; k >= 0; k-- {
-		n := b.open[k]
-		if n.Path != p {
-			continue
+	k := pathIter{p, iteration}
+	if list, ok := b.byKey[k]; ok {
+		list, n := latest(list)
+		if len(list) == 0 {
+			delete(b.byKey, k)
+		} else {
+			b.byKey[k] = list
 		}
-		if n.Iteration == iteration {
+		if n != nil {
 			return n
 		}
-		if other == nil {
-			other = n
-		}
 	}
-	return other
+	return b.latestAt(p)
 }
 
-// take removes and returns the execution a step.completed closes.
+// take closes and returns the execution a step.completed closes.
 func (b *builder) take(p string, iteration int) *Node {
 	n := b.find(p, iteration)
-	if n == nil {
-		return nil
-	}
-	for k, o := range b.open {
-		if o == n {
-			b.open = append(b.open[:k], b.open[k+1:]...)
-			break
-		}
+	if n != nil {
+		n.open = false
 	}
 	return n
 }
@@ -526,16 +657,10 @@ func (b *builder) owner(p string, iteration int) *Node {
 	if n := b.find(p, iteration); n != nil {
 		return n
 	}
-	var best *Node
-	for _, n := range b.open {
-		if isAncestor(n.Path, p) && (best == nil || len(n.Path) >= len(best.Path)) {
-			best = n
-		}
+	if n := b.openAncestor(p); n != nil {
+		return n
 	}
-	if best == nil {
-		return b.root
-	}
-	return best
+	return b.root
 }
 
 // intern returns p as a string, allocating each distinct path once.

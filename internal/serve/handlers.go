@@ -20,6 +20,7 @@ import (
 	"github.com/reelhq/reel/internal/query"
 	"github.com/reelhq/reel/internal/runstatus"
 	"github.com/reelhq/reel/internal/runtree"
+	"github.com/reelhq/reel/internal/safefile"
 	"github.com/reelhq/reel/internal/webview"
 	"github.com/reelhq/reel/transcript"
 )
@@ -305,7 +306,7 @@ func (s *Server) apiRun(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, http.StatusInternalServerError, "", err)
 		return
 	}
-	f, err := os.Open(path)
+	f, err := safefile.Open(path)
 	if err != nil {
 		s.fail(w, r, http.StatusInternalServerError, "", err)
 		return
@@ -441,7 +442,7 @@ func jsonString(s string) string {
 
 // runStart is the time of a transcript's first event.
 func runStart(path string) time.Time {
-	f, err := os.Open(path)
+	f, err := safefile.Open(path)
 	if err != nil {
 		return time.Time{}
 	}

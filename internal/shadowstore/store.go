@@ -10,9 +10,12 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
+	"syscall"
 
 	"github.com/reelhq/reel/internal/agentlog"
+	"github.com/reelhq/reel/internal/safefile"
 	_ "modernc.org/sqlite" // pure-Go database/sql driver "sqlite"
 )
 
@@ -70,6 +73,19 @@ func IndexPath(project string) string {
 // `shadow` itself does: file first (tmp + rename), then the index row and
 // its tags in one transaction. It returns the paths written.
 func Put(ctx context.Context, project string, traces [][]agentlog.Record) ([]string, error) {
+	// SQLite creates the index and its -wal and -shm files with the mode
+	// of an existing database file: creating it first makes them private.
+	if err := safefile.MkdirAll(filepath.Dir(IndexPath(project))); err != nil {
+		return nil, fmt.Errorf("open index: %w", err)
+	}
+	if f, err := os.OpenFile(IndexPath(project), os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0o600); err != nil {
+		return nil, fmt.Errorf("open index: %w", err)
+	} else if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("open index %s: not a regular file", IndexPath(project))
+	} else {
+		f.Close()
+	}
 	db, err := sql.Open("sqlite", IndexPath(project))
 	if err != nil {
 		return nil, fmt.Errorf("open index: %w", err)

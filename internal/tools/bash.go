@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -40,6 +42,39 @@ func (h *headBuffer) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// BashEnv lists the variables the Bash tool passes on from the
+// environment without being told: what a shell needs to find programs,
+// speak the user's language and write temporary files. Anything else (API
+// keys, tokens, cloud credentials, proxies that may carry passwords) is
+// passed only when the workflow names it (Options.PassEnv).
+var BashEnv = []string{"PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "LC_*", "TERM", "COLORTERM", "TMPDIR", "TZ"}
+
+// bashEnv is the environment of a Bash command: the allowed variables of
+// Options.Env.
+func (r *Router) bashEnv() []string {
+	src := r.opts.Env
+	if src == nil {
+		src = os.Environ()
+	}
+	env := []string{}
+	for _, kv := range src {
+		name, _, ok := strings.Cut(kv, "=")
+		if ok && (allowed(name, BashEnv) || slices.Contains(r.opts.PassEnv, name)) {
+			env = append(env, kv)
+		}
+	}
+	return env
+}
+
+func allowed(name string, list []string) bool {
+	for _, a := range list {
+		if a == name || strings.HasSuffix(a, "*") && strings.HasPrefix(name, a[:len(a)-1]) {
+			return true
+		}
+	}
+	return false
+}
+
 func shell() string {
 	if p, err := exec.LookPath("bash"); err == nil {
 		return p
@@ -67,7 +102,7 @@ func (r *Router) bash(ctx context.Context, input json.RawMessage) (any, error) {
 
 	cmd := exec.CommandContext(ctx, shell(), "-c", in.Command)
 	cmd.Dir = r.dir
-	cmd.Env = r.opts.Env
+	cmd.Env = r.bashEnv()
 	// A group of its own, so a timeout kills everything the command started,
 	// not only the shell.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

@@ -15,6 +15,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"syscall"
 	"unicode/utf8"
 )
 
@@ -31,6 +32,54 @@ const (
 // ErrOutside is returned for a path that leaves the working directory,
 // lexically or through a symlink.
 var ErrOutside = errors.New("outside the working directory")
+
+// ErrNotRegular is returned for a path that is not a regular file (a FIFO,
+// a device, a socket): reading or writing one could block forever.
+var ErrNotRegular = errors.New("not a regular file")
+
+// ErrHardLinked is returned for a file with more than one hard link. Its
+// other names may be outside the working directory, where a link made
+// there would lead (os.Root stops symlinks, not hard links), so the file
+// tools neither read nor write it.
+var ErrHardLinked = errors.New("has more than one hard link")
+
+// openChecked opens rel for reading without blocking, and refuses anything
+// but a regular file with a single link.
+func openChecked(root *os.Root, rel string) (*os.File, fs.FileInfo, error) {
+	f, err := root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := checkFile(f)
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return f, st, nil
+}
+
+// checkFile refuses what the file tools do not touch: see ErrNotRegular
+// and ErrHardLinked. A directory passes, for the callers to handle.
+func checkFile(f *os.File) (fs.FileInfo, error) {
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	return st, checkInfo(st)
+}
+
+func checkInfo(st fs.FileInfo) error {
+	if st.IsDir() {
+		return nil
+	}
+	if !st.Mode().IsRegular() {
+		return fmt.Errorf("%w (%s)", ErrNotRegular, st.Mode().Type())
+	}
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok && sys.Nlink > 1 {
+		return fmt.Errorf("%w (%d): its other names may be outside the working directory", ErrHardLinked, sys.Nlink)
+	}
+	return nil
+}
 
 // rel turns a path given by a model into a path relative to the working
 // directory, refusing anything that leaves it lexically. Symlink escapes are
@@ -112,15 +161,11 @@ func (r *Router) read(input json.RawMessage) (any, error) {
 		return nil, err
 	}
 	defer root.Close()
-	f, err := root.Open(rel)
+	f, st, err := openChecked(root, rel)
 	if err != nil {
 		return nil, r.fsErr("Read", in.FilePath, err)
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, r.fsErr("Read", in.FilePath, err)
-	}
 	if st.IsDir() {
 		return nil, fmt.Errorf("Read %s: is a directory (use Glob to list it)", in.FilePath)
 	}
@@ -162,21 +207,70 @@ func max0(n int) int {
 	return n
 }
 
+// writeFile replaces rel with data: written to a new file beside it,
+// then renamed over it, so a crash leaves the old content or the new, and
+// nothing is ever written through the name (a FIFO, a device, a link).
+// An existing file keeps its mode.
 func (r *Router) writeFile(root *os.Root, rel string, data []byte) error {
 	if dir := filepath.Dir(rel); dir != "." {
 		if err := root.MkdirAll(dir, 0o755); err != nil {
 			return err
 		}
 	}
-	f, err := root.OpenFile(rel, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
+	mode := fs.FileMode(0o644)
+	if st, err := root.Lstat(rel); err == nil {
+		if st.Mode()&fs.ModeSymlink != 0 {
+			// Replacing the name would turn the link into a file; the
+			// model can write the target instead, if it is inside.
+			if _, err := root.Stat(rel); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return err
+			}
+			target, _ := root.Readlink(rel)
+			return fmt.Errorf("is a symlink to %s; write to that file instead", target)
+		}
+		if st.IsDir() {
+			return errors.New("is a directory")
+		}
+		if err := checkInfo(st); err != nil {
+			return err
+		}
+		mode = st.Mode().Perm()
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	var tmp string
+	var f *os.File
+	for i := 0; ; i++ {
+		tmp = filepath.Join(filepath.Dir(rel), fmt.Sprintf(".%s.reel-%d-%d.tmp", filepath.Base(rel), os.Getpid(), i))
+		var err error
+		f, err = root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, fs.ErrExist) || i > 100 {
+			return err
+		}
+	}
+	fail := func(err error) error {
+		f.Close()
+		root.Remove(tmp)
 		return err
 	}
 	if _, err := f.Write(data); err != nil {
-		f.Close()
+		return fail(err)
+	}
+	if err := f.Chmod(mode); err != nil { // the umask may have cut it
+		return fail(err)
+	}
+	if err := f.Close(); err != nil {
+		root.Remove(tmp)
 		return err
 	}
-	return f.Close()
+	if err := root.Rename(tmp, rel); err != nil {
+		root.Remove(tmp)
+		return err
+	}
+	return nil
 }
 
 func (r *Router) write(input json.RawMessage) (any, error) {
@@ -233,7 +327,16 @@ func (r *Router) edit(input json.RawMessage) (any, error) {
 		return nil, err
 	}
 	defer root.Close()
-	data, err := root.ReadFile(rel)
+	f, st, err := openChecked(root, rel)
+	if err != nil {
+		return nil, r.fsErr("Edit", in.FilePath, err)
+	}
+	if st.IsDir() {
+		f.Close()
+		return nil, fmt.Errorf("Edit %s: is a directory", in.FilePath)
+	}
+	data, err := io.ReadAll(f)
+	f.Close()
 	if err != nil {
 		return nil, r.fsErr("Edit", in.FilePath, err)
 	}
@@ -250,15 +353,7 @@ func (r *Router) edit(input json.RawMessage) (any, error) {
 	} else {
 		text = strings.Replace(text, in.OldString, in.NewString, 1)
 	}
-	f, err := root.OpenFile(rel, os.O_WRONLY|os.O_TRUNC, 0)
-	if err != nil {
-		return nil, r.fsErr("Edit", in.FilePath, err)
-	}
-	if _, err := io.WriteString(f, text); err != nil {
-		f.Close()
-		return nil, r.fsErr("Edit", in.FilePath, err)
-	}
-	if err := f.Close(); err != nil {
+	if err := r.writeFile(root, rel, []byte(text)); err != nil {
 		return nil, r.fsErr("Edit", in.FilePath, err)
 	}
 	return fmt.Sprintf("replaced %d occurrence(s) in %s", n, filepath.ToSlash(rel)), nil
@@ -441,6 +536,8 @@ func (r *Router) grep(ctx context.Context, input json.RawMessage) (any, error) {
 	var out strings.Builder
 	matches, max := 0, r.limit(defaultMaxOutput)
 	more := false
+	single := !st.IsDir()
+	skipped := 0 // files not searched: see ErrHardLinked and ErrNotRegular
 	search := func(p string) error {
 		if in.Glob != "" {
 			name := p
@@ -451,12 +548,19 @@ func (r *Router) grep(ctx context.Context, input json.RawMessage) (any, error) {
 				return nil
 			}
 		}
-		f, err := root.Open(p)
+		f, fi, err := openChecked(root, p)
+		if errors.Is(err, ErrHardLinked) || errors.Is(err, ErrNotRegular) {
+			if single {
+				return err
+			}
+			skipped++
+			return nil
+		}
 		if err != nil {
 			return nil
 		}
 		defer f.Close()
-		if fi, err := f.Stat(); err != nil || fi.Size() > maxGrepFileSize {
+		if fi.IsDir() || fi.Size() > maxGrepFileSize {
 			return nil
 		}
 		br := bufio.NewReaderSize(f, 64<<10)
@@ -496,11 +600,18 @@ func (r *Router) grep(ctx context.Context, input json.RawMessage) (any, error) {
 	if err != nil && !errors.Is(err, errEnough) {
 		return nil, r.fsErr("Grep", in.Path, err)
 	}
+	note := ""
+	if skipped > 0 {
+		note = fmt.Sprintf("[%d file(s) not searched: not regular, or with more than one hard link]\n", skipped)
+	}
 	if matches == 0 {
-		return "no matches for " + in.Pattern, nil
+		if note != "" {
+			note = "\n" + note
+		}
+		return "no matches for " + in.Pattern + note, nil
 	}
 	if more {
 		fmt.Fprintf(&out, "[stopped after %d matches; narrow the search]\n", matches)
 	}
-	return out.String(), nil
+	return out.String() + note, nil
 }

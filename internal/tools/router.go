@@ -33,8 +33,14 @@ type Emit func(transcript.ExchangeEvent) error
 
 // Options tune a Router. Zero values mean the defaults.
 type Options struct {
-	// Env is the environment of Bash commands (nil = os.Environ()).
+	// Env is the environment Bash commands take their variables from
+	// (nil = os.Environ()). Only the variables of BashEnv and those named
+	// in PassEnv are passed on: a model's commands do not see the API keys
+	// and tokens of the environment reel runs in.
 	Env []string
+	// PassEnv names more variables of Env the Bash tool passes on (the
+	// workflow's choice, such as a step's bash_env option).
+	PassEnv []string
 	// BashTimeout bounds one Bash command (default 2 minutes). A command
 	// may ask for less, never for more.
 	BashTimeout time.Duration
@@ -127,19 +133,43 @@ func (r *Router) dispatch(ctx context.Context, name string, input json.RawMessag
 	}
 	switch name {
 	case "Read":
-		return r.read(input)
+		return bounded(ctx, name, func() (any, error) { return r.read(input) })
 	case "Write":
-		return r.write(input)
+		return bounded(ctx, name, func() (any, error) { return r.write(input) })
 	case "Edit":
-		return r.edit(input)
+		return bounded(ctx, name, func() (any, error) { return r.edit(input) })
 	case "Bash":
 		return r.bash(ctx, input)
 	case "Glob":
-		return r.glob(ctx, input)
+		return bounded(ctx, name, func() (any, error) { return r.glob(ctx, input) })
 	case "Grep":
-		return r.grep(ctx, input)
+		return bounded(ctx, name, func() (any, error) { return r.grep(ctx, input) })
 	}
 	return nil, fmt.Errorf("%w %q (available: Read, Write, Edit, Bash, Glob, Grep)", ErrUnknownTool, name)
+}
+
+// bounded runs a file tool so that its step's timeout or cancellation ends
+// the call even when the tool is stuck in a system call (a file system
+// that hangs): the call returns at once, and the goroutine, which nothing
+// waits for any more, ends whenever the system call does. Files are opened
+// non-blocking, so nothing reel controls hangs; this is for what it does
+// not (a dead network mount).
+func bounded(ctx context.Context, tool string, fn func() (any, error)) (any, error) {
+	type result struct {
+		out any
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		out, err := fn()
+		done <- result{out, err}
+	}()
+	select {
+	case res := <-done:
+		return res.out, res.err
+	case <-ctx.Done():
+		return nil, fmt.Errorf("%s: %w (abandoned before it returned)", tool, context.Cause(ctx))
+	}
 }
 
 // decode parses a tool's arguments strictly enough to catch a model that

@@ -2,6 +2,7 @@ package verify
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -114,16 +115,14 @@ func TestResumedRunViolations(t *testing.T) {
 // A transcript with no events at all is a run stopped before its first
 // one: a warning, not a violation.
 func TestEmptyTranscriptIsAWarning(t *testing.T) {
-	r, err := transcript.Create(t.TempDir(), transcript.NewRunID(), transcript.Options{})
-	if err != nil {
+	// What a run killed between creating its file and writing run.started
+	// leaves (a recorder closed without writing removes the file itself).
+	p := filepath.Join(t.TempDir(), transcript.NewRunID()+".jsonl")
+	if err := os.WriteFile(p, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	r.Close()
-	rep := Paths([]string{r.Path()}, Options{})
+	rep := Paths([]string{p}, Options{})
 	if rep.Violations() != 0 || len(rep.Problems) != 1 || !rep.Problems[0].Warning {
 		t.Fatalf("%+v", rep.Problems)
-	}
-	if _, err := os.Stat(r.Path()); err != nil {
-		t.Fatal(err)
 	}
 }

@@ -14,6 +14,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/reelhq/reel/internal/runstore"
+	"github.com/reelhq/reel/internal/safefile"
 	"github.com/reelhq/reel/transcript"
 )
 
@@ -67,6 +69,16 @@ func (r *Report) Violations() int {
 	return n
 }
 
+// Bounds that keep a check's memory independent of what a file holds.
+const (
+	// perKind is how many problems of one kind are listed per file; the
+	// rest are counted in one more problem.
+	perKind = 10
+	// maxTracked bounds the steps, tool calls and child runs tracked per
+	// file for the pairing checks; past it those checks stop, and say so.
+	maxTracked = 1 << 18
+)
+
 // Options tune a check.
 type Options struct {
 	Limits transcript.Limits
@@ -104,8 +116,62 @@ func Paths(paths []string, opts Options) *Report {
 				c.file(filepath.Join(dir, e.Name()))
 			}
 		}
+		// A torn tail whose transcript is gone is still worth a word.
+		for _, e := range entries {
+			if base, ok := tornOf(e.Name()); ok && !e.IsDir() {
+				if _, err := os.Lstat(filepath.Join(dir, base)); errors.Is(err, fs.ErrNotExist) {
+					c.report.Problems = append(c.report.Problems, Problem{File: filepath.Join(dir, e.Name()), Warning: true,
+						Message: fmt.Sprintf("torn tail of a transcript that is not here (%s)", base)})
+				}
+			}
+		}
 	}
 	return c.report
+}
+
+// tornOf returns the transcript a torn tail file belongs to:
+// <name>.jsonl.torn or <name>.jsonl.torn.N.
+func tornOf(name string) (string, bool) {
+	i := strings.LastIndex(name, ".jsonl.torn")
+	if i < 0 {
+		return "", false
+	}
+	rest := name[i+len(".jsonl.torn"):]
+	if rest != "" {
+		if rest[0] != '.' || len(rest) == 1 || strings.Trim(rest[1:], "0123456789") != "" {
+			return "", false
+		}
+	}
+	return name[:i+len(".jsonl")], true
+}
+
+// tornTails lists the torn tails saved beside path, with their sizes.
+func tornTails(path string) []Problem {
+	matches, _ := filepath.Glob(globEscape(path) + ".torn*")
+	var out []Problem
+	for _, m := range matches {
+		if base, ok := tornOf(filepath.Base(m)); !ok || base != filepath.Base(path) {
+			continue
+		}
+		size := "?"
+		if st, err := os.Lstat(m); err == nil {
+			size = fmt.Sprint(st.Size())
+		}
+		out = append(out, Problem{File: path, Warning: true,
+			Message: fmt.Sprintf("a resume moved a torn final line (%s bytes) out of this transcript into %s: those bytes are not part of the record", size, m)})
+	}
+	return out
+}
+
+func globEscape(p string) string {
+	var b strings.Builder
+	for _, c := range p {
+		if strings.ContainsRune(`*?[\`, c) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
 }
 
 func isDir(p string) bool {
@@ -144,18 +210,23 @@ func (c *checker) file(path string) {
 		c.unreadable(path, err)
 		return
 	}
-	// Links, both directions.
+	problems = append(problems, tornTails(path)...)
+	// Links, both directions. A child run id that is not a canonical UUID
+	// was reported by scan and is never followed: it could name a file
+	// anywhere ("../../x/<uuid>").
 	dir := filepath.Dir(path)
 	var childIDs []string
 	for id := range st.children {
-		childIDs = append(childIDs, id)
+		if transcript.ValidRunID(id) == nil {
+			childIDs = append(childIDs, id)
+		}
 	}
 	sort.Strings(childIDs)
 	for _, id := range childIDs {
 		line := st.children[id]
-		childPath := filepath.Join(dir, id+".jsonl")
-		if transcript.ValidRunID(id) != nil {
-			continue // already reported
+		childPath, err := runstore.ChildPath(path, id)
+		if err != nil {
+			continue
 		}
 		parent, err := peekParent(childPath)
 		if errors.Is(err, errNoEvents) {
@@ -191,7 +262,10 @@ func (c *checker) file(path string) {
 		Children: len(st.children), Valid: valid,
 	})
 	for _, id := range childIDs {
-		childPath := filepath.Join(dir, id+".jsonl")
+		childPath, err := runstore.ChildPath(path, id)
+		if err != nil {
+			continue
+		}
 		if _, err := os.Stat(childPath); err == nil {
 			c.file(childPath)
 		}
@@ -200,7 +274,7 @@ func (c *checker) file(path string) {
 
 // peekParent returns the parent_run_id of a transcript's first event.
 func peekParent(path string) (string, error) {
-	f, err := os.Open(path)
+	f, err := safefile.Open(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return "", errors.New("missing")
@@ -223,7 +297,7 @@ var errNoEvents = errors.New("no events")
 
 // parentLinks reports whether the parent transcript names child as a child.
 func parentLinks(path, child string) (bool, error) {
-	f, err := os.Open(path)
+	f, err := safefile.Open(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return false, errors.New("missing")
@@ -253,7 +327,7 @@ type stepKey struct {
 }
 
 func (c *checker) scan(path string) (*fileState, []Problem, error) {
-	f, err := os.Open(path)
+	f, err := safefile.Open(path)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -263,9 +337,16 @@ func (c *checker) scan(path string) (*fileState, []Problem, error) {
 		return nil, nil, err
 	}
 	st := &fileState{path: path, children: map[string]int{}}
-	var problems []Problem
-	add := func(line int, format string, args ...any) {
-		problems = append(problems, Problem{File: path, Line: line, Message: fmt.Sprintf(format, args...)})
+	pl := &problemList{path: path}
+	add := pl.add
+	tracking := true
+	track := func(line, n int) bool {
+		if tracking && n >= maxTracked {
+			tracking = false
+			pl.list = append(pl.list, Problem{File: path, Line: line, Warning: true,
+				Message: fmt.Sprintf("more than %d steps, tool calls or child runs to pair: the pairing checks stop here", maxTracked)})
+		}
+		return tracking
 	}
 	if !c.opts.SkipMode && info.Mode().Perm() != 0o600 {
 		add(0, "mode is %04o, want 0600", info.Mode().Perm())
@@ -301,6 +382,9 @@ func (c *checker) scan(path string) (*fileState, []Problem, error) {
 	resetSpan()
 	// A completed attempt must have closed everything it opened.
 	closeSpan := func() {
+		if !tracking {
+			return
+		}
 		for _, k := range sortedKeys(openSteps) {
 			add(0, "step %s (iteration %d) started %d more time(s) than it completed", k.path, k.iteration, openSteps[k])
 		}
@@ -337,7 +421,7 @@ func (c *checker) scan(path string) (*fileState, []Problem, error) {
 				continue
 			case errors.Is(err, transcript.ErrFileTooLarge):
 				add(line, "%v", le.Err)
-				return st, problems, nil
+				return st, pl.done(), nil
 			default:
 				add(line, "%v", le.Err)
 				if ev.Type == "" {
@@ -413,6 +497,10 @@ func (c *checker) scan(path string) (*fileState, []Problem, error) {
 		c.payload(&ev, line, add)
 
 		key := stepKey{ev.Path, ev.Iteration}
+		tracked := len(openSteps) + len(openCalls) + len(toolCalls) + len(toolDone) + len(st.children) + len(spanChildren)
+		if !track(line, tracked) {
+			continue
+		}
 		switch ev.Type {
 		case transcript.StepStarted:
 			openSteps[key]++
@@ -469,18 +557,58 @@ func (c *checker) scan(path string) (*fileState, []Problem, error) {
 		}
 	}
 	if st.events == 0 {
-		problems = append(problems, Problem{File: path, Warning: true,
+		pl.list = append(pl.list, Problem{File: path, Warning: true,
 			Message: "no events: the run was stopped before it wrote its first one"})
-		return st, problems, nil
+		return st, pl.done(), nil
 	}
 	st.completed = sawCompleted
 	if !st.completed {
-		problems = append(problems, Problem{File: path, Line: lastLine, Warning: true,
+		pl.list = append(pl.list, Problem{File: path, Line: lastLine, Warning: true,
 			Message: "interrupted: no run.completed (the run was killed or is still running)"})
-		return st, problems, nil
+		return st, pl.done(), nil
 	}
 	closeSpan()
-	return st, problems, nil
+	return st, pl.done(), nil
+}
+
+// problemList lists one file's problems, perKind of each kind (each
+// format) and a count of the rest, so a file of a million bad lines gives
+// a short report in bounded memory.
+type problemList struct {
+	path  string
+	list  []Problem
+	count map[string]int
+	first map[string]string
+	order []string
+}
+
+func (pl *problemList) add(line int, format string, args ...any) {
+	if pl.count == nil {
+		pl.count, pl.first = map[string]int{}, map[string]string{}
+	}
+	n := pl.count[format]
+	pl.count[format] = n + 1
+	if n >= perKind {
+		return
+	}
+	msg := fmt.Sprintf(format, args...)
+	if n == 0 {
+		pl.order = append(pl.order, format)
+		pl.first[format] = msg
+	}
+	pl.list = append(pl.list, Problem{File: pl.path, Line: line, Message: msg})
+}
+
+// done returns the problems with a count for each kind listed only in
+// part.
+func (pl *problemList) done() []Problem {
+	for _, f := range pl.order {
+		if n := pl.count[f]; n > perKind {
+			pl.list = append(pl.list, Problem{File: pl.path,
+				Message: fmt.Sprintf("… and %d more problems like this one: %s", n-perKind, pl.first[f])})
+		}
+	}
+	return pl.list
 }
 
 func sortedKeys(m map[stepKey]int) []stepKey {

@@ -5,13 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
 	"github.com/reelhq/reel/internal/runstatus"
 	"github.com/reelhq/reel/internal/runstore"
 	"github.com/reelhq/reel/internal/runtree"
+	"github.com/reelhq/reel/internal/safefile"
 	"github.com/reelhq/reel/transcript"
 )
 
@@ -207,7 +207,7 @@ func (l *loader) ms(t time.Time) int64 {
 
 // readEvents reads a transcript tolerantly: damaged lines become warnings.
 func (l *loader) readEvents(path string) ([]transcript.ExchangeEvent, error) {
-	f, err := os.Open(path)
+	f, err := safefile.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("open transcript %s: %w", path, err)
 	}

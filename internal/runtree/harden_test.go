@@ -1,0 +1,56 @@
+package runtree
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/reelhq/reel/transcript"
+)
+
+// A file of step.started lines that never complete, all open at once:
+// the tree stops at MaxNodes and says so, and reading it takes time in
+// proportion to the file (no scan of every open step per line).
+func TestManyOpenStepsAreBoundedAndLinear(t *testing.T) {
+	id := transcript.NewRunID()
+	p := filepath.Join(t.TempDir(), id+".jsonl")
+	var b bytes.Buffer
+	fmt.Fprintf(&b, `{"seq":1,"run_id":%q,"type":"run.started","path":"","iteration":0,"timestamp":"2026-01-01T00:00:00.000000Z","payload":{"name":"w","kind":"workflow"}}`+"\n", id)
+	const n = 200_000
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&b, `{"seq":%d,"run_id":%q,"type":"step.started","path":"a.b","iteration":%d,"timestamp":"2026-01-01T00:00:00.000000Z","payload":{"name":"b","kind":"command"}}`+"\n", i+2, id, i)
+		if i%2 == 0 {
+			fmt.Fprintf(&b, `{"seq":%d,"run_id":%q,"type":"message.user","path":"a.b","iteration":%d,"timestamp":"2026-01-01T00:00:00.000000Z","payload":{"role":"user","blocks":[{"type":"text","text":"x","fidelity":"router"}]}}`+"\n", i+2, id, n+i)
+		}
+	}
+	os.WriteFile(p, b.Bytes(), 0o600)
+	start := time.Now()
+	tree, err := Build(p, Options{MaxNodes: 50_000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > 20*time.Second {
+		t.Fatalf("Build took %s", d)
+	}
+	nodes := 0
+	Walk(tree.Root, func(*Node, int) { nodes++ })
+	if nodes > 50_001 {
+		t.Fatalf("%d nodes", nodes)
+	}
+	if w := strings.Join(tree.Warnings, "\n"); !strings.Contains(w, "150000 more are not shown") {
+		t.Fatalf("warnings:\n%s", w)
+	}
+}
+
+func TestEmptyTranscriptIsAnError(t *testing.T) {
+	p := filepath.Join(t.TempDir(), transcript.NewRunID()+".jsonl")
+	os.WriteFile(p, nil, 0o600)
+	if _, err := Build(p, Options{}); !errors.Is(err, transcript.ErrEmpty) {
+		t.Fatalf("Build = %v, want ErrEmpty", err)
+	}
+}

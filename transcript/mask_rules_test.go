@@ -1,0 +1,340 @@
+package transcript
+
+import (
+	"fmt"
+	"math/rand"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+)
+
+// Each case is one rule of the checklist (gitleaks' default rules, by
+// family) or a near miss that must stay as it is.
+func TestMaskRules(t *testing.T) {
+	m := NewMasker(nil)
+	key := "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7\nVJTUt9Us8cKjMzEfYyjiWA4R4/M2bS1GB4t7NXp98C3SC6dVMvDuictGeurT8jNb\n"
+	cases := []struct{ in, want string }{
+		// Private keys, whatever their source.
+		{"-----BEGIN RSA PRIVATE KEY-----\n" + key + "-----END RSA PRIVATE KEY-----\n",
+			"-----BEGIN RSA PRIVATE KEY-----[MASKED]-----END RSA PRIVATE KEY-----\n"},
+		{`{"private_key": "-----BEGIN PRIVATE KEY-----\n` + key + `"}`, `{"private_key": "[MASKED]"}`},
+		{`"-----BEGIN PRIVATE KEY-----\n` + key + `"`, `"-----BEGIN PRIVATE KEY-----[MASKED]`},
+		{"-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----",
+			"-----BEGIN OPENSSH PRIVATE KEY-----[MASKED]-----END OPENSSH PRIVATE KEY-----"},
+		{"-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----", "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----"},
+		// Cloud.
+		{"aws AKIAIOSFODNN7EXAMPLE ok", "aws [MASKED] ok"},
+		{"ASIAY34FZKBOKMUTVV7A", "[MASKED]"},
+		{"key=AIzaSyA-abcdefghijklmnopqrstuvwxyz12345", "key=[MASKED]"},
+		{"secret: abc8Q~abcdefghijklmnopqrstuvwxyz0123456 end", "secret: [MASKED] end"},
+		{"LTAI5tABCDEFGHIJKLMNOPQR", "[MASKED]"},
+		// Payment.
+		{"stripe sk_live_51HabcdefGHIJKLmnop", "stripe [MASKED]"},
+		{"rk_live_0123456789abcdefXYZ", "[MASKED]"},
+		{"sk_test_4eC39HqLyjWDarjtT1zdp7dc", "[MASKED]"},
+		{"whsec_0123456789abcdefghijklmnop", "[MASKED]"},
+		{"sq0atp-0123456789abcdefghijkl", "[MASKED]"},
+		// Version control.
+		{"ghp_abcdefghijklmnopqrstuvwxyz0123456789", "[MASKED]"},
+		{"gho_abcdefghijklmnopqrstuvwxyz0123456789 ghu_abcdefghijklmnopqrstuvwxyz0123456789", "[MASKED] [MASKED]"},
+		{"ghs_abcdefghijklmnopqrstuvwxyz0123456789 ghr_abcdefghijklmnopqrstuvwxyz0123456789", "[MASKED] [MASKED]"},
+		{"github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz", "[MASKED]"},
+		{"token glpat-xxxxxxxxxxxxxxxxxxxx1", "token [MASKED]"},
+		{"glrt-t1_abcdefghijklmnopqrstuvwxyz", "[MASKED]"},
+		// Chat.
+		{"xoxb-1234567890-abcdef", "[MASKED]"},
+		{"xoxp-1234567890-1234567890-1234567890-abcdef", "[MASKED]"},
+		{"https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX", "https://hooks.slack.com/[MASKED]"},
+		{"https://discord.com/api/webhooks/123456789012345678/abcdefghijklmnop", "https://discord.com/api/webhooks/[MASKED]"},
+		// LLM providers.
+		{"key sk-proj-abcdefghijklmnop1234 end", "key [MASKED] end"},
+		{"sk-ant-api03-" + strings.Repeat("a", 93) + "AA", "[MASKED]"},
+		{"sk-or-v1-0123456789abcdef0123456789abcdef", "[MASKED]"},
+		{"hf_abcdefghijklmnopqrstuvwxyzABCDEFGH", "[MASKED]"},
+		{"gsk_" + strings.Repeat("a1", 26), "[MASKED]"},
+		{"pplx-" + strings.Repeat("b2", 24), "[MASKED]"},
+		// Others from the list.
+		{"npm_abcdefghijklmnopqrstuvwxyz0123456789", "[MASKED]"},
+		{"hvs.CAESIabcdefghijklmnopqrstuvwxyz", "[MASKED]"},
+		{"dop_v1_" + strings.Repeat("ab", 32), "[MASKED]"},
+		{"SG." + strings.Repeat("x", 22) + "." + strings.Repeat("y", 43), "[MASKED]"},
+		{"jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U", "jwt [MASKED]"},
+		// URLs with credentials: the password only.
+		{"DATABASE_URL=postgres://app:s3cretpass@db.internal:5432/app", "DATABASE_URL=postgres://app:[MASKED]@db.internal:5432/app"},
+		{"redis://:hunter2hunter@cache:6379", "redis://:[MASKED]@cache:6379"},
+		{"git clone https://x-access-token:abc123def456@github.com/o/r", "git clone https://x-access-token:[MASKED]@github.com/o/r"},
+		{"see https://example.com/path?q=1 and mailto:user@example.com", "see https://example.com/path?q=1 and mailto:user@example.com"},
+		// Authorization.
+		{"Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.payload", "Authorization: Bearer [MASKED]"},
+		{"Authorization: Basic dXNlcjpwYXNzd29yZA==", "Authorization: Basic [MASKED]"},
+		{"curl -u admin:hunter2 https://x", "curl -u admin:[MASKED] https://x"},
+		{"curl --user 'admin:hunter2' https://x", "curl --user 'admin:[MASKED]' https://x"},
+		{"docker run -u 1000:1000 img", "docker run -u 1000:1000 img"},
+		// Secret-named assignments.
+		{"export DB_PASSWORD=hunter2hunter2", "export DB_PASSWORD=[MASKED]"},
+		{"MY_APIKEY=abcdef123456 GITHUB_PAT=zyxwvu987654 X_PWD=qwerty12 Y_PASS=asdfgh12", "MY_APIKEY=[MASKED] GITHUB_PAT=[MASKED] X_PWD=[MASKED] Y_PASS=[MASKED]"},
+		{"GOOGLE_CREDENTIALS=/tmp/creds.json", "GOOGLE_CREDENTIALS=[MASKED]"},
+		{`{"api_key": "abcdef123456", "user": "bob"}`, `{"api_key": "[MASKED]", "user": "bob"}`},
+		{"password: 'correct horse'", "password: '[MASKED]'"},
+		{"--token=abcdef123456 --verbose", "--token=[MASKED] --verbose"},
+		{"Server=db;User Id=sa;Password=Pa55word!;", "Server=db;User Id=sa;Password=[MASKED];"},
+		{"X-Api-Key: abcdef123456", "X-Api-Key: abcdef123456"}, // a header in prose: not all capitals, spaced
+		{"X_API_KEY: abcdef123456", "X_API_KEY: [MASKED]"},
+		// Near misses.
+		{"task-1234567890abcdefghij", "task-1234567890abcdefghij"},
+		{"token := lexer.Next()", "token := lexer.Next()"},
+		{"max_tokens: 409600", "max_tokens: 409600"},
+		{"TOKEN=${{ secrets.TOKEN }}", "TOKEN=${{ secrets.TOKEN }}"},
+		{"PASSWORD=******", "PASSWORD=******"},
+		{"they key money", "they key money"},
+		{"basic understanding, bearer of news", "basic understanding, bearer of news"},
+		{"ok in 0.123s: compiled ./pkg/module/file.go", "ok in 0.123s: compiled ./pkg/module/file.go"},
+	}
+	for _, c := range cases {
+		if got := m.MaskString(c.in); got != c.want {
+			t.Errorf("MaskString(%q)\n got %q\nwant %q", c.in, got, c.want)
+		}
+	}
+}
+
+func TestSecretName(t *testing.T) {
+	for _, n := range []string{"OPENAI_API_KEY", "MY_APIKEY", "GITHUB_PAT", "MYSQL_PWD", "DB_PASS", "DB_PASSWD", "SMTP_PASSWORD",
+		"GOOGLE_CREDENTIALS", "AWS_SECRET_ACCESS_KEY", "CLIENT_SECRET_ID", "HF_TOKEN", "TOKEN_GITHUB", "api_key", "apiKey",
+		"deployKey", "password", "ssh-key", "KEY", "SECRET", "TOKEN", "ACCESS_KEY_ID", "private_key"} {
+		if !secretName(n) {
+			t.Errorf("secretName(%q) = false", n)
+		}
+	}
+	for _, n := range []string{"HOME", "PATH", "PWD", "OLDPWD", "MONKEY", "KEYBOARD", "PASSAGE", "COMPASS_DIR", "USER", "SHELL", "LANG", "KEY_LENGTH"} {
+		if secretName(n) {
+			t.Errorf("secretName(%q) = true", n)
+		}
+	}
+}
+
+func TestMaskerInputsAndEnvironment(t *testing.T) {
+	m := NewMasker([]string{"DB_PASS=pa55w0rd-db", "api_token=tok-123456", "region=eu-west-1"})
+	got := m.MaskString("pa55w0rd-db tok-123456 eu-west-1")
+	if got != "[MASKED] [MASKED] eu-west-1" {
+		t.Fatalf("got %q", got)
+	}
+}
+
+func TestLineMaskerMasksKeyBlocksAcrossLines(t *testing.T) {
+	lm := NewMasker(nil).Lines()
+	in := []string{"deploying", "-----BEGIN EC PRIVATE KEY-----", "MHcCAQEEIIrYSSNQFaA2Hwf1duRSxKtLYX5CB04fSeQ6tF1aY/PuoAoGCCqGSM49",
+		"AwEHoUQDQgAEPR3tU2Fta9ktY+6P9G0cWO+0kETA6SFs38GecTyudlHz6xvCdz8q", "-----END EC PRIVATE KEY-----", "done AKIAIOSFODNN7EXAMPLE"}
+	want := []string{"deploying", "-----BEGIN EC PRIVATE KEY-----", Masked, Masked, "-----END EC PRIVATE KEY-----", "done [MASKED]"}
+	for i, l := range in {
+		if got := lm.MaskLine(l); got != want[i] {
+			t.Errorf("line %d: %q, want %q", i, got, want[i])
+		}
+	}
+}
+
+// maskShapesSlow is maskShapes without the index: every rule is tried at
+// every position. The two must agree.
+func maskShapesSlow(s string) string {
+	var spans []span
+	sc := scan{curl: -2, term: -1}
+	for i := 0; i < len(s); {
+		if s[i] == '=' || s[i] == ':' {
+			if sp, ok := assignment(&sc, s, i); ok {
+				spans = append(spans, sp)
+				i = sp.end
+				continue
+			}
+		}
+		if i+1 < len(s) {
+			if sp, ok := slowMatchAt(s, i); ok {
+				if sp.end > sp.start {
+					spans = append(spans, sp)
+				}
+				i = max(sp.end, i+1)
+				continue
+			}
+		}
+		i++
+	}
+	var b strings.Builder
+	last := 0
+	for _, sp := range spans {
+		sp.start = max(sp.start, last)
+		b.WriteString(s[last:sp.start])
+		b.WriteString(Masked)
+		last = sp.end
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// byLength is every rule, longest prefix first, as the index orders them.
+var byLength = func() []int {
+	ks := make([]int, len(shapes))
+	for k := range ks {
+		ks[k] = k
+	}
+	sort.SliceStable(ks, func(a, b int) bool { return len(shapes[ks[a]].prefix) > len(shapes[ks[b]].prefix) })
+	return ks
+}()
+
+func slowMatchAt(s string, i int) (span, bool) {
+	wordStart := i == 0 || !alnum[s[i-1]]
+	if wordStart {
+		for _, k := range byLength {
+			if sp, ok, _ := shapes[k].match(s, i); ok {
+				return sp, true
+			}
+		}
+	}
+	c := s[i]
+	switch {
+	case strings.HasPrefix(s[i:], pemBegin):
+		return privateKey(s, i)
+	case strings.HasPrefix(s[i:], "://"):
+		return urlPassword(s, i)
+	case strings.HasPrefix(s[i:], "Q~"):
+		return azureSecret(s, i)
+	case strings.HasPrefix(s[i:], "-u") && strings.Contains(s[:i], "curl"):
+		return curlUser(s, i)
+	case wordStart && (c|0x20 == 'b'):
+		return bearer(s, i)
+	case wordStart && (c|0x20 == 'a'):
+		return authorization(s, i)
+	}
+	return span{}, false
+}
+
+// TestMaskIndexChangesNothing builds random strings from pieces of every
+// rule and checks the indexed scan against trying every rule everywhere.
+func TestMaskIndexChangesNothing(t *testing.T) {
+	pieces := []string{" ", "\n", "=", ":", "://", "@", "\"", "'", "-", "_", ".", "/", "é", "\x00", "Q~", "8", "-u ", "curl ",
+		"Bearer ", "bEaReR\t", "Authorization: ", "basic ", "PASSWORD", "_KEY", "token", "api_key", "-----BEGIN ", "PRIVATE KEY-----", "-----END ",
+		"ABCDEFGHIJKLMNOP", "abcdefghij0123456789", "0123456789abcdef", "ey", "J", "${"}
+	for _, sh := range shapes {
+		pieces = append(pieces, sh.prefix, sh.prefix[:len(sh.prefix)/2+1])
+	}
+	rng := rand.New(rand.NewSource(1))
+	for i := 0; i < 30000; i++ {
+		var sb strings.Builder
+		for n := rng.Intn(14); n >= 0; n-- {
+			p := pieces[rng.Intn(len(pieces))]
+			if rng.Intn(4) == 0 {
+				p = strings.Repeat(p, 1+rng.Intn(8))
+			}
+			sb.WriteString(p)
+		}
+		s := sb.String()
+		if got, want := maskShapes(s), maskShapesSlow(s); got != want {
+			t.Fatalf("maskShapes(%q)\n= %q\nslow scan gives %q", s, got, want)
+		}
+	}
+}
+
+// TestMaskIsLinear feeds inputs built to make a naive scan quadratic: four
+// times the input must take about four times as long, not sixteen.
+func TestMaskIsLinear(t *testing.T) {
+	if raceEnabled {
+		t.Skip("timing under the race detector means nothing")
+	}
+	m := NewMasker(nil)
+	timeOf := func(s string) time.Duration {
+		best := time.Duration(1 << 62)
+		for range 3 {
+			start := time.Now()
+			m.MaskString(s)
+			best = min(best, time.Since(start))
+		}
+		return best
+	}
+	for name, unit := range map[string]string{
+		"jwt without a payload": "eyJ-",
+		"unclosed quotes":       `PASSWORD="x `,
+		"curl users":            "curl -u=-u=",
+		"key headers":           "-----BEGIN ",
+		"urls":                  "a://b:c",
+		"bearer":                "bearer x ",
+		"names":                 "API_KEY:",
+	} {
+		small := strings.Repeat(unit, (256<<10)/len(unit))
+		t1, t4 := timeOf(small), timeOf(strings.Repeat(small, 4))
+		if t4 > 8*t1+20*time.Millisecond {
+			t.Errorf("%s: %s for 256 KiB, %s for 1 MiB: not linear", name, t1, t4)
+		}
+	}
+}
+
+// FuzzMaskString: run with -fuzzminimizetime=100x; minimizing with the
+// slow reference scan otherwise stalls the fuzzer on a busy machine.
+func FuzzMaskString(f *testing.F) {
+	for _, s := range []string{"AKIAIOSFODNN7EXAMPLE", "postgres://a:b@c", "X_TOKEN=abcdef123", "-----BEGIN RSA PRIVATE KEY-----\nx", "Bearer abcdefghijklmnop", "abc8Q~abcdefghijklmnopqrstuvwxyz0123456"} {
+		f.Add(s)
+	}
+	m := NewMasker([]string{"FUZZ_SECRET=fuzz-secret-value"})
+	f.Fuzz(func(t *testing.T, s string) {
+		got := m.MaskString(s)
+		if utf8.ValidString(s) && !utf8.ValidString(got) {
+			t.Fatalf("masking broke UTF-8: %q -> %q", s, got)
+		}
+		if strings.Contains(got, "fuzz-secret-value") {
+			t.Fatalf("environment secret left: %q", got)
+		}
+		if again := m.MaskString(got); again != got {
+			t.Fatalf("not idempotent: %q -> %q -> %q", s, got, again)
+		}
+		if got2 := maskShapesSlow(m.replacer.Replace(s)); got2 != got {
+			t.Fatalf("index and slow scan differ on %q: %q vs %q", s, got, got2)
+		}
+	})
+}
+
+// stdlibMasker is the standard-library way to do what the prefix rules do:
+// one regular expression per rule, run when its prefix is in the string.
+type stdlibMasker []struct {
+	anchor string
+	re     *regexp.Regexp
+}
+
+func newStdlibMasker() stdlibMasker {
+	var out stdlibMasker
+	add := func(anchor, expr string) {
+		out = append(out, struct {
+			anchor string
+			re     *regexp.Regexp
+		}{anchor, regexp.MustCompile(expr)})
+	}
+	for _, sh := range shapes {
+		rep := fmt.Sprintf("{%d,}", sh.min)
+		if sh.max > 0 {
+			rep = fmt.Sprintf("{%d,%d}", sh.min, sh.max)
+		}
+		add(sh.prefix, `\b`+regexp.QuoteMeta(sh.prefix)+classOf(sh.body)+rep)
+	}
+	add("://", `[A-Za-z0-9+.-]+://[^:@/\s]*:[^@/\s]+@`)
+	add("", `(?i:bearer)\s+[A-Za-z0-9_\-\.=:/+~]{12,}`)
+	return out
+}
+
+func (sm stdlibMasker) mask(s string) string {
+	for _, r := range sm {
+		if strings.Contains(s, r.anchor) {
+			s = r.re.ReplaceAllString(s, Masked)
+		}
+	}
+	return s
+}
+
+func classOf(cs *charSet) string {
+	var b strings.Builder
+	b.WriteByte('[')
+	for c := 0; c < 256; c++ {
+		if cs[c] {
+			b.WriteString(regexp.QuoteMeta(string(rune(c))))
+		}
+	}
+	b.WriteByte(']')
+	return b.String()
+}
