@@ -4,11 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-)
 
-// exitSystem is AWF's exit status for a system error (4: reel itself could
-// not work, such as storage that cannot be written).
-const exitSystem = 4
+	"github.com/reelhq/reel/internal/exitcode"
+)
 
 // A storage write error ends the run. When the transcript or the audit
 // trail cannot be written (a full disk, an I/O error, the transcript's
@@ -58,5 +56,5 @@ func (r *run) storageEnding(end ending) ending {
 	if err == nil {
 		return end
 	}
-	return ending{status: "failure", exitCode: exitSystem, message: fmt.Sprintf("%v: %v; the run was stopped", errStorage, err)}
+	return ending{status: "failure", exitCode: exitcode.System, message: fmt.Sprintf("%v: %v; the run was stopped", errStorage, err)}
 }
