@@ -37,7 +37,6 @@ states:
   say:
     type: step
     command: 'echo a line of output that fills the transcript; sleep 0.01'
-    on_success: done
   done:
     type: terminal
 `, nil)
@@ -96,7 +95,6 @@ states:
   say:
     type: step
     command: 'echo a line of output that fills the disk'
-    on_success: done
   done:
     type: terminal
 `)
