@@ -38,16 +38,19 @@ func set(spec string) *charSet {
 }
 
 var (
-	alnum     = set("A-Za-z0-9")
-	word      = set("A-Za-z0-9_")
-	wordDash  = set("A-Za-z0-9_-")
-	upperNum  = set("A-Z0-9")
-	hexLower  = set("a-f0-9")
-	hexAny    = set("a-fA-F0-9")
-	letters   = set("A-Za-z")
-	b64       = set("A-Za-z0-9+/=")
-	b64url    = set("A-Za-z0-9_=-")
-	tokenish  = set("A-Za-z0-9_.=:/+~-")
+	alnum    = set("A-Za-z0-9")
+	word     = set("A-Za-z0-9_")
+	wordDash = set("A-Za-z0-9_-")
+	upperNum = set("A-Z0-9")
+	hexLower = set("a-f0-9")
+	hexAny   = set("a-fA-F0-9")
+	letters  = set("A-Za-z")
+	b64      = set("A-Za-z0-9+/=")
+	b64url   = set("A-Za-z0-9_=-")
+	tokenish = set("A-Za-z0-9_.=:/+~-")
+	// gluedWord continues a word past a credential's body; '.', ':', '/'
+	// and '=' end it (a sentence, a URL, a key=value list go on).
+	gluedWord = set("A-Za-z0-9_+~-")
 	slackBody = set("A-Za-z0-9.-")
 	pathish   = set("A-Za-z0-9_/+@-")
 	jwtBody   = set("A-Za-z0-9_.=/+-")
@@ -376,7 +379,14 @@ func (sh *shape) match(s string, i int) (sp span, ok bool, runEnd int) {
 	if sh.mid != "" && !strings.Contains(s[j:j+n], sh.mid) {
 		return span{}, false, j + n
 	}
-	return span{i + sh.keep, j + n}, true, j + n
+	// A word glued to the credential ("ghp_…ghp_…", two tokens pasted
+	// together) is masked to its end: the body's charset stops at the
+	// seam and would leave the second token's body visible.
+	end := j + n
+	for end < len(s) && gluedWord[s[end]] {
+		end++
+	}
+	return span{i + sh.keep, end}, true, j + n
 }
 
 // privateKey masks the body of a PEM private key block, keeping its BEGIN

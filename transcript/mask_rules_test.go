@@ -69,6 +69,9 @@ func TestMaskRules(t *testing.T) {
 		{"see https://example.com/path?q=1 and mailto:user@example.com", "see https://example.com/path?q=1 and mailto:user@example.com"},
 		// Authorization.
 		{"Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.payload", "Authorization: Bearer [MASKED]"},
+		// Two tokens pasted together: the second body is not left visible.
+		{"ghp_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5ghp_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5 and", "[MASKED] and"},
+		{"token ghp_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5.", "token [MASKED]."},
 		{"Authorization: Basic dXNlcjpwYXNzd29yZA==", "Authorization: Basic [MASKED]"},
 		{"curl -u admin:hunter2 https://x", "curl -u admin:[MASKED] https://x"},
 		{"curl --user 'admin:hunter2' https://x", "curl --user 'admin:[MASKED]' https://x"},

@@ -363,6 +363,12 @@ func TestSafeCut(t *testing.T) {
 		{"a xBEARER\t tok", 2},
 		{"Bearer tok", 0},
 		{"bear tok", 5},
+		{"x Authorization: Basic abc", 2},
+		{"x AuthoriZAtion: AuthoriZAtion: v", 2},
+		{"k NAME = v", 2},
+		{"k \"name\": \"v\"", 2},
+		{"k curl -u user:pass", 7},
+		{"k x-api-key abc", 2},
 	} {
 		if got := safeCut([]byte(c.in), 0); got != c.want {
 			t.Errorf("safeCut(%q) = %d, want %d", c.in, got, c.want)

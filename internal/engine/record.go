@@ -328,25 +328,42 @@ func (w *outputWriter) flushLong() {
 }
 
 // safeCut returns the last index i of b, i >= from and i > 0, that starts
-// a word after whitespace, where the word before the whitespace does not
-// end in "bearer" (a bearer token is masked with its keyword), or 0 when
-// there is none. Credential shapes contain no whitespace, so none straddles
-// i.
+// a word after whitespace where no credential the masker knows can straddle
+// the cut, or 0 when there is none. Credential shapes contain no
+// whitespace; the ones that do span it are introduced by a keyword or a
+// separator: "Bearer <t>", "Authorization: Basic <b64>", "NAME = value",
+// "\"name\": \"value\"", "-u user:pass". So a cut is refused after a word
+// ending in such a keyword or in ':' or '=', and before a word starting
+// with ':' or '='.
 func safeCut(b []byte, from int) int {
 	for i := len(b) - 1; i > 0 && i >= from; i-- {
-		if isSpace(b[i]) || !isSpace(b[i-1]) {
+		if isSpace(b[i]) || !isSpace(b[i-1]) || b[i] == ':' || b[i] == '=' {
 			continue
 		}
 		j := i - 1
 		for j > 0 && isSpace(b[j-1]) {
 			j--
 		}
-		// a word ending in "bearer" may be the keyword itself
-		if w := b[max(j-6, 0):j]; j > 0 && !(len(w) == 6 && strings.EqualFold(string(w), "bearer")) {
+		if j > 0 && !introducesSecret(b[:j]) {
 			return i
 		}
 	}
 	return 0
+}
+
+// introducesSecret reports whether the text before a run of whitespace
+// ends in something whose credential follows that whitespace.
+func introducesSecret(b []byte) bool {
+	switch b[len(b)-1] {
+	case ':', '=':
+		return true
+	}
+	for _, kw := range []string{"bearer", "basic", "token", "key", "-u"} {
+		if n := len(kw); len(b) >= n && strings.EqualFold(string(b[len(b)-n:]), kw) {
+			return true
+		}
+	}
+	return false
 }
 
 func isSpace(c byte) bool {
