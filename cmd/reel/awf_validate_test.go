@@ -97,3 +97,32 @@ func TestAWFValidateTable(t *testing.T) {
 	}
 	t.Logf("reel validate agrees with AWF on %d of %d fixtures; %d pending another branch", agree, len(verdicts), pending)
 }
+
+// A bad flag or a wrong number of arguments is a user error (exit 1) for
+// run, resume, validate and diagram, AWF's commands ("Invalid flag" in AWF's
+// exit-code table, and what AWF's binary exits), while the reading
+// commands keep exit 2, diff(1)'s "no answer". The real binary runs, so
+// the status is the one a shell sees.
+func TestAWFUsageErrorsExitOne(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{[]string{"run"}, 1, "accepts 1 arg(s), received 0"},
+		{[]string{"run", "a.yaml", "b.yaml"}, 1, "accepts 1 arg(s), received 2"},
+		{[]string{"run", "a.yaml", "--no-such-flag"}, 1, "unknown flag: --no-such-flag"},
+		{[]string{"validate"}, 1, "requires at least 1 arg(s)"},
+		{[]string{"validate", "a.yaml", "--no-such-flag"}, 1, "unknown flag: --no-such-flag"},
+		{[]string{"resume", "--no-such-flag"}, 1, "unknown flag: --no-such-flag"},
+		{[]string{"resume", "a", "b"}, 1, "accepts at most 1 arg(s)"},
+		{[]string{"diagram", "--no-such-flag"}, 1, "unknown flag: --no-such-flag"},
+		{[]string{"tree", "--no-such-flag"}, 2, "unknown flag: --no-such-flag"},
+	} {
+		r := runBinary(t, dir, tc.args...)
+		if r.code != tc.code || !strings.Contains(r.stderr, tc.msg) {
+			t.Errorf("reel %s: exit %d, stderr %q; want exit %d and %q", strings.Join(tc.args, " "), r.code, r.stderr, tc.code, tc.msg)
+		}
+	}
+}
