@@ -56,7 +56,7 @@ type awfCase struct {
 	// own: the workflow is not one of AWF's fixtures but reel's, in
 	// testdata/awfown/, for what the corpus leaves out (hooks, loops,
 	// when, capture and depends_on together; failing hooks; a missing
-	// required variable).
+	// required variable; step templates).
 	own bool
 }
 
@@ -146,6 +146,7 @@ var awfCases = []awfCase{
 	{name: "awf-error-hook", own: true, collect: []string{"hooks.log"}},
 	{name: "awf-env-missing", own: true},
 	{name: "awf-env-missing/set", own: true, env: []string{"REEL_AWF_SURELY_UNSET=set"}},
+	{name: "awf-templates-scripts", own: true},
 }
 
 // awfOutOfScope are the fixtures AWF accepts that the differential test
