@@ -147,6 +147,7 @@ var awfCases = []awfCase{
 	{name: "awf-env-missing", own: true},
 	{name: "awf-env-missing/set", own: true, env: []string{"REEL_AWF_SURELY_UNSET=set"}},
 	{name: "awf-templates-scripts", own: true},
+	{name: "awf-loop-failures", own: true, collect: []string{"count"}},
 }
 
 // awfOutOfScope are the fixtures AWF accepts that the differential test
