@@ -142,6 +142,7 @@ var awfCases = []awfCase{
 
 	{name: "awf-interplay", own: true, collect: []string{"hooks.log"}},
 	{name: "awf-hook-failures", own: true, collect: []string{"hooks.log"}},
+	{name: "awf-hook-retry", own: true, collect: []string{"hooks.log"}},
 	{name: "awf-start-hook-fails", own: true, collect: []string{"hooks.log"}},
 	{name: "awf-error-hook", own: true, collect: []string{"hooks.log"}},
 	{name: "awf-env-missing", own: true},
