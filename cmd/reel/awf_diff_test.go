@@ -122,6 +122,8 @@ var awfCases = []awfCase{
 	{name: "signal-multi-step"},
 	{name: "signal-parallel"},
 	{name: "subworkflow-child", inputs: []string{"message=hi"}},
+	{name: "subworkflow-child/prompt-input", inputs: []string{"message=@prompts/local/nested/local-deep.md"}},
+	{name: "subworkflow-child/prompt-input-missing", inputs: []string{"message=@prompts/local/none.md"}},
 	{name: "subworkflow-circular"},
 	{name: "subworkflow-circular-a"},
 	{name: "subworkflow-nested-a", inputs: []string{"data=d"}},
