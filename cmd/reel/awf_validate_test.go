@@ -126,3 +126,43 @@ func TestAWFUsageErrorsExitOne(t *testing.T) {
 		}
 	}
 }
+
+// reel run says what loads but does nothing, as validate does: a state's
+// when and loop (AWF ignores both; so does reel) are warnings on stderr
+// with file:line:col before the run; the run goes on as in AWF, and
+// --quiet leaves the warnings out.
+func TestRunPrintsWorkflowWarnings(t *testing.T) {
+	dir := t.TempDir()
+	wf := filepath.Join(dir, "w.yaml")
+	if err := os.WriteFile(wf, []byte(`name: w
+states:
+  initial: a
+  a:
+    type: step
+    command: echo once
+    loop:
+      items: '["p","q"]'
+    when: "false"
+    on_success: done
+  done:
+    type: terminal
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	storage := filepath.Join(dir, "storage")
+	r := runBinary(t, dir, "run", wf, "--storage", storage)
+	for _, want := range []string{
+		wf + `:7:5: warning: step state "a": "loop" is ignored`,
+		wf + `:9:5: warning: step state "a": "when" is ignored`,
+	} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+		}
+	}
+	if r.code != 0 || strings.Count(r.stdout, "a │ once") != 1 {
+		t.Errorf("exit %d, stdout:\n%s", r.code, r.stdout)
+	}
+	if r := runBinary(t, dir, "run", wf, "--storage", storage, "--quiet"); r.code != 0 || strings.Contains(r.stderr, "warning") {
+		t.Errorf("--quiet: exit %d, stderr %q", r.code, r.stderr)
+	}
+}

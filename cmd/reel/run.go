@@ -119,6 +119,13 @@ func runWorkflow(cmd *cobra.Command, ref string, f *runFlags) error {
 	if err != nil {
 		return err
 	}
+	if !f.quiet {
+		// What loads but does not do what it seems to (AWF's ignored
+		// keys, unchecked references) is said before anything runs.
+		for _, w := range wf.Warnings {
+			fmt.Fprintln(cmd.ErrOrStderr(), e.Masker.MaskString(w.String()))
+		}
+	}
 	// Input values are secrets as often as anything: what reel says about
 	// them is masked too.
 	userErr := func(err error) error { return &exitError{code: exitUser, msg: e.Masker.MaskString(err.Error())} }
