@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -151,6 +152,7 @@ var awfCases = []awfCase{
 	{name: "awf-env-missing/set", own: true, env: []string{"REEL_AWF_SURELY_UNSET=set"}},
 	{name: "awf-templates-scripts", own: true},
 	{name: "awf-loop-failures", own: true, collect: []string{"count"}},
+	{name: "awf-parallel-failures", own: true},
 }
 
 // awfOutOfScope are the fixtures AWF accepts that the differential test
@@ -196,6 +198,30 @@ var awfDeliberate = map[string]struct {
 			if !strings.Contains(got.Out, "REEL_AWF_SURELY_UNSET") {
 				t.Errorf("reel's message does not name the variable:\n%s", got.Out)
 			}
+		},
+	},
+	"awf-parallel-failures": {
+		why: "AWF loses a failed parallel branch's output and exit code (its state says failed, exit 0, no output) and records a branch it stopped with exit 0 or -1; reel keeps what the branch printed and its exit code, and a stopped branch's 130",
+		check: func(t *testing.T, got, awf awfOutcome) {
+			lost := map[string]awfStep{
+				"b_bad":  {Status: "failed", ExitCode: 3, Output: "b_bad\n"},
+				"a_bad":  {Status: "failed", ExitCode: 4, Output: "a_bad\n"},
+				"a_slow": {Status: "failed", ExitCode: 130},
+				"y_slow": {Status: "failed", ExitCode: 130},
+			}
+			g, a := got, awf
+			g.Steps, a.Steps = maps.Clone(got.Steps), maps.Clone(awf.Steps)
+			for n, want := range lost {
+				if s := g.Steps[n]; s.Status != want.Status || s.ExitCode != want.ExitCode || s.Output != want.Output {
+					t.Errorf("reel's %s: %+v, want %+v", n, s, want)
+				}
+				if s := a.Steps[n]; s.Status != "failed" || s.Output != "" || (s.ExitCode != 0 && s.ExitCode != -1) {
+					t.Errorf("AWF's %s changed: %+v", n, s)
+				}
+				delete(g.Steps, n)
+				delete(a.Steps, n)
+			}
+			compareOutcomes(t, g, a, nil)
 		},
 	},
 	"expr-context-namespace": {
