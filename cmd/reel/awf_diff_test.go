@@ -153,6 +153,7 @@ var awfCases = []awfCase{
 	{name: "awf-templates-scripts", own: true},
 	{name: "awf-loop-failures", own: true, collect: []string{"count"}},
 	{name: "awf-parallel-failures", own: true},
+	{name: "awf-sub-hooks", own: true, collect: []string{"hooks.log"}},
 }
 
 // awfOutOfScope are the fixtures AWF accepts that the differential test
@@ -458,13 +459,8 @@ func setupCase(t *testing.T, fixtures string, c awfCase) caseEnv {
 	ce := caseEnv{home: filepath.Join(root, "home"), storage: filepath.Join(root, "storage")}
 	ce.proj = newAWFProjectAt(t, fixtures, filepath.Join(root, "project"))
 	if c.own {
-		b, err := os.ReadFile(filepath.Join("testdata", "awfown", c.fixture()+".yaml"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(ce.proj, ".awf", "workflows", c.fixture()+".yaml"), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		// all of them, so that a call_workflow finds its child
+		copyTree(t, filepath.Join("testdata", "awfown"), filepath.Join(ce.proj, ".awf", "workflows"))
 	}
 	for name, content := range c.files {
 		p := filepath.Join(ce.proj, name)
