@@ -154,6 +154,7 @@ var awfCases = []awfCase{
 	{name: "awf-loop-failures", own: true, collect: []string{"count"}},
 	{name: "awf-parallel-failures", own: true},
 	{name: "awf-sub-hooks", own: true, collect: []string{"hooks.log"}},
+	{name: "awf-timeout", own: true, collect: []string{"hooks.log"}},
 }
 
 // awfOutOfScope are the fixtures AWF accepts that the differential test
@@ -223,6 +224,18 @@ var awfDeliberate = map[string]struct {
 				delete(a.Steps, n)
 			}
 			compareOutcomes(t, g, a, nil)
+		},
+	},
+	"awf-timeout": {
+		why: "a run a step's timeout ends is failed in reel (workflow_error runs) and cancelled in AWF (workflow_cancel runs), both exit 3; a timed-out command's exit code is 124 in reel (as timeout(1)), -1 in AWF",
+		check: func(t *testing.T, got, awf awfOutcome) {
+			if got.ExitCode != 3 || got.Status != "failed" || got.Final != "slow2" || got.Files["hooks.log"] != "err slow2 execution\n" ||
+				got.Steps["handle"].Output != "handled failed 124 [start]\n" || got.Steps["slow"].ExitCode != 124 || got.Steps["slow2"].ExitCode != 124 {
+				t.Errorf("reel: %+v", got)
+			}
+			if awf.ExitCode != 3 || awf.Status != "cancelled" || awf.Files["hooks.log"] != "cancel hook\n" || awf.Steps["handle"].Output != "handled failed -1 [start]\n" {
+				t.Errorf("AWF's outcome changed: %+v", awf)
+			}
 		},
 	},
 	"expr-context-namespace": {
