@@ -24,7 +24,7 @@ func TestExprInput(t *testing.T) {
 
 // An input declared without a type takes a transition as in AWF: a
 // number-shaped value compares as a number, TRUE as a boolean; a
-// template still prints the text as given.
+// template and an output still see the text as given.
 func TestUntypedInputsInExpressions(t *testing.T) {
 	h := newHarness(t)
 	wf := `
@@ -33,6 +33,9 @@ inputs:
   - name: n
   - name: f
     default: "false"
+outputs:
+  - name: n
+    from: inputs.n
 states:
   initial: a
   a:
@@ -56,8 +59,13 @@ states:
 			t.Fatalf("%+v: %+v", tc, rep)
 		}
 		got, printed := "", ""
+		var output any
 		for _, e := range readAll(t, rep.TranscriptPath) {
 			switch {
+			case e.Type == transcript.RunCompleted:
+				var rr transcript.RunResult
+				transcript.DecodeResult(e.Step().Result, &rr)
+				output = rr.Outputs["n"]
 			case e.Type == transcript.StepCompleted && e.Path == "a":
 				var cr transcript.CommandResult
 				transcript.DecodeResult(e.Step().Result, &cr)
@@ -66,8 +74,8 @@ states:
 				got = e.Path
 			}
 		}
-		if got != tc.want || printed != "n="+tc.n+" f="+tc.f+"\n" {
-			t.Errorf("n=%s f=%s went to %q printing %q, want %q", tc.n, tc.f, got, printed, tc.want)
+		if got != tc.want || printed != "n="+tc.n+" f="+tc.f+"\n" || output != tc.n {
+			t.Errorf("n=%s f=%s went to %q printing %q, output %#v; want %q", tc.n, tc.f, got, printed, output, tc.want)
 		}
 	}
 }
