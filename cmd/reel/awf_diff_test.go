@@ -155,6 +155,7 @@ var awfCases = []awfCase{
 	{name: "awf-parallel-failures", own: true},
 	{name: "awf-sub-hooks", own: true, collect: []string{"hooks.log"}},
 	{name: "awf-timeout", own: true, collect: []string{"hooks.log"}},
+	{name: "awf-retry-codes", own: true, collect: []string{"cnt"}},
 	{name: "awf-untyped-inputs/number", own: true, inputs: []string{"n=5"}},
 	{name: "awf-untyped-inputs/boolean", own: true, inputs: []string{"n=1", "f=TRUE"}},
 	{name: "awf-untyped-inputs/neither", own: true, inputs: []string{"n=1.5", "f=yes"}},
