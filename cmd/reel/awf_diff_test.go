@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -53,6 +54,11 @@ type awfCase struct {
 	// collect names files (relative to the project) whose content after
 	// the run is part of the outcome, such as a log the hooks append to.
 	collect []string
+	// own: the workflow is not one of AWF's fixtures but reel's, in
+	// testdata/awfown/, for what the corpus leaves out (hooks, loops,
+	// when, capture and depends_on together; failing hooks; a missing
+	// required variable; step templates).
+	own bool
 }
 
 func (c awfCase) fixture() string { f, _, _ := strings.Cut(c.name, "/"); return f }
@@ -117,6 +123,8 @@ var awfCases = []awfCase{
 	{name: "signal-multi-step"},
 	{name: "signal-parallel"},
 	{name: "subworkflow-child", inputs: []string{"message=hi"}},
+	{name: "subworkflow-child/prompt-input", inputs: []string{"message=@prompts/local/nested/local-deep.md"}},
+	{name: "subworkflow-child/prompt-input-missing", inputs: []string{"message=@prompts/local/none.md"}},
 	{name: "subworkflow-circular"},
 	{name: "subworkflow-circular-a"},
 	{name: "subworkflow-nested-a", inputs: []string{"data=d"}},
@@ -134,6 +142,23 @@ var awfCases = []awfCase{
 	{name: "validation-numeric/below-minimum", inputs: []string{"port=80"}},
 	{name: "validation-patterns", inputs: []string{"email=ann@example.com"}},
 	{name: "validation-patterns/no-match", inputs: []string{"email=not-an-email"}},
+
+	{name: "awf-interplay", own: true, collect: []string{"hooks.log"}},
+	{name: "awf-hook-failures", own: true, collect: []string{"hooks.log"}},
+	{name: "awf-hook-retry", own: true, collect: []string{"hooks.log"}},
+	{name: "awf-start-hook-fails", own: true, collect: []string{"hooks.log"}},
+	{name: "awf-error-hook", own: true, collect: []string{"hooks.log"}},
+	{name: "awf-env-missing", own: true},
+	{name: "awf-env-missing/set", own: true, env: []string{"REEL_AWF_SURELY_UNSET=set"}},
+	{name: "awf-templates-scripts", own: true},
+	{name: "awf-loop-failures", own: true, collect: []string{"count"}},
+	{name: "awf-parallel-failures", own: true},
+	{name: "awf-sub-hooks", own: true, collect: []string{"hooks.log"}},
+	{name: "awf-timeout", own: true, collect: []string{"hooks.log"}},
+	{name: "awf-retry-codes", own: true, collect: []string{"cnt"}},
+	{name: "awf-untyped-inputs/number", own: true, inputs: []string{"n=5"}},
+	{name: "awf-untyped-inputs/boolean", own: true, inputs: []string{"n=1", "f=TRUE"}},
+	{name: "awf-untyped-inputs/neither", own: true, inputs: []string{"n=1.5", "f=yes"}},
 }
 
 // awfOutOfScope are the fixtures AWF accepts that the differential test
@@ -170,6 +195,53 @@ var awfDeliberate = map[string]struct {
 	"validation-patterns/no-match":                  inputExit1,
 	"config-interactive-test":                       awfConfigInputs("small"),
 	"config-interactive-test/flag-overrides-config": awfConfigInputs("large"),
+	"awf-env-missing": {
+		why: "a variable the workflow's env list names is required: reel refuses to start the run (exit 1), AWF ignores the list",
+		check: func(t *testing.T, got, awf awfOutcome) {
+			if got.ExitCode != 1 || len(got.Steps) != 0 || awf.ExitCode != 0 || awf.Steps["a"].Output != "ran\n" {
+				t.Errorf("reel exit %d with %d states (want 1 before any state); AWF exit %d %+v", got.ExitCode, len(got.Steps), awf.ExitCode, awf.Steps)
+			}
+			if !strings.Contains(got.Out, "REEL_AWF_SURELY_UNSET") {
+				t.Errorf("reel's message does not name the variable:\n%s", got.Out)
+			}
+		},
+	},
+	"awf-parallel-failures": {
+		why: "AWF loses a failed parallel branch's output and exit code (its state says failed, exit 0, no output) and records a branch it stopped with exit 0 or -1; reel keeps what the branch printed and its exit code, and a stopped branch's 130",
+		check: func(t *testing.T, got, awf awfOutcome) {
+			lost := map[string]awfStep{
+				"b_bad":  {Status: "failed", ExitCode: 3, Output: "b_bad\n"},
+				"a_bad":  {Status: "failed", ExitCode: 4, Output: "a_bad\n"},
+				"a_slow": {Status: "failed", ExitCode: 130},
+				"y_slow": {Status: "failed", ExitCode: 130},
+			}
+			g, a := got, awf
+			g.Steps, a.Steps = maps.Clone(got.Steps), maps.Clone(awf.Steps)
+			for n, want := range lost {
+				if s := g.Steps[n]; s.Status != want.Status || s.ExitCode != want.ExitCode || s.Output != want.Output {
+					t.Errorf("reel's %s: %+v, want %+v", n, s, want)
+				}
+				if s := a.Steps[n]; s.Status != "failed" || s.Output != "" || (s.ExitCode != 0 && s.ExitCode != -1) {
+					t.Errorf("AWF's %s changed: %+v", n, s)
+				}
+				delete(g.Steps, n)
+				delete(a.Steps, n)
+			}
+			compareOutcomes(t, g, a, nil)
+		},
+	},
+	"awf-timeout": {
+		why: "a run a step's timeout ends is failed in reel (workflow_error runs) and cancelled in AWF (workflow_cancel runs), both exit 3; a timed-out command's exit code is 124 in reel (as timeout(1)), -1 in AWF",
+		check: func(t *testing.T, got, awf awfOutcome) {
+			if got.ExitCode != 3 || got.Status != "failed" || got.Final != "slow2" || got.Files["hooks.log"] != "err slow2 execution\n" ||
+				got.Steps["handle"].Output != "handled failed 124 [start]\n" || got.Steps["slow"].ExitCode != 124 || got.Steps["slow2"].ExitCode != 124 {
+				t.Errorf("reel: %+v", got)
+			}
+			if awf.ExitCode != 3 || awf.Status != "cancelled" || awf.Files["hooks.log"] != "cancel hook\n" || awf.Steps["handle"].Output != "handled failed -1 [start]\n" {
+				t.Errorf("AWF's outcome changed: %+v", awf)
+			}
+		},
+	},
 	"expr-context-namespace": {
 		why: "{{context.WorkingDir}} fails in AWF (its dot-less context has lowercase keys) although AWF's own validate asks for WorkingDir; reel resolves it",
 		check: func(t *testing.T, got, awf awfOutcome) {
@@ -229,18 +301,28 @@ type awfOutcome struct {
 	Steps    map[string]awfStep `json:"steps"`
 	// Files holds the content of the case's collected files.
 	Files map[string]string `json:"files,omitempty"`
+	// Out is what the tool printed (reel's runs only).
+	Out string `json:"-"`
 }
 
 type awfStep struct {
 	Status   string `json:"status"`
 	ExitCode int    `json:"exit_code"`
 	Output   string `json:"output"`
+	Stderr   string `json:"stderr,omitempty"`
+	// Captured is reel's capture result (AWF keeps none: it parses
+	// capture and does nothing with it); compareOutcomes checks it
+	// against AWF's stdout and stderr.
+	Captured map[string]string `json:"-"`
 }
 
 func TestAWFDifferential(t *testing.T) {
 	fixtures, verdicts := awfCorpus(t)
 	seen := map[string]bool{}
 	for _, c := range awfCases {
+		if c.own {
+			continue
+		}
 		seen[c.fixture()] = true
 		if verdicts[c.fixture()] != "valid" {
 			t.Errorf("case %s: fixture %q is not one AWF accepts", c.name, c.fixture())
@@ -286,7 +368,7 @@ func TestAWFDifferential(t *testing.T) {
 				d.check(t, got, awf)
 				return
 			}
-			compareOutcomes(t, got, awf)
+			compareOutcomes(t, got, awf, captures(t, fixtures, c))
 		})
 	}
 }
@@ -294,8 +376,9 @@ func TestAWFDifferential(t *testing.T) {
 // compareOutcomes fails the test where reel's outcome differs from AWF's.
 // A state AWF has no record of is allowed in reel's only when it is the
 // one the run failed in: AWF does not record a state whose command could
-// not be rendered.
-func compareOutcomes(t *testing.T, got, awf awfOutcome) {
+// not be rendered. A state with a capture must hold, under its variable
+// names, AWF's stdout and stderr of the state cut at max_size.
+func compareOutcomes(t *testing.T, got, awf awfOutcome, capture map[string]*workflow.Capture) {
 	t.Helper()
 	if got.ExitCode != awf.ExitCode || got.Status != awf.Status || got.Final != awf.Final {
 		t.Errorf("run: reel exit %d, %s at %q; AWF exit %d, %s at %q", got.ExitCode, got.Status, got.Final, awf.ExitCode, awf.Status, awf.Final)
@@ -321,10 +404,61 @@ func compareOutcomes(t *testing.T, got, awf awfOutcome) {
 			t.Errorf("state %s ran under reel (%+v) but not under AWF", n, g)
 		case !gok:
 			t.Errorf("state %s ran under AWF (%+v) but not under reel", n, a)
-		case g != a:
+		case g.Status != a.Status || g.ExitCode != a.ExitCode || g.Output != a.Output || g.Stderr != a.Stderr:
 			t.Errorf("state %s:\nreel %+v\nAWF  %+v", n, g, a)
 		}
+		if c := capture[n]; c != nil && gok && aok {
+			want := map[string]string{}
+			cut := func(s string) string {
+				if c.MaxSize > 0 && int64(len(s)) > c.MaxSize {
+					return s[:c.MaxSize]
+				}
+				return s
+			}
+			if c.Stdout != "" {
+				want[c.Stdout] = cut(a.Output)
+			}
+			if c.Stderr != "" {
+				want[c.Stderr] = cut(a.Stderr)
+			}
+			if fmt.Sprint(g.Captured) != fmt.Sprint(want) {
+				t.Errorf("state %s captured %q, want %q (AWF's stdout and stderr)", n, g.Captured, want)
+			}
+		}
 	}
+	if len(capture) > 0 && !*awfRecord {
+		checked := 0
+		for n := range capture {
+			if _, ok := awf.Steps[n]; ok {
+				checked++
+			}
+		}
+		if checked == 0 {
+			t.Errorf("no state with a capture ran")
+		}
+	}
+}
+
+// captures returns the case's states that capture, as reel loads them.
+func captures(t *testing.T, fixtures string, c awfCase) map[string]*workflow.Capture {
+	t.Helper()
+	path := filepath.Join(fixtures, "workflows", c.fixture()+".yaml")
+	if c.own {
+		path = filepath.Join("testdata", "awfown", c.fixture()+".yaml")
+	}
+	wf, err := workflow.Load(path, workflow.Options{})
+	if err != nil {
+		// a fixture that needs its project (templates, scripts) to load:
+		// none of those capture
+		return nil
+	}
+	out := map[string]*workflow.Capture{}
+	for name, st := range wf.States {
+		if st.Capture != nil {
+			out[name] = st.Capture
+		}
+	}
+	return out
 }
 
 // caseEnv is a case's project, home and environment, the same for both
@@ -341,6 +475,10 @@ func setupCase(t *testing.T, fixtures string, c awfCase) caseEnv {
 	root := t.TempDir()
 	ce := caseEnv{home: filepath.Join(root, "home"), storage: filepath.Join(root, "storage")}
 	ce.proj = newAWFProjectAt(t, fixtures, filepath.Join(root, "project"))
+	if c.own {
+		// all of them, so that a call_workflow finds its child
+		copyTree(t, filepath.Join("testdata", "awfown"), filepath.Join(ce.proj, ".awf", "workflows"))
+	}
 	for name, content := range c.files {
 		p := filepath.Join(ce.proj, name)
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -432,6 +570,7 @@ func runAWFCase(t *testing.T, fixtures string, c awfCase, bin string) awfOutcome
 				Status   string
 				ExitCode int
 				Output   string
+				Stderr   string
 			}
 		}
 		if err := json.Unmarshal(b, &st); err != nil {
@@ -446,7 +585,7 @@ func runAWFCase(t *testing.T, fixtures string, c awfCase, bin string) awfOutcome
 			if status, body, ok := awfHTTPOutput(out); ok {
 				out = httpOutput(status, body)
 			}
-			got.Steps[name] = awfStep{Status: s.Status, ExitCode: s.ExitCode, Output: out}
+			got.Steps[name] = awfStep{Status: s.Status, ExitCode: s.ExitCode, Output: out, Stderr: awfNormalize(s.Stderr, ce)}
 		}
 	}
 	if len(files) == 0 {
@@ -478,7 +617,7 @@ func runReelCase(t *testing.T, fixtures string, c awfCase) awfOutcome {
 	ce := setupCase(t, fixtures, c)
 	args := append([]string{"run", c.fixture(), "--storage", ce.storage}, ce.args...)
 	code, out := runTool(t, ce, reelBinary(t), args...)
-	got := awfOutcome{Case: c.name, Args: c.inputs, ExitCode: code, Status: "failed", Steps: map[string]awfStep{}}
+	got := awfOutcome{Case: c.name, Args: c.inputs, ExitCode: code, Status: "failed", Steps: map[string]awfStep{}, Out: out}
 	got.Files = collectFiles(t, c, ce)
 	m := regexp.MustCompile(`(?m)^run ([0-9a-f-]{36})$`).FindStringSubmatch(out)
 	if m == nil {
@@ -539,7 +678,8 @@ func reelStep(t *testing.T, p *transcript.StepPayload, ce caseEnv) awfStep {
 	case transcript.KindCommand:
 		var cr transcript.CommandResult
 		if err := transcript.DecodeResult(p.Result, &cr); err == nil {
-			s.ExitCode, s.Output = cr.ExitCode, awfNormalize(cr.Output, ce)
+			s.ExitCode, s.Output, s.Stderr = cr.ExitCode, awfNormalize(cr.Output, ce), awfNormalize(cr.Stderr, ce)
+			s.Captured = cr.Captured
 		}
 	case transcript.KindOperation:
 		var hr struct {

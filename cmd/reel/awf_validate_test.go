@@ -97,3 +97,72 @@ func TestAWFValidateTable(t *testing.T) {
 	}
 	t.Logf("reel validate agrees with AWF on %d of %d fixtures; %d pending another branch", agree, len(verdicts), pending)
 }
+
+// A bad flag or a wrong number of arguments is a user error (exit 1) for
+// run, resume, validate and diagram, AWF's commands ("Invalid flag" in AWF's
+// exit-code table, and what AWF's binary exits), while the reading
+// commands keep exit 2, diff(1)'s "no answer". The real binary runs, so
+// the status is the one a shell sees.
+func TestAWFUsageErrorsExitOne(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{[]string{"run"}, 1, "accepts 1 arg(s), received 0"},
+		{[]string{"run", "a.yaml", "b.yaml"}, 1, "accepts 1 arg(s), received 2"},
+		{[]string{"run", "a.yaml", "--no-such-flag"}, 1, "unknown flag: --no-such-flag"},
+		{[]string{"validate"}, 1, "requires at least 1 arg(s)"},
+		{[]string{"validate", "a.yaml", "--no-such-flag"}, 1, "unknown flag: --no-such-flag"},
+		{[]string{"resume", "--no-such-flag"}, 1, "unknown flag: --no-such-flag"},
+		{[]string{"resume", "a", "b"}, 1, "accepts at most 1 arg(s)"},
+		{[]string{"diagram", "--no-such-flag"}, 1, "unknown flag: --no-such-flag"},
+		{[]string{"tree", "--no-such-flag"}, 2, "unknown flag: --no-such-flag"},
+	} {
+		r := runBinary(t, dir, tc.args...)
+		if r.code != tc.code || !strings.Contains(r.stderr, tc.msg) {
+			t.Errorf("reel %s: exit %d, stderr %q; want exit %d and %q", strings.Join(tc.args, " "), r.code, r.stderr, tc.code, tc.msg)
+		}
+	}
+}
+
+// reel run says what loads but does nothing, as validate does: a state's
+// when and loop (AWF ignores both; so does reel) are warnings on stderr
+// with file:line:col before the run; the run goes on as in AWF, and
+// --quiet leaves the warnings out.
+func TestRunPrintsWorkflowWarnings(t *testing.T) {
+	dir := t.TempDir()
+	wf := filepath.Join(dir, "w.yaml")
+	if err := os.WriteFile(wf, []byte(`name: w
+states:
+  initial: a
+  a:
+    type: step
+    command: echo once
+    loop:
+      items: '["p","q"]'
+    when: "false"
+    on_success: done
+  done:
+    type: terminal
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	storage := filepath.Join(dir, "storage")
+	r := runBinary(t, dir, "run", wf, "--storage", storage)
+	for _, want := range []string{
+		wf + `:7:5: warning: step state "a": "loop" is ignored`,
+		wf + `:9:5: warning: step state "a": "when" is ignored`,
+	} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+		}
+	}
+	if r.code != 0 || strings.Count(r.stdout, "a │ once") != 1 {
+		t.Errorf("exit %d, stdout:\n%s", r.code, r.stdout)
+	}
+	if r := runBinary(t, dir, "run", wf, "--storage", storage, "--quiet"); r.code != 0 || strings.Contains(r.stderr, "warning") {
+		t.Errorf("--quiet: exit %d, stderr %q", r.code, r.stderr)
+	}
+}

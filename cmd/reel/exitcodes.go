@@ -1,6 +1,10 @@
 package main
 
-import "github.com/reelhq/reel/internal/exitcode"
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/reelhq/reel/internal/exitcode"
+)
 
 // Exit statuses. run, resume and validate use AWF's (package exitcode,
 // README "Exit codes"); the reading commands answer like diff(1) and
@@ -23,3 +27,23 @@ const (
 	exitNo      = 1
 	exitTrouble = 2
 )
+
+// awfUsage makes cmd's bad flags and wrong argument counts a user error
+// (exit 1), as AWF's exit-code table has it for run, resume, validate and diagram
+// ("Invalid flag"); cobra's errors would otherwise exit 2, the reading
+// commands' "no answer".
+func awfUsage(cmd *cobra.Command) *cobra.Command {
+	args := cmd.Args
+	if args != nil {
+		cmd.Args = func(c *cobra.Command, a []string) error {
+			if err := args(c, a); err != nil {
+				return &exitError{code: exitUser, msg: err.Error()}
+			}
+			return nil
+		}
+	}
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
+		return &exitError{code: exitUser, msg: err.Error()}
+	})
+	return cmd
+}

@@ -21,17 +21,17 @@ func newRootCmd() *cobra.Command {
 	root.SetVersionTemplate("reel {{.Version}}\n")
 	root.PersistentFlags().Bool(noColorFlag, false, "never colour the output (NO_COLOR does the same)")
 	root.AddCommand(
-		newResumeCmd(),
+		awfUsage(newResumeCmd()),
 		newListCmd(),
 		newStatusCmd(),
-		newDiagramCmd(),
+		awfUsage(newDiagramCmd()),
 		newConfigCmd(),
 		newVersionCmd(),
 		newVerifyCmd(),
 		newImportCmd(),
 		newExportCmd(),
-		newRunCmd(),
-		newValidateCmd(),
+		awfUsage(newRunCmd()),
+		awfUsage(newValidateCmd()),
 		newRunsCmd(),
 		newTreeCmd(),
 		newReplayCmd(),

@@ -50,7 +50,8 @@ func newRunCmd() *cobra.Command {
 .awf/workflows/. reel run NAME --help lists the workflow's inputs.
 
 Inputs come from --input key=value (an array input takes a JSON array or
-comma-separated values), else from the inputs of .awf/config.yaml and
+comma-separated values; key=@prompts/PATH reads a prompt file from
+.reel/prompts or .awf/prompts, as AWF does), else from the inputs of .awf/config.yaml and
 .reel/config.yaml, else from the workflow's defaults. Required inputs given
 by none of these are asked for on a terminal, and are an error otherwise.
 
@@ -118,11 +119,21 @@ func runWorkflow(cmd *cobra.Command, ref string, f *runFlags) error {
 	if err != nil {
 		return err
 	}
+	if !f.quiet {
+		// What loads but does not do what it seems to (AWF's ignored
+		// keys, unchecked references) is said before anything runs.
+		for _, w := range wf.Warnings {
+			fmt.Fprintln(cmd.ErrOrStderr(), e.Masker.MaskString(w.String()))
+		}
+	}
 	// Input values are secrets as often as anything: what reel says about
 	// them is masked too.
 	userErr := func(err error) error { return &exitError{code: exitUser, msg: e.Masker.MaskString(err.Error())} }
 	given, err := parseInputs(f.inputs)
 	if err != nil {
+		return userErr(err)
+	}
+	if err := resolvePromptInputs(given, proj.Root, os.Getenv); err != nil {
 		return userErr(err)
 	}
 	configInputs(wf, proj.Config, given)

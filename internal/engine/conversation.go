@@ -101,7 +101,7 @@ func (s *turnSource) next(ctx context.Context, n int, reply *transcript.AgentRes
 			return "", false, stoppedByEnd, nil
 		}
 		d := maps.Clone(s.data)
-		d["turn"] = tv
+		d["turn"] = templateState(tv) // .turn.JSON prints as JSON, like .states.X.JSON
 		msg, err = s.st.Conversation[n-1].Execute(d)
 		if err != nil {
 			return "", false, "", fmt.Errorf("conversation[%d]: %w", n-1, err)
@@ -134,7 +134,7 @@ func (s *turnSource) next(ctx context.Context, n int, reply *transcript.AgentRes
 	}
 	if c := s.st.Agent; c != nil && c.Session != nil && c.Session.InjectContext != nil {
 		d := maps.Clone(s.data)
-		d["turn"] = tv
+		d["turn"] = templateState(tv) // .turn.JSON prints as JSON, like .states.X.JSON
 		extra, err := c.Session.InjectContext.Execute(d)
 		if err != nil {
 			return "", false, "", fmt.Errorf("conversation.inject_context: %w", err)

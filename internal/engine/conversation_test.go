@@ -2,10 +2,14 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/reelhq/reel/transcript"
@@ -211,5 +215,71 @@ func TestTurnValue(t *testing.T) {
 	}
 	if v := turnValue("plain words\r\n", 3); v["Output"] != "plain words" || v["JSON"] != nil {
 		t.Errorf("text reply: %v", v)
+	}
+}
+
+// A follow-up renders .turn.JSON, a reply that parsed as JSON, as JSON
+// (the way AWF prints loop items), never as Go's map[...] form; the
+// provider receives exactly that text. The server is a real one on
+// loopback that replies JSON to the first message and records the rest.
+func TestConversationTurnJSONRendersAsJSON(t *testing.T) {
+	var mu sync.Mutex
+	var got []string
+	reply := func(w http.ResponseWriter, text string) {
+		b, _ := json.Marshal(text)
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprintf(w, "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":%s},\"finish_reason\":\"stop\"}],\"usage\":{\"prompt_tokens\":1,\"completion_tokens\":1,\"total_tokens\":2}}\n\ndata: [DONE]\n\n", b)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Messages []struct {
+				Role    string `json:"role"`
+				Content string `json:"content"`
+			} `json:"messages"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil || len(req.Messages) == 0 {
+			http.Error(w, "bad request", 400)
+			return
+		}
+		mu.Lock()
+		n := len(got)
+		got = append(got, req.Messages[len(req.Messages)-1].Content)
+		mu.Unlock()
+		if n == 0 {
+			reply(w, `{"risk": ["a", "b"], "n": 1.5}`)
+			return
+		}
+		reply(w, "ok")
+	}))
+	defer srv.Close()
+	h := newHarness(t)
+	h.e.Environ = append(os.Environ(), "TEST_OPENAI_KEY=sk-test")
+	rep := h.run(context.Background(), fmt.Sprintf(`
+name: tj
+states:
+  initial: ask
+  ask:
+    type: agent
+    provider: openai_compatible
+    prompt: List the risks as JSON.
+    options: {base_url: %q, model: m, api_key_env: TEST_OPENAI_KEY}
+    conversation:
+      - 'All: {{ .turn.JSON }} risks: {{ .turn.JSON.risk }} n: {{ .turn.JSON.n }} first: {{ index .turn.JSON.risk 0 }}'
+`, srv.URL+"/v1"), nil)
+	if rep.Status != "success" {
+		t.Fatalf("report %+v\n%s", rep, h.display.String())
+	}
+	want := []string{"List the risks as JSON.", `All: {"n":1.5,"risk":["a","b"]} risks: ["a","b"] n: 1.5 first: a`}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("the provider received %q\nwant %q", got, want)
+	}
+	var users []string
+	for _, e := range readAll(t, rep.TranscriptPath) {
+		if e.Type == transcript.MessageUser {
+			users = append(users, e.Message().Blocks[0].Text)
+		}
+	}
+	if fmt.Sprint(users) != fmt.Sprint(want) {
+		t.Errorf("message.user events %q\nwant %q", users, want)
 	}
 }

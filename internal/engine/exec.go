@@ -339,6 +339,9 @@ func (r *run) outputs() (map[string]any, error) {
 		return nil, nil
 	}
 	env := r.exprEnv(scope{})
+	// An output is a value, not a condition: an input keeps the value it
+	// was given, not the number or boolean a condition would read.
+	env[workflow.NSInputs] = r.inputs
 	out := make(map[string]any, len(r.wf.Outputs))
 	for _, o := range r.wf.Outputs {
 		v, err := o.From.Eval(env)

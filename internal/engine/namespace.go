@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/user"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/reelhq/reel/internal/workflow"
@@ -46,6 +47,14 @@ func (r *run) namespaces(sc scope, tmpl bool) map[string]any {
 			}
 		}
 		inputs = r.tinputs
+	} else {
+		if r.einputs == nil {
+			r.einputs = make(map[string]any, len(r.inputs))
+			for k, v := range r.inputs {
+				r.einputs[k] = exprInput(v)
+			}
+		}
+		inputs = r.einputs
 	}
 	r.mu.Unlock()
 	m := map[string]any{
@@ -66,6 +75,31 @@ func (r *run) namespaces(sc scope, tmpl bool) map[string]any {
 		m[workflow.NSLoop] = loopView(sc.loop, tmpl)
 	}
 	return m
+}
+
+// exprInput is an input as an expression sees it. A text value reads as
+// AWF's expressions read every input: "true"/"True"/"TRUE" and the false
+// forms as booleans, integers and decimals as numbers, so that an input
+// declared without a type compares as AWF compares it (inputs.count > 3
+// with --input count=5). Typed inputs already hold their values.
+func exprInput(v any) any {
+	s, ok := v.(string)
+	if !ok {
+		return v
+	}
+	switch s {
+	case "true", "True", "TRUE":
+		return true
+	case "false", "False", "FALSE":
+		return false
+	}
+	if i, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return i
+	}
+	if f, err := strconv.ParseFloat(s, 64); err == nil {
+		return f
+	}
+	return v
 }
 
 // templateState is the template view of a state's result: its JSON values

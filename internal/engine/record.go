@@ -35,6 +35,7 @@ type run struct {
 	states  map[string]map[string]any
 	tstates map[string]map[string]any // states as templates see them (see data)
 	tinputs map[string]any            // inputs as templates see them
+	einputs map[string]any            // inputs as expressions see them
 	// lastState is the top-level state started last (.error.State of the
 	// workflow_error hook).
 	lastState string

@@ -235,3 +235,62 @@ workflow_end command workflow_end@0 success
 		t.Fatalf("tree:\n%s\nwant\n%s", b.String(), want)
 	}
 }
+
+// A conversation's turns are numbered alike everywhere: the run's display
+// says "turn 1/3" … "turn 3/3", the transcript holds three message.user
+// events and user_turns 3, and the tree says "3 turns". The agent is a
+// fake claude CLI replaying recorded turns (engine/testdata).
+func TestConversationTurns(t *testing.T) {
+	dir := t.TempDir()
+	fake, err := filepath.Abs(filepath.Join("..", "engine", "testdata", "fake-claude-turns"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, "wf.yaml")
+	os.WriteFile(p, []byte(fmt.Sprintf(`
+name: conv
+states:
+  initial: review
+  review:
+    type: agent
+    provider: claude
+    prompt: Review main.go
+    options: {command: %q}
+    conversation:
+      - Now list the three riskiest changes.
+      - 'Fix the first one: {{ .turn.Output }}'
+`, fake)), 0o644)
+	state := filepath.Join(dir, "state")
+	os.Mkdir(state, 0o755)
+	var display strings.Builder
+	e := &engine.Engine{Storage: filepath.Join(dir, "storage"), ProjectDir: dir, Display: &display,
+		Environ: append(os.Environ(), "REEL_TEST_TURNS_STATE="+state)}
+	wf, err := workflow.Load(p, e.LoadOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := e.Run(context.Background(), wf, engine.RunOptions{})
+	if err != nil || rep.Status != "success" {
+		t.Fatalf("%+v %v\n%s", rep, err, display.String())
+	}
+	for _, l := range []string{"turn 1/3", "turn 2/3", "turn 3/3"} {
+		if !strings.Contains(display.String(), l) {
+			t.Errorf("display lacks %q:\n%s", l, display.String())
+		}
+	}
+	tree, err := Build(rep.TranscriptPath, Options{})
+	if err != nil || len(tree.Warnings) > 0 {
+		t.Fatalf("%v %v", err, tree.Warnings)
+	}
+	review := find(tree.Root, "review")
+	if review == nil || review.UserTurns != 3 {
+		t.Fatalf("review node %+v, want 3 user turns", review)
+	}
+	var b strings.Builder
+	if err := Render(&b, tree); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "  3 turns  ") {
+		t.Errorf("tree does not say 3 turns:\n%s", b.String())
+	}
+}

@@ -79,6 +79,9 @@ func label(n *Node, top bool) string {
 	if n.Model != "" || n.Provider != "" {
 		parts = append(parts, strings.Trim(n.Provider+"/"+n.Model, "/"))
 	}
+	if n.UserTurns > 1 {
+		parts = append(parts, fmt.Sprintf("%d turns", n.UserTurns))
+	}
 	if n.Tools > 0 {
 		t := fmt.Sprintf("%d tools", n.Tools)
 		if n.Tools == 1 {

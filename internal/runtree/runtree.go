@@ -69,8 +69,12 @@ type Node struct {
 	Model         string `json:"model,omitempty"`
 	ExitCode      *int   `json:"exit_code,omitempty"`
 	Messages      int    `json:"messages,omitempty"`
-	Tools         int    `json:"tools,omitempty"`
-	Dangling      int    `json:"dangling_tools,omitempty"`
+	// UserTurns counts the step's message.user events: the turns of a
+	// conversation, numbered from 1 (the step's prompt) as the run's
+	// display numbers them.
+	UserTurns int `json:"user_turns,omitempty"`
+	Tools     int `json:"tools,omitempty"`
+	Dangling  int `json:"dangling_tools,omitempty"`
 	// ChildRunID is the run a call_workflow step started; its tree is the
 	// node's child of kind workflow.
 	ChildRunID string  `json:"child_run_id,omitempty"`
@@ -364,6 +368,9 @@ func (b *builder) line(t *Tree, path string, lineNo int, line []byte) bool {
 			}
 		default:
 			n.Messages++
+			if typ == transcript.MessageUser {
+				n.UserTurns++
+			}
 		}
 		return false
 	}
