@@ -99,7 +99,7 @@ func runExportOTLP(cmd *cobra.Command, refs []string, json bool, storageFlag str
 	cands = withoutSelectedChildren(cands)
 	cfg := otlp.Config{
 		Endpoint: ep, ServiceName: o.otel.serviceName, DefaultServiceName: proj.Config.Telemetry.ServiceName,
-		Version: versionString(), Content: o.otel.content,
+		Version: versionString(), Content: o.otel.content, Prices: proj.Prices(),
 	}
 	if o.maskSecrets {
 		cfg.Masker = transcript.NewMasker(os.Environ())

@@ -76,6 +76,7 @@ func startLiveExport(cmd *cobra.Command, proj *project.Project, f *otelFlags, e 
 		DefaultServiceName: proj.Config.Telemetry.ServiceName,
 		Version:            versionString(),
 		Content:            f.content,
+		Prices:             proj.Prices(),
 	}, os.Getenv)
 	if err != nil {
 		return nil, &exitError{code: exitUser, msg: "otel: " + err.Error()}

@@ -138,7 +138,17 @@ func openIndex(cmd *cobra.Command, storageFlag string) (*index.Index, error) {
 	if _, err := os.Stat(storage); err != nil {
 		return nil, &exitError{code: 1, msg: fmt.Sprintf("no storage at %s (set --storage or REEL_STORAGE, or run reel inside a project)", storage)}
 	}
-	return index.Open(cmd.Context(), storage)
+	return openIndexPriced(cmd, storage)
+}
+
+// openIndexPriced opens the run index of storage with the project's price
+// table, so the run list prices tokens as reel stats and reel tree do.
+func openIndexPriced(cmd *cobra.Command, storage string) (*index.Index, error) {
+	prices, err := priceTable()
+	if err != nil {
+		return nil, err
+	}
+	return index.Open(cmd.Context(), storage, index.WithPrices(prices))
 }
 
 // indexWritten brings an existing run index up to date with transcripts a
@@ -150,7 +160,7 @@ func indexWritten(cmd *cobra.Command, storage string, paths ...string) {
 	if _, err := os.Stat(index.Path(storage)); err != nil {
 		return
 	}
-	ix, err := index.Open(cmd.Context(), storage)
+	ix, err := openIndexPriced(cmd, storage)
 	if err == nil {
 		if _, err = ix.Update(cmd.Context(), paths...); err == nil {
 			err = ix.Sync(cmd.Context())

@@ -37,9 +37,13 @@ again from the transcripts.`,
 			start := time.Now()
 			var st index.Stats
 			var ix *index.Index
+			prices, err := priceTable()
+			if err != nil {
+				return err
+			}
 			if rebuild {
-				ix, st, err = index.Rebuild(cmd.Context(), dir)
-			} else if ix, err = index.Open(cmd.Context(), dir); err == nil {
+				ix, st, err = index.Rebuild(cmd.Context(), dir, index.WithPrices(prices))
+			} else if ix, err = index.Open(cmd.Context(), dir, index.WithPrices(prices)); err == nil {
 				st, err = ix.Scan(cmd.Context())
 			}
 			if err != nil {

@@ -43,7 +43,11 @@ cookie, or send Authorization: Bearer TOKEN.`,
 				return &exitError{code: 1, msg: fmt.Sprintf("no storage at %s (set --storage or REEL_STORAGE, or run reel inside a project)", dir)}
 			}
 			log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelWarn}))
-			s, err := serve.New(cmd.Context(), serve.Options{Storage: dir, Addr: addr, Token: token, Log: log})
+			prices, err := priceTable()
+			if err != nil {
+				return err
+			}
+			s, err := serve.New(cmd.Context(), serve.Options{Storage: dir, Addr: addr, Token: token, Log: log, Prices: prices})
 			if err != nil {
 				return err
 			}

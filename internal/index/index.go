@@ -61,12 +61,13 @@ import (
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 
+	"github.com/reelhq/reel/internal/pricing"
 	"github.com/reelhq/reel/transcript"
 )
 
 // schemaVersion changes whenever the schema or what is indexed changes; an
 // index of another version is rebuilt.
-const schemaVersion = "1"
+const schemaVersion = "2"
 
 // FileName is the index's file name under the storage directory.
 const FileName = "index.db"
@@ -134,6 +135,24 @@ type Index struct {
 
 	mu       sync.Mutex // serializes Sync within the process
 	lastScan time.Time
+	// prices price the agent steps whose provider reported no cost when
+	// a run's row is written.
+	prices *pricing.Table
+}
+
+// An Option tunes Open and Rebuild.
+type Option func(*Index)
+
+// WithPrices prices the agent steps whose provider reported no cost from
+// t (the project's table) instead of pricing.Default(), as reel stats and
+// reel tree do. A row is priced when it is written: a run indexed before
+// the table changed keeps its cost until reel index --rebuild.
+func WithPrices(t *pricing.Table) Option {
+	return func(ix *Index) {
+		if t != nil {
+			ix.prices = t
+		}
+	}
 }
 
 // Path returns the index file of a storage directory.
@@ -142,8 +161,8 @@ func Path(storage string) string { return filepath.Join(storage, FileName) }
 // Open opens the index of the storage directory, creating or rebuilding it
 // when it is missing, of another schema version or unreadable, and brings
 // it up to date with the transcripts (Sync).
-func Open(ctx context.Context, storage string) (*Index, error) {
-	ix, err := open(storage)
+func Open(ctx context.Context, storage string, opts ...Option) (*Index, error) {
+	ix, err := open(storage, opts)
 	if err == nil {
 		err = ix.Sync(ctx)
 		if err != nil {
@@ -156,8 +175,11 @@ func Open(ctx context.Context, storage string) (*Index, error) {
 	return ix, nil
 }
 
-func open(storage string) (*Index, error) {
-	ix := &Index{dir: transcript.Dir(storage), path: Path(storage)}
+func open(storage string, opts []Option) (*Index, error) {
+	ix := &Index{dir: transcript.Dir(storage), path: Path(storage), prices: pricing.Default()}
+	for _, o := range opts {
+		o(ix)
+	}
 	if err := os.MkdirAll(storage, 0o700); err != nil {
 		return nil, fmt.Errorf("open index: %w", err)
 	}
@@ -240,11 +262,11 @@ func (ix *Index) Close() error { return ix.db.Close() }
 
 // Rebuild deletes the index of storage and builds it again from the
 // transcripts alone.
-func Rebuild(ctx context.Context, storage string) (*Index, Stats, error) {
+func Rebuild(ctx context.Context, storage string, opts ...Option) (*Index, Stats, error) {
 	if err := removeDB(Path(storage)); err != nil {
 		return nil, Stats{}, err
 	}
-	ix, err := open(storage)
+	ix, err := open(storage, opts)
 	if err != nil {
 		return nil, Stats{}, err
 	}

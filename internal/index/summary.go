@@ -3,10 +3,12 @@ package index
 import (
 	"encoding/json"
 	"errors"
+	"maps"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/reelhq/reel/internal/pricing"
 	"github.com/reelhq/reel/internal/rawevent"
 	"github.com/reelhq/reel/internal/rawjson"
 	"github.com/reelhq/reel/internal/runstatus"
@@ -68,18 +70,22 @@ type fold struct {
 	RunUsage      *transcript.Usage `json:"run_usage,omitempty"`
 	RunCost       *float64          `json:"run_cost,omitempty"`
 	Error         string            `json:"error,omitempty"`
-	// AgentUsage and AgentCost add up the agent steps' results, for runs
-	// whose run.completed has no totals (yet).
-	AgentUsage  transcript.Usage `json:"agent_usage"`
-	AgentCost   *float64         `json:"agent_cost,omitempty"`
-	Steps       int              `json:"steps"`
-	FailedSteps int              `json:"failed_steps"`
-	ToolCalls   int              `json:"tool_calls"`
-	ToolErrors  int              `json:"tool_errors"`
-	Events      int              `json:"events"`
-	LastSeq     uint64           `json:"last_seq"`
-	Providers   []string         `json:"providers,omitempty"`
-	Models      []string         `json:"models,omitempty"`
+	// AgentUsage and AgentCost add up the agent steps' results (AgentCost
+	// the costs providers reported), for runs whose run.completed has no
+	// totals (yet). Unreported adds up, by model, the usage of the agent
+	// steps whose provider reported no cost: it is priced when the row is
+	// written (cost), so the fold does not depend on a price table.
+	AgentUsage  transcript.Usage            `json:"agent_usage"`
+	AgentCost   *float64                    `json:"agent_cost,omitempty"`
+	Unreported  map[string]transcript.Usage `json:"unreported,omitempty"`
+	Steps       int                         `json:"steps"`
+	FailedSteps int                         `json:"failed_steps"`
+	ToolCalls   int                         `json:"tool_calls"`
+	ToolErrors  int                         `json:"tool_errors"`
+	Events      int                         `json:"events"`
+	LastSeq     uint64                      `json:"last_seq"`
+	Providers   []string                    `json:"providers,omitempty"`
+	Models      []string                    `json:"models,omitempty"`
 }
 
 // line folds one complete transcript line in. env is reused between calls.
@@ -184,12 +190,20 @@ func (f *fold) event(ev *transcript.ExchangeEvent) {
 			return
 		}
 		f.AgentUsage.Add(ar.Usage)
-		if c := stepCost(&ar); c != nil {
-			sum := *c
+		switch {
+		case ar.CostUSD != nil:
+			sum := *ar.CostUSD
 			if f.AgentCost != nil {
 				sum += *f.AgentCost
 			}
 			f.AgentCost = &sum
+		default:
+			if f.Unreported == nil {
+				f.Unreported = map[string]transcript.Usage{}
+			}
+			u := f.Unreported[ar.Model]
+			u.Add(ar.Usage)
+			f.Unreported[ar.Model] = u
 		}
 		f.Providers = addSorted(f.Providers, ar.Provider)
 		f.Models = addSorted(f.Models, ar.Model)
@@ -207,18 +221,33 @@ func addSorted(list []string, s string) []string {
 	return slices.Insert(list, i, s)
 }
 
-// stepCost is what one agent step cost in US dollars, or nil when unknown.
-// It reads the cost the transcript recorded; it is the one place a price
-// table would come in.
-func stepCost(ar *transcript.AgentResult) *float64 { return ar.CostUSD }
-
-// runCost is what a run cost: the run's own account when run.completed
-// gives one, else the sum over its agent steps so far.
-func (f *fold) runCost() *float64 {
-	if f.RunCost != nil {
-		return f.RunCost
+// runCost is what a run cost, as reel stats and reel tree count it
+// (pricing.Table.Cost per agent step): the costs providers reported (the
+// run's own account when run.completed gives one, which includes its
+// sub-workflows', else the sum over its agent steps so far), plus the
+// tokens of the steps whose provider reported none, priced from prices.
+// Nil when nothing in the run has a known cost.
+func (f *fold) runCost(prices *pricing.Table) *float64 {
+	reported := f.RunCost
+	if reported == nil {
+		reported = f.AgentCost
 	}
-	return f.AgentCost
+	var sum float64
+	known := reported != nil
+	if known {
+		sum = *reported
+	}
+	// In a fixed order, so that the same fold always gives the same sum.
+	for _, model := range slices.Sorted(maps.Keys(f.Unreported)) {
+		if usd, ok := prices.Price(model, f.Unreported[model]); ok {
+			sum += usd
+			known = true
+		}
+	}
+	if !known {
+		return nil
+	}
+	return &sum
 }
 
 // usage is the run's token account: run.completed's totals when it has

@@ -378,7 +378,7 @@ func (ix *Index) apply(ctx context.Context, tx *sql.Tx, p *prepared) (int64, err
 	if f.ExitCode != nil {
 		exit = *f.ExitCode
 	}
-	if c := f.runCost(); c != nil {
+	if c := f.runCost(ix.prices); c != nil {
 		cost = *c
 	}
 	_, err = tx.ExecContext(ctx, `INSERT OR REPLACE INTO runs(run_id, parent_run_id, workflow, imported, started, last_event, ended, status,

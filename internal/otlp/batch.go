@@ -206,6 +206,7 @@ func (b *Batch) exportRun(ctx context.Context, snd *sender, events []transcript.
 	if err != nil {
 		return err
 	}
+	m.prices = b.cfg.prices()
 	m.link = link
 	m.horizon = lastTime(events, children, map[string]bool{})
 	type call struct {

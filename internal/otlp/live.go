@@ -12,6 +12,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/reelhq/reel/internal/pricing"
 	"github.com/reelhq/reel/transcript"
 )
 
@@ -28,6 +29,7 @@ type Live struct {
 	pipe    *pipeline
 	q       *queue
 	content bool
+	prices  *pricing.Table
 	wg      sync.WaitGroup
 
 	mu      sync.Mutex
@@ -65,7 +67,7 @@ func newLive(ctx context.Context, cfg Config, exp sdktrace.SpanExporter, qo queu
 	}
 	q := newQueue(exp, qo)
 	return &Live{
-		pipe: newPipeline(res, q, cfg.Version), q: q, content: cfg.Content,
+		pipe: newPipeline(res, q, cfg.Version), q: q, content: cfg.Content, prices: cfg.prices(),
 		traces: map[string]trace.TraceID{}, links: map[string]trace.SpanID{}, pending: map[string]*span{},
 	}, nil
 }
@@ -103,6 +105,7 @@ func (l *Live) Attach(rec *transcript.Recorder, parentRunID string) {
 		return
 	}
 	m.onChild = l.link
+	m.prices = l.prices
 	f := &feed{rec: rec, m: m}
 	if last := rec.LastSeq(); last > 0 {
 		// Resumed: the spans that ended before were exported by the run

@@ -8,6 +8,7 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/reelhq/reel/internal/pricing"
 	"github.com/reelhq/reel/transcript"
 )
 
@@ -41,7 +42,16 @@ type mapper struct {
 	// started this run, zero for a top-level run.
 	link    trace.SpanID
 	content bool
-	emit    func(*span)
+	// prices price the agent steps whose provider reported no cost
+	// (pricing.Default() when nil).
+	prices *pricing.Table
+	// reported adds up the costs the run's agent steps reported, and
+	// computed the costs of the others priced from the table (priced:
+	// some were), for the run's span.
+	reported *float64
+	computed float64
+	priced   bool
+	emit     func(*span)
 	// onChild learns which step span started a child run.
 	onChild func(childRunID string, callSpan trace.SpanID)
 

@@ -10,6 +10,7 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/reelhq/reel/internal/pricing"
 	"github.com/reelhq/reel/transcript"
 )
 
@@ -33,6 +34,17 @@ type Config struct {
 	// Masker, when set, masks every event before it is mapped (batch
 	// export; the live export reads events its recorder masked already).
 	Masker *transcript.Masker
+	// Prices price the agent steps whose provider reported no cost, as
+	// reel stats does: the project's table (pricing.Default() when nil).
+	Prices *pricing.Table
+}
+
+// prices is the table the export prices steps from.
+func (c *Config) prices() *pricing.Table {
+	if c.Prices == nil {
+		return pricing.Default()
+	}
+	return c.Prices
 }
 
 // scopeName is the instrumentation scope of every span reel exports.

@@ -9,6 +9,7 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/reelhq/reel/internal/pricing"
 	"github.com/reelhq/reel/transcript"
 )
 
@@ -132,7 +133,7 @@ func (m *mapper) endStep(st *step, ts time.Time, sp *transcript.StepPayload) {
 		a = append(a, semconv.GenAIOperationNameInvokeAgent, semconv.GenAIAgentName(text(st.name)))
 		var ar transcript.AgentResult
 		if sp != nil && sp.Result != nil && transcript.DecodeResult(sp.Result, &ar) == nil {
-			a, s.kind = agentAttrs(a, &ar)
+			a, s.kind = m.agentAttrs(a, &ar)
 		} else {
 			s.kind = trace.SpanKindClient
 		}
@@ -184,7 +185,7 @@ func (m *mapper) endStep(st *step, ts time.Time, sp *transcript.StepPayload) {
 // conversation attributes, reel's cost and provider. The span kind is
 // CLIENT for CLI agents (the agent runs in its own process) and INTERNAL
 // for openai_compatible, whose agent loop reel runs itself.
-func agentAttrs(a []attribute.KeyValue, ar *transcript.AgentResult) ([]attribute.KeyValue, trace.SpanKind) {
+func (m *mapper) agentAttrs(a []attribute.KeyValue, ar *transcript.AgentResult) ([]attribute.KeyValue, trace.SpanKind) {
 	kind := trace.SpanKindClient
 	if ar.Provider == "openai_compatible" {
 		kind = trace.SpanKindInternal
@@ -217,8 +218,8 @@ func agentAttrs(a []attribute.KeyValue, ar *transcript.AgentResult) ([]attribute
 	if u.ReasoningTokens > 0 {
 		a = append(a, semconv.GenAIUsageReasoningOutputTokens(int(u.ReasoningTokens)))
 	}
-	if c := stepCost(ar); c != nil {
-		a = append(a, attrCost.Float64(*c))
+	if c, ok := m.stepCost(ar); ok {
+		a = append(a, attrCost.Float64(c))
 	}
 	if ar.SessionID != "" {
 		a = append(a, semconv.GenAIConversationID(text(ar.SessionID)))
@@ -249,9 +250,46 @@ func providerName(p string) string {
 	return text(p)
 }
 
-// stepCost is what the step's result says it cost, as recorded (by the
-// provider, or by an importer): nil when it says nothing.
-func stepCost(ar *transcript.AgentResult) *float64 { return ar.CostUSD }
+// stepCost is what the agent step cost, as reel stats counts it
+// (pricing.Table.Cost): the provider's reported cost, else its tokens
+// priced from the table. It adds the step to the run's cost.
+func (m *mapper) stepCost(ar *transcript.AgentResult) (float64, bool) {
+	prices := m.prices
+	if prices == nil {
+		prices = pricing.Default()
+	}
+	usd, src, ok := prices.Cost(ar)
+	switch src {
+	case pricing.Reported:
+		r := usd
+		if m.reported != nil {
+			r += *m.reported
+		}
+		m.reported = &r
+	case pricing.Computed:
+		m.computed += usd
+		m.priced = true
+	}
+	return usd, ok
+}
+
+// runCost is the run's cost so far, as reel stats and reel runs count it:
+// the costs providers reported (run.completed's account, rr, which
+// includes the sub-workflows', when it has one, else the sum over the
+// agent steps), plus the steps reel priced from the table.
+func (m *mapper) runCost(rr *transcript.RunResult) (float64, bool) {
+	reported := m.reported
+	if rr != nil && rr.CostUSD != nil {
+		reported = rr.CostUSD
+	}
+	switch {
+	case reported != nil:
+		return *reported + m.computed, true
+	case m.priced:
+		return m.computed, true
+	}
+	return 0, false
+}
 
 func (m *mapper) endTool(t *tool, ts time.Time, p *transcript.ToolPayload) {
 	name := t.name
@@ -340,8 +378,8 @@ func (m *mapper) endRun(ts time.Time, sp *transcript.StepPayload) {
 			if u.ReasoningTokens > 0 {
 				a = append(a, attrReasoning.Int64(u.ReasoningTokens))
 			}
-			if rr.CostUSD != nil {
-				a = append(a, attrCost.Float64(*rr.CostUSD))
+			if c, ok := m.runCost(&rr); ok {
+				a = append(a, attrCost.Float64(c))
 			}
 		}
 		if status != statusSuccess && errMsg == "" {

@@ -103,6 +103,9 @@ type Node struct {
 	seq   int           // order of start, to pick the latest of several open nodes
 	iters map[int]*Node // a loop's iteration groups by index
 	ranMS int64         // a run's own duration_ms, from its last run.completed
+	// computed is the part of the subtree's cost reel priced from the
+	// table (steps whose provider reported none).
+	computed float64
 }
 
 // MaxToolSeq is how many tool names a node keeps in ToolSeq.
@@ -487,8 +490,11 @@ func (b *builder) line(t *Tree, path string, lineNo int, line []byte) bool {
 				var ar transcript.AgentResult
 				if decodeAgentResult(sp.Result, &ar) == nil {
 					n.Usage = ar.Usage
-					cost, _, ok := b.prices.Cost(&ar)
+					cost, src, ok := b.prices.Cost(&ar)
 					n.CostUSD = cost
+					if src == pricing.Computed {
+						n.computed = cost
+					}
 					if !ok {
 						n.UnpricedSteps = 1
 					}
@@ -685,13 +691,14 @@ func (b *builder) intern(p []byte) string {
 // subtree's tokens and cost, and every node gets its duration.
 func finish(n *Node) {
 	var sum transcript.Usage
-	var cost float64
+	var cost, computed float64
 	unpriced := 0
 	for _, c := range n.Children {
 		finish(c)
 		sum.Add(c.Usage)
 		cost += c.CostUSD
 		unpriced += c.UnpricedSteps
+		computed += c.computed
 	}
 	if n.Status == StatusInterrupted {
 		// An open execution lasted at least as long as what ran inside it.
@@ -733,10 +740,16 @@ func finish(n *Node) {
 		if n.Usage == (transcript.Usage{}) {
 			n.Usage = sum
 		}
+		// Its cost counts only what providers reported: the steps reel
+		// priced from the table are added to it, so that it is the figure
+		// reel stats, reel runs and the exported run span give.
 		if n.CostUSD == 0 {
 			n.CostUSD = cost
-			n.UnpricedSteps = unpriced
+		} else {
+			n.CostUSD += computed
 		}
+		n.UnpricedSteps = unpriced
+		n.computed = computed
 	}
 	if !n.Start.IsZero() && !n.End.IsZero() && n.End.After(n.Start) {
 		n.Duration = Millis(n.End.Sub(n.Start))

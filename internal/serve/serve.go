@@ -31,6 +31,7 @@ import (
 	"time"
 
 	"github.com/reelhq/reel/internal/index"
+	"github.com/reelhq/reel/internal/pricing"
 	"github.com/reelhq/reel/internal/webview"
 	"github.com/reelhq/reel/transcript"
 )
@@ -54,6 +55,9 @@ type Options struct {
 	Rescan time.Duration
 	Log    *slog.Logger
 	Limits transcript.Limits
+	// Prices price the steps whose provider reported no cost in the run
+	// list (pricing.Default() when nil).
+	Prices *pricing.Table
 }
 
 // ErrTokenRequired is returned for a non-loopback address without a token.
@@ -114,7 +118,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	ix, err := index.Open(ctx, opts.Storage)
+	ix, err := index.Open(ctx, opts.Storage, index.WithPrices(opts.Prices))
 	if err != nil {
 		return nil, err
 	}
