@@ -258,7 +258,8 @@ func TestAgentAttributes(t *testing.T) {
 	}{
 		{"claude", trace.SpanKindClient, "anthropic", 100},
 		{"codex", trace.SpanKindClient, "openai", 100},
-		{"gemini", trace.SpanKindClient, "gcp.gemini", 100},
+		{"gemini", trace.SpanKindClient, "gcp.gen_ai", 100},
+		{"mistral_vibe", trace.SpanKindClient, "mistral_ai", 100},
 		{"github_copilot", trace.SpanKindClient, "github.copilot", 100},
 		{"openai_compatible", trace.SpanKindInternal, "openai", 100},
 		{"someday", trace.SpanKindClient, "someday", 100},

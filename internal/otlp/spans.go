@@ -235,15 +235,20 @@ func (m *mapper) agentAttrs(a []attribute.KeyValue, ar *transcript.AgentResult) 
 
 // providerName is gen_ai.provider.name for a reel provider: the
 // conventions' well-known value where one fits, else the provider's own
-// name.
+// name. Gemini CLI reaches Google through AI Studio, Vertex AI or Code
+// Assist, and the transcript does not say which: the conventions' value
+// for a Google endpoint not known is gcp.gen_ai (gcp.gemini names the AI
+// Studio endpoint alone). Copilot has no well-known value.
 func providerName(p string) string {
 	switch p {
 	case "claude", "anthropic":
-		return "anthropic"
+		return semconv.GenAIProviderNameAnthropic.Value.AsString()
 	case "codex", "openai", "openai_compatible":
-		return "openai"
+		return semconv.GenAIProviderNameOpenAI.Value.AsString()
 	case "gemini":
-		return "gcp.gemini"
+		return semconv.GenAIProviderNameGCPGenAI.Value.AsString()
+	case "mistral_vibe", "mistral":
+		return semconv.GenAIProviderNameMistralAI.Value.AsString()
 	case "github_copilot", "copilot":
 		return "github.copilot"
 	}
