@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"text/template"
@@ -45,9 +46,19 @@ func benchWorkflow(b *testing.B, dir string) *workflow.Workflow {
 // as the baseline, a plain shell script that runs the same 200 commands
 // the same way (`/bin/sh -c true`). It reports the engine's overhead per
 // step over the script, the cost of the transcript, and the cost of the
-// live export over the transcript alone (otel-cost-%: the exporter is
-// created, every span sent to an in-process OTLP/gRPC receiver and the
-// export flushed, all inside the measured time).
+// live export over the transcript alone: the exporter is created, every
+// span sent to an in-process OTLP/gRPC receiver on loopback and the export
+// flushed, all inside the measured time.
+//
+// The export's budget is 5% of the run (issue 14). On a shared 2-core
+// machine the run's wall time varies by tens of percent between runs, so
+// the export's cost is reported three ways: otel-cost-% compares the
+// fastest run of each series (wall time); otel-cost-median-% is the median
+// of the differences of interleaved pairs, over the median run; and
+// otel-cpu-% is the CPU time the export adds to the process (mapping,
+// SDK, gRPC, and the in-process receiver's decoding, so an upper bound)
+// over the run's wall time: what the export would add if it could not
+// overlap the run at all, and the figure load disturbs least.
 func BenchmarkEngineOverhead(b *testing.B) {
 	dir := b.TempDir()
 	wf := benchWorkflow(b, dir)
@@ -60,7 +71,8 @@ func BenchmarkEngineOverhead(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	engine := func(noTranscript, export bool) time.Duration {
+	engine := func(noTranscript, export bool) (wall, cpu time.Duration) {
+		c0 := selfCPU()
 		e := &Engine{Storage: filepath.Join(dir, "storage"), NoTranscript: noTranscript, Display: io.Discard, Environ: env}
 		start := time.Now()
 		var live *otlp.Live
@@ -80,7 +92,7 @@ func BenchmarkEngineOverhead(b *testing.B) {
 				b.Fatalf("live export: %+v", st)
 			}
 		}
-		return time.Since(start)
+		return time.Since(start), selfCPU() - c0
 	}
 	baseline := func() time.Duration {
 		start := time.Now()
@@ -93,13 +105,16 @@ func BenchmarkEngineOverhead(b *testing.B) {
 	// of each series is the least disturbed measurement, so the metrics
 	// compare minima.
 	on, off, otel, base := time.Duration(1<<62), time.Duration(1<<62), time.Duration(1<<62), time.Duration(1<<62)
+	var onWall, pairWall, pairCPU []time.Duration
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		// interleaved so that drift in machine load hits all four alike
 		base = min(base, baseline())
-		on = min(on, engine(false, false))
-		off = min(off, engine(true, false))
-		otel = min(otel, engine(false, true))
+		w1, c1 := engine(false, false)
+		w2, _ := engine(true, false)
+		w3, c3 := engine(false, true)
+		on, off, otel = min(on, w1), min(off, w2), min(otel, w3)
+		onWall, pairWall, pairCPU = append(onWall, w1), append(pairWall, w3-w1), append(pairCPU, c3-c1)
 	}
 	perStep := func(d time.Duration) float64 {
 		return float64(d-base) / benchSteps / float64(time.Millisecond)
@@ -108,7 +123,21 @@ func BenchmarkEngineOverhead(b *testing.B) {
 	b.ReportMetric(perStep(off), "overhead-ms/step-no-transcript")
 	b.ReportMetric(100*(float64(on)-float64(off))/float64(off), "transcript-cost-%")
 	b.ReportMetric(100*(float64(otel)-float64(on))/float64(on), "otel-cost-%")
+	b.ReportMetric(100*float64(median(pairWall))/float64(median(onWall)), "otel-cost-median-%")
+	b.ReportMetric(100*float64(median(pairCPU))/float64(median(onWall)), "otel-cpu-%")
+	b.ReportMetric(float64(median(onWall))/float64(time.Millisecond), "run-ms")
 	b.ReportMetric(float64(on)/float64(base), "x-vs-stdlib")
+}
+
+// median is the middle of ds (the mean of the two middle ones).
+func median(ds []time.Duration) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	n := len(s)
+	if n == 0 {
+		return 0
+	}
+	return (s[(n-1)/2] + s[n/2]) / 2
 }
 
 // BenchmarkEngineStepCost isolates what the engine itself spends per step,

@@ -191,3 +191,79 @@ func BenchmarkBatchExport100k(b *testing.B) {
 	b.ReportMetric(float64(spans)/per.Seconds(), "spans/s")
 	b.ReportMetric(float64(std)/float64(reel), "x-vs-stdlib")
 }
+
+// recordCommandRun records what the engine records for BenchmarkEngineOverhead's
+// run (internal/engine): 200 command steps in sequence, each a step.started
+// and a step.completed with its result, between run.started and
+// run.completed. rec is closed.
+func recordCommandRun(b *testing.B, rec *transcript.Recorder) {
+	record := func(e transcript.ExchangeEvent) {
+		if _, err := rec.Record(e); err != nil {
+			b.Fatal(err)
+		}
+	}
+	record(transcript.ExchangeEvent{Type: transcript.RunStarted, Payload: &transcript.StepPayload{Name: "bench", Kind: transcript.KindWorkflow}})
+	for i := 0; i < 200; i++ {
+		p := fmt.Sprint("s", i)
+		record(transcript.ExchangeEvent{Type: transcript.StepStarted, Path: p, Payload: &transcript.StepPayload{Name: p, Kind: transcript.KindCommand, Command: "true"}})
+		record(transcript.ExchangeEvent{Type: transcript.StepCompleted, Path: p, Payload: &transcript.StepPayload{Name: p, Kind: transcript.KindCommand,
+			Result: transcript.CommandResult{ExitCode: 0, DurationMS: 1}}})
+	}
+	record(transcript.ExchangeEvent{Type: transcript.RunCompleted, Payload: &transcript.StepPayload{Name: "bench", Kind: transcript.KindWorkflow, Result: transcript.RunResult{Status: "success"}}})
+	if err := rec.Close(); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// BenchmarkLiveExportRun measures the live export's own cost for one
+// 200-step command run, the run of BenchmarkEngineOverhead, without the
+// engine or its processes: the exporter created, attached to the run's
+// recorder, every span mapped, built by the SDK and sent over OTLP/gRPC to
+// a loopback receiver, and the export flushed. The baseline is the same
+// recording with no export; export-ms/run is the difference, the most the
+// export can add to a run (when nothing of it overlaps the run), to set
+// against BenchmarkEngineOverhead's run time for the 5% budget.
+func BenchmarkLiveExportRun(b *testing.B) {
+	for _, k := range []string{"OTEL_RESOURCE_ATTRIBUTES", "OTEL_SERVICE_NAME", "OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_TIMEOUT", "OTEL_BSP_SCHEDULE_DELAY"} {
+		b.Setenv(k, "")
+	}
+	rcv := otlptest.NewGRPC(b)
+	rcv.CountOnly = true
+	ep, err := otlp.Resolve(rcv.Endpoint, "", func(string) string { return "" })
+	if err != nil {
+		b.Fatal(err)
+	}
+	dir := b.TempDir()
+	ctx := context.Background()
+	var with, without time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		t0 := time.Now()
+		rec, err := transcript.Create(dir, transcript.NewRunID(), transcript.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		recordCommandRun(b, rec)
+		t1 := time.Now()
+		live, err := otlp.NewLive(ctx, otlp.Config{Endpoint: ep}, func(string) string { return "" })
+		if err != nil {
+			b.Fatal(err)
+		}
+		rec, err = transcript.Create(dir, transcript.NewRunID(), transcript.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		live.Attach(rec, "")
+		recordCommandRun(b, rec)
+		if st := live.Close(ctx); st.Exported != 201 || st.Lost > 0 {
+			b.Fatalf("live export: %+v", st)
+		}
+		without += t1.Sub(t0)
+		with += time.Since(t1)
+	}
+	b.StopTimer()
+	per := float64(with-without) / float64(b.N)
+	b.ReportMetric(per/1e6, "export-ms/run")
+	b.ReportMetric(per/201/1e3, "export-µs/span")
+	b.ReportMetric(float64(without)/float64(with), "x-vs-stdlib")
+}
