@@ -14,7 +14,6 @@ import (
 	_ "embed"
 	"fmt"
 	"math"
-	"regexp"
 	"strings"
 	"sync"
 
@@ -149,27 +148,88 @@ func (t *Table) With(over *Table) *Table {
 	return out
 }
 
-var (
-	dateSuffix = regexp.MustCompile(`(?:-|@)(?:\d{8}|\d{4}-\d{2}-\d{2})$`)
-	versionTag = regexp.MustCompile(`(?:-v\d+(?::\d+)?|:\d+)$`)
-)
-
 // canonical reduces a model id to the form the table is keyed by: lower
 // case, without a provider prefix ("anthropic/", "models/",
-// "anthropic.", "us.anthropic."), a release-date suffix or a Bedrock
-// version tag ("-v1:0").
+// "anthropic.", "us.anthropic."), a release-date suffix ("-20251001",
+// "-2025-08-07", Vertex's "@20250929") or a Bedrock version tag ("-v1:0").
+// It is the one place model ids are matched (every reader prices through
+// Table.Cost), and it runs for every priced step, so it cuts bytes rather
+// than running regular expressions.
 func canonical(model string) string {
-	m := strings.ToLower(strings.TrimSpace(model))
+	m := strings.TrimSpace(model)
+	if hasUpper(m) {
+		m = strings.ToLower(m)
+	}
 	if i := strings.LastIndexByte(m, '/'); i >= 0 {
 		m = m[i+1:]
 	}
 	for _, p := range []string{"us.anthropic.", "eu.anthropic.", "apac.anthropic.", "anthropic."} {
 		m = strings.TrimPrefix(m, p)
 	}
-	m = versionTag.ReplaceAllString(m, "")
-	m = dateSuffix.ReplaceAllString(m, "")
+	m = trimVersionTag(m)
+	return trimDate(m)
+}
+
+func hasUpper(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; 'A' <= c && c <= 'Z' || c >= 0x80 {
+			return true
+		}
+	}
+	return false
+}
+
+// trimVersionTag takes off a trailing "-v<digits>", "-v<digits>:<digits>"
+// or ":<digits>".
+func trimVersionTag(m string) string {
+	end := len(m)
+	i := end
+	for i > 0 && isDigit(m[i-1]) {
+		i--
+	}
+	if i == end || i == 0 {
+		return m
+	}
+	if m[i-1] == ':' {
+		// ":<digits>", alone or after "-v<digits>"
+		j := i - 1
+		k := j
+		for k > 0 && isDigit(m[k-1]) {
+			k--
+		}
+		if k < j && k >= 2 && m[k-1] == 'v' && m[k-2] == '-' {
+			return m[:k-2]
+		}
+		return m[:j]
+	}
+	if i >= 2 && m[i-1] == 'v' && m[i-2] == '-' {
+		return m[:i-2]
+	}
 	return m
 }
+
+// trimDate takes off a trailing "-YYYYMMDD", "-YYYY-MM-DD" or "@" followed
+// by either.
+func trimDate(m string) string {
+	digits := func(s string) bool {
+		for i := 0; i < len(s); i++ {
+			if !isDigit(s[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	n := len(m)
+	if n >= 9 && (m[n-9] == '-' || m[n-9] == '@') && digits(m[n-8:]) {
+		return m[:n-9]
+	}
+	if n >= 11 && (m[n-11] == '-' || m[n-11] == '@') && digits(m[n-10:n-6]) && m[n-6] == '-' && digits(m[n-5:n-3]) && m[n-3] == '-' && digits(m[n-2:]) {
+		return m[:n-11]
+	}
+	return m
+}
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 
 // Lookup returns the price of model.
 func (t *Table) Lookup(model string) (Price, bool) {

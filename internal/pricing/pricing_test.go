@@ -2,6 +2,7 @@ package pricing
 
 import (
 	"math"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -164,6 +165,43 @@ func FuzzParse(f *testing.F) {
 			if !ok || usd < 0 || math.IsNaN(usd) {
 				t.Fatalf("%s: %v %v", p.Model, usd, ok)
 			}
+		}
+	})
+}
+
+// canonicalRE is canonical as regular expressions say it, the reference
+// the byte-cutting version must agree with.
+func canonicalRE(model string) string {
+	m := strings.ToLower(strings.TrimSpace(model))
+	if i := strings.LastIndexByte(m, '/'); i >= 0 {
+		m = m[i+1:]
+	}
+	for _, p := range []string{"us.anthropic.", "eu.anthropic.", "apac.anthropic.", "anthropic."} {
+		m = strings.TrimPrefix(m, p)
+	}
+	m = regexp.MustCompile(`(?:-v\d+(?::\d+)?|:\d+)$`).ReplaceAllString(m, "")
+	return regexp.MustCompile(`(?:-|@)(?:\d{8}|\d{4}-\d{2}-\d{2})$`).ReplaceAllString(m, "")
+}
+
+func TestCanonicalMatchesItsDefinition(t *testing.T) {
+	for _, in := range []string{
+		"claude-sonnet-4-5-20250929", "Claude-Sonnet-4-5@20250929", "us.anthropic.claude-opus-4-1-20250805-v1:0", "anthropic.claude-3-haiku-20240307-v1",
+		"gpt-4o-2024-08-06", "models/gemini-2.5-pro", "x:1:2", ":5", "5", "v1:0", "-v1", "a-v", "a-v:", "a-2025-1-01", "a-1234567", "a@12345678",
+		"gpt-4.1", "  GPT-5.1-Codex ", "a-v1:0-20250101", "a-20250101-v1:0", "ÄBC-20250101",
+	} {
+		if got, want := canonical(in), canonicalRE(in); got != want {
+			t.Errorf("canonical(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func FuzzCanonical(f *testing.F) {
+	for _, s := range []string{"claude-sonnet-4-5-20250929", "us.anthropic.claude-opus-4-1-20250805-v1:0", "gpt-4o-2024-08-06", "x:1:2", "a@2025-01-01"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		if got, want := canonical(in), canonicalRE(in); got != want {
+			t.Errorf("canonical(%q) = %q, want %q", in, got, want)
 		}
 	})
 }
