@@ -5,9 +5,11 @@
 //
 // What is indexed. One row per transcript in runs: the run's workflow,
 // parent, start, last event, status (of the last run.started …
-// run.completed span), duration, token usage, cost, provider and model
-// sets, step, tool and failure counts, plus the file's size, mtime and the
-// byte offset up to which it was read. For text, each transcript is cut
+// run.completed span), duration, token usage, cost (as reel stats counts
+// it: reported costs, plus the tokens of the steps whose provider reported
+// none priced from the table WithPrices gives), provider and model sets,
+// step, tool and failure counts, plus the file's size, mtime and the byte
+// offset up to which it was read. For text, each transcript is cut
 // into chunks of consecutive complete lines (chunkSize bytes, never
 // splitting a line); the distinct terms of every string value in the
 // chunk's payloads (prompts, replies, thinking, tool inputs and outputs,
