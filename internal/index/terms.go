@@ -26,6 +26,17 @@ var wordByte = func() (t [utf8.RuneSelf]bool) {
 	return t
 }()
 
+// lowerWord maps an ASCII byte of a term to its lowercase form and every
+// other byte to 0: one table lookup per byte on the indexing hot path.
+var lowerWord = func() (t [256]byte) {
+	for c := range utf8.RuneSelf {
+		if wordByte[c] {
+			t[c] = byte(unicode.ToLower(rune(c)))
+		}
+	}
+	return t
+}()
+
 // tokenizer turns text into lowercase terms: maximal runs of letters and
 // digits (Unicode categories L and N). It is the one definition of a term,
 // used for indexing, for queries and for checking hits, so the three agree.
@@ -95,6 +106,28 @@ func (t *tokenizer) text(s []byte) {
 func (t *tokenizer) jsonString(s []byte) {
 	for i := 0; i < len(s); {
 		c := s[i]
+		// Fast path: a run of ASCII letters and digits, lowered in bulk.
+		// Almost all of a transcript's text goes this way.
+		if l := lowerWord[c]; l != 0 {
+			j := i
+			for j < len(s) && lowerWord[s[j]] != 0 {
+				j++
+			}
+			if t.long || len(t.term)+j-i > maxTermLen {
+				t.long = true
+			} else {
+				for _, c := range s[i:j] {
+					t.term = append(t.term, lowerWord[c])
+				}
+			}
+			i = j
+			continue
+		}
+		if c < utf8.RuneSelf && c != '\\' {
+			t.flush()
+			i++
+			continue
+		}
 		switch {
 		case c == '\\':
 			if i+1 < len(s) && s[i+1] == 'u' {

@@ -121,8 +121,9 @@ func (ix *Index) updateCandidates(ctx context.Context, cands []candidate) (Stats
 	}()
 	for range workers {
 		go func() {
+			sc := newScratch()
 			for j := range jobs {
-				p, err := ix.prepare(ctx, j.c.path, nil)
+				p, err := ix.prepare(ctx, sc, j.c.path, nil)
 				j.out <- result{p, err}
 			}
 		}()
@@ -181,9 +182,22 @@ type result struct {
 	err error
 }
 
+// scratch is the memory one reader of transcripts reuses from file to
+// file: without it, the read buffer and the term set were most of what
+// indexing allocated, and the garbage collections they caused stopped the
+// database writer over and over.
+type scratch struct {
+	r   *bufio.Reader
+	set *termSet
+}
+
+func newScratch() *scratch {
+	return &scratch{r: bufio.NewReaderSize(nil, 1<<20), set: newTermSet()}
+}
+
 // prepare reads what is new in the file at path. base is the row to start
-// from; nil reads it from the database.
-func (ix *Index) prepare(ctx context.Context, path string, base *row) (*prepared, error) {
+// from; nil reads it from the database. sc may be nil.
+func (ix *Index) prepare(ctx context.Context, sc *scratch, path string, base *row) (*prepared, error) {
 	id, err := runIDOf(path)
 	if err != nil {
 		return nil, err
@@ -231,7 +245,12 @@ func (ix *Index) prepare(ctx context.Context, path string, base *row) (*prepared
 	if _, err := f.Seek(from, io.SeekStart); err != nil {
 		return nil, fmt.Errorf("index %s: %w", path, err)
 	}
-	if err := p.read(ctx, bufio.NewReaderSize(f, 1<<20), from, foldFrom); err != nil {
+	if sc == nil {
+		sc = newScratch()
+	}
+	sc.r.Reset(f)
+	sc.set.reset()
+	if err := p.read(ctx, sc.r, sc.set, from, foldFrom); err != nil {
 		return nil, fmt.Errorf("index %s: %w", path, err)
 	}
 	return p, nil
@@ -239,31 +258,21 @@ func (ix *Index) prepare(ctx context.Context, path string, base *row) (*prepared
 
 // read folds and tokenizes the complete lines from offset from; lines
 // before foldFrom were folded by an earlier update and are only tokenized.
-func (p *prepared) read(ctx context.Context, r *bufio.Reader, from, foldFrom int64) error {
+func (p *prepared) read(ctx context.Context, r *bufio.Reader, set *termSet, from, foldFrom int64) error {
 	var (
-		env   rawevent.Envelope
-		seen  = make(map[string]struct{}, 4096)
-		terms = make([]byte, 0, 64<<10)
-		cur   = chunk{start: from, end: from}
-		pos   = from
-		long  []byte
+		env  rawevent.Envelope
+		cur  = chunk{start: from, end: from}
+		pos  = from
+		long []byte
 	)
-	tk := tokenizer{emit: func(t []byte) {
-		if _, ok := seen[string(t)]; ok {
-			return
-		}
-		seen[string(t)] = struct{}{}
-		terms = append(terms, t...)
-		terms = append(terms, ' ')
-	}}
+	tk := tokenizer{emit: set.add}
 	flush := func() {
 		if cur.end > cur.start {
-			cur.terms = bytes.Clone(terms)
+			cur.terms = bytes.Clone(set.text)
 			p.chunks = append(p.chunks, cur)
 		}
 		cur = chunk{start: pos, end: pos}
-		terms = terms[:0]
-		clear(seen)
+		set.reset()
 	}
 	lines := 0
 	for {
@@ -324,7 +333,7 @@ func (ix *Index) apply(ctx context.Context, tx *sql.Tx, p *prepared) (int64, err
 		return 0, fmt.Errorf("index %s: %w", p.path, err)
 	}
 	if cur.found != p.base.found || cur.offset != p.base.offset || cur.size != p.base.size || cur.mtime != p.base.mtime {
-		if p, err = ix.prepare(ctx, p.path, &cur); err != nil {
+		if p, err = ix.prepare(ctx, nil, p.path, &cur); err != nil {
 			return 0, err
 		}
 	}
