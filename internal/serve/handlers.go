@@ -377,6 +377,7 @@ func (s *Server) apiEvents(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, http.StatusInternalServerError, "", err)
 		return
 	}
+	defer fl.Close() // else every stream that ends leaks the transcript's descriptor
 	var start time.Time
 	if html {
 		start = runStart(path)
