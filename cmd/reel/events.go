@@ -20,9 +20,11 @@ func newEventsCmd() *cobra.Command {
 		fidelity     string
 		since, until string
 		asJSON       bool
+		all          bool
+		workflow     string
 	)
 	cmd := &cobra.Command{
-		Use:   "events FILE|RUN...|--latest",
+		Use:   "events FILE|RUN...|--latest|--all",
 		Short: "Filter and project events across transcripts, fast",
 		Long: `Print the events of one or many transcripts that match every filter given,
 as JSON lines, or only the --field values (strings unquoted, like jq -r;
@@ -34,10 +36,39 @@ event, so filtering by type, path and time runs at disk speed.
   --type T        event type; repeat or separate with commas
   --path GLOB     step path; '*' matches within one dot-separated segment
   --since/--until RFC 3339 time, a date (2006-01-02), or a duration ago (15m)
-  --field PATH    dotted path into the event: payload.name, payload.blocks.0.text`,
+  --field PATH    dotted path into the event: payload.name, payload.blocks.0.text
+
+--all reads every run of the storage, in order of start; the run index
+(<storage>/index.db) picks them, so with --since/--until only the runs
+active in that window are read, and --workflow keeps the runs of one
+workflow.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			paths, err := refs.resolve(args, 0)
-			if err != nil {
+			var err error
+			if workflow != "" && !all {
+				return &exitError{code: 2, msg: "--workflow selects runs for --all; name runs or use --all"}
+			}
+			now := time.Now()
+			if f.Since, err = parseWhen(since, now); err != nil {
+				return fmt.Errorf("--since: %w", err)
+			}
+			if f.Until, err = parseWhen(until, now); err != nil {
+				return fmt.Errorf("--until: %w", err)
+			}
+			var paths []string
+			if all {
+				if len(args) > 0 || refs.latest {
+					return &exitError{code: 2, msg: "--all reads every run: name no runs and no --latest with it"}
+				}
+				ix, err := openIndex(cmd, refs.storage)
+				if err != nil {
+					return err
+				}
+				paths, err = ix.Active(cmd.Context(), workflow, f.Since, f.Until)
+				ix.Close()
+				if err != nil {
+					return err
+				}
+			} else if paths, err = refs.resolve(args, 0); err != nil {
 				return err
 			}
 			for _, t := range types {
@@ -48,13 +79,6 @@ event, so filtering by type, path and time runs at disk speed.
 				}
 			}
 			f.Fidelity = transcript.Fidelity(fidelity)
-			now := time.Now()
-			if f.Since, err = parseWhen(since, now); err != nil {
-				return fmt.Errorf("--since: %w", err)
-			}
-			if f.Until, err = parseWhen(until, now); err != nil {
-				return fmt.Errorf("--until: %w", err)
-			}
 			var warns warn.List
 			_, err = query.Events(cmd.Context(), cmd.OutOrStdout(), paths, f, query.Projection{Fields: fields, JSON: asJSON}, transcript.Limits{}, warns.Addf)
 			if err != nil {
@@ -72,6 +96,8 @@ event, so filtering by type, path and time runs at disk speed.
 	fl.StringVar(&until, "until", "", "keep events before this time")
 	fl.StringArrayVar(&fields, "field", nil, "print this dotted field instead of the event (repeatable)")
 	fl.BoolVar(&asJSON, "json", false, "print --field values as JSON")
+	fl.BoolVar(&all, "all", false, "read every run of the storage (picked through the run index)")
+	fl.StringVar(&workflow, "workflow", "", "with --all: only the runs of this workflow")
 	return cmd
 }
 

@@ -128,8 +128,20 @@ func runImport(ctx context.Context, cmd *cobra.Command, args []string, o *import
 	if ctx == nil {
 		ctx = context.Background()
 	}
+	// storage is where the run index lives when the transcripts go to the
+	// storage (no -o): the import brings it up to date as it ends.
+	var storage string
+	if o.outDir == "" {
+		var err error
+		if storage, err = storageDir(o.storage); err != nil {
+			return err
+		}
+	}
 	if o.from != "auto" {
 		handled, err := importInterop(ctx, cmd, o.from, args, o)
+		if handled && err == nil && storage != "" {
+			indexWritten(cmd, storage)
+		}
 		if handled || err != nil {
 			return err
 		}
@@ -139,10 +151,6 @@ func runImport(ctx context.Context, cmd *cobra.Command, args []string, o *import
 	}
 	dir := o.outDir
 	if dir == "" {
-		storage, err := storageDir(o.storage)
-		if err != nil {
-			return err
-		}
 		dir = transcript.Dir(storage)
 	}
 
@@ -205,6 +213,15 @@ func runImport(ctx context.Context, cmd *cobra.Command, args []string, o *import
 			bar.set(i+1, t)
 		}
 		bar.done()
+	}
+	if storage != "" {
+		var written []string
+		for _, r := range runs {
+			if r.Error == "" && r.Transcript != "" {
+				written = append(written, r.Transcript)
+			}
+		}
+		indexWritten(cmd, storage, written...)
 	}
 	return printImported(cmd, runs, files, o)
 }

@@ -298,3 +298,40 @@ func (ix *Index) Facets(ctx context.Context) (*Facets, error) {
 	}
 	return fc, nil
 }
+
+// Active returns the transcripts of the runs with events in [since, until)
+// (a zero bound is open), of workflow when it is set, in order of start:
+// what reel events --all reads, so that a narrow window reads only the
+// runs that were active in it. A run whose events carry no time is always
+// included; the events' own times decide.
+func (ix *Index) Active(ctx context.Context, workflow string, since, until time.Time) ([]string, error) {
+	conds := []string{"1"}
+	var args []any
+	if workflow != "" {
+		conds = append(conds, "workflow = ?")
+		args = append(args, workflow)
+	}
+	if !since.IsZero() {
+		conds = append(conds, "(started = 0 OR last_event >= ?)")
+		args = append(args, since.UnixMicro())
+	}
+	if !until.IsZero() {
+		// <=: the index keeps microseconds, an event's time may be finer.
+		conds = append(conds, "(started = 0 OR started <= ?)")
+		args = append(args, until.UnixMicro())
+	}
+	rows, err := ix.db.QueryContext(ctx, `SELECT run_id FROM runs WHERE `+strings.Join(conds, " AND ")+` ORDER BY started, run_id`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("active runs: %w", err)
+	}
+	defer rows.Close()
+	var paths []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("active runs: %w", err)
+		}
+		paths = append(paths, ix.file(id))
+	}
+	return paths, rows.Err()
+}
