@@ -307,13 +307,14 @@ func BenchmarkSearch(b *testing.B) {
 	storage := b.TempDir()
 	const runSize = 1 << 20
 	total := writeCorpus(b, storage, mb, runSize)
-	start := time.Now()
+	start, cpu0 := time.Now(), cpuTime()
 	ix, _, err := Rebuild(context.Background(), storage)
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer ix.Close()
-	b.Logf("corpus %.0f MB indexed in %s (%.0f MB/s)", float64(total)/1e6, time.Since(start).Round(time.Millisecond), float64(total)/1e6/time.Since(start).Seconds())
+	took, cpu := time.Since(start), cpuTime()-cpu0
+	b.Logf("corpus %.0f MB indexed in %s (%.0f MB/s, %.0f MB per CPU second)", float64(total)/1e6, took.Round(time.Millisecond), float64(total)/1e6/took.Seconds(), float64(total)/1e6/cpu.Seconds())
 	// Two mid-frequency words of the vocabulary.
 	c := newCorpus(1)
 	q := c.words[400] + " " + c.words[900]
