@@ -130,7 +130,7 @@ func (ix *Index) updateCandidates(ctx context.Context, cands []candidate) (Stats
 	}
 	// Batches of files share a transaction: one commit per file would
 	// cost a WAL sync each.
-	var tx *sql.Tx
+	var tx *txWriter
 	pending := int64(0)
 	commit := func() error {
 		if tx == nil {
@@ -152,7 +152,7 @@ func (ix *Index) updateCandidates(ctx context.Context, cands []candidate) (Stats
 		}
 		if tx == nil {
 			var err error
-			if tx, err = ix.db.BeginTx(ctx, nil); err != nil {
+			if tx, err = ix.begin(ctx); err != nil {
 				return stats, fmt.Errorf("index: %w", err)
 			}
 		}
@@ -180,6 +180,41 @@ func (ix *Index) updateCandidates(ctx context.Context, cands []candidate) (Stats
 type result struct {
 	p   *prepared
 	err error
+}
+
+// txWriter is a write transaction with the statements every file's update
+// runs prepared once: compiling them for each chunk and file was a few
+// percent of the one writer's time.
+type txWriter struct {
+	*sql.Tx
+	chunk, terms, run *sql.Stmt
+}
+
+const insertRun = `INSERT OR REPLACE INTO runs(run_id, parent_run_id, workflow, imported, started, last_event, ended, status,
+	exit_code, duration_ms, error, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, total_tokens,
+	cost_usd, steps, failed_steps, tool_calls, tool_errors, events, providers, models, file, size, mtime, head, offset, fold)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+
+func (ix *Index) begin(ctx context.Context) (*txWriter, error) {
+	tx, err := ix.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	w := &txWriter{Tx: tx}
+	for _, s := range []struct {
+		stmt **sql.Stmt
+		sql  string
+	}{
+		{&w.chunk, `INSERT INTO chunks(run_id, start, end) VALUES (?, ?, ?)`},
+		{&w.terms, `INSERT INTO fts(rowid, terms) VALUES (?, ?)`},
+		{&w.run, insertRun},
+	} {
+		if *s.stmt, err = tx.PrepareContext(ctx, s.sql); err != nil {
+			tx.Rollback()
+			return nil, err
+		}
+	}
+	return w, nil
 }
 
 // scratch is the memory one reader of transcripts reuses from file to
@@ -327,7 +362,7 @@ func (ix *Index) readRowDB(ctx context.Context, runID string) (row, error) {
 // apply writes a prepared update inside tx. When the row changed since p
 // was prepared (another process updated the file's row), p is prepared
 // again from the current row first. It returns the bytes indexed.
-func (ix *Index) apply(ctx context.Context, tx *sql.Tx, p *prepared) (int64, error) {
+func (ix *Index) apply(ctx context.Context, tx *txWriter, p *prepared) (int64, error) {
 	cur, err := ix.readRow(ctx, tx, p.runID)
 	if err != nil {
 		return 0, fmt.Errorf("index %s: %w", p.path, err)
@@ -339,7 +374,7 @@ func (ix *Index) apply(ctx context.Context, tx *sql.Tx, p *prepared) (int64, err
 	}
 	if p.gone {
 		if cur.found {
-			return 0, ix.deleteRun(ctx, tx, p.runID)
+			return 0, ix.deleteRun(ctx, tx.Tx, p.runID)
 		}
 		return 0, nil
 	}
@@ -347,7 +382,7 @@ func (ix *Index) apply(ctx context.Context, tx *sql.Tx, p *prepared) (int64, err
 		return 0, nil
 	}
 	if p.reset && cur.found {
-		if err := ix.deleteRun(ctx, tx, p.runID); err != nil {
+		if err := ix.deleteRun(ctx, tx.Tx, p.runID); err != nil {
 			return 0, fmt.Errorf("index %s: %w", p.path, err)
 		}
 	}
@@ -360,7 +395,7 @@ func (ix *Index) apply(ctx context.Context, tx *sql.Tx, p *prepared) (int64, err
 		}
 	}
 	for _, c := range p.chunks {
-		res, err := tx.ExecContext(ctx, `INSERT INTO chunks(run_id, start, end) VALUES (?, ?, ?)`, p.runID, c.start, c.end)
+		res, err := tx.chunk.ExecContext(ctx, p.runID, c.start, c.end)
 		if err != nil {
 			return 0, fmt.Errorf("index %s: %w", p.path, err)
 		}
@@ -369,7 +404,7 @@ func (ix *Index) apply(ctx context.Context, tx *sql.Tx, p *prepared) (int64, err
 			return 0, fmt.Errorf("index %s: %w", p.path, err)
 		}
 		if len(c.terms) > 0 {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO fts(rowid, terms) VALUES (?, ?)`, id, c.terms); err != nil {
+			if _, err := tx.terms.ExecContext(ctx, id, c.terms); err != nil {
 				return 0, fmt.Errorf("index %s: %w", p.path, err)
 			}
 		}
@@ -390,10 +425,7 @@ func (ix *Index) apply(ctx context.Context, tx *sql.Tx, p *prepared) (int64, err
 	if c := f.runCost(ix.prices); c != nil {
 		cost = *c
 	}
-	_, err = tx.ExecContext(ctx, `INSERT OR REPLACE INTO runs(run_id, parent_run_id, workflow, imported, started, last_event, ended, status,
-		exit_code, duration_ms, error, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, total_tokens,
-		cost_usd, steps, failed_steps, tool_calls, tool_errors, events, providers, models, file, size, mtime, head, offset, fold)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	_, err = tx.run.ExecContext(ctx,
 		p.runID, f.ParentRunID, f.Workflow, f.imported(), f.Started, f.Last, f.Ended, f.Status,
 		exit, f.durationMS(), f.Error, u.InputTokens, u.OutputTokens, u.CacheReadTokens, u.CacheWriteTokens, u.ReasoningTokens, u.TotalTokens,
 		cost, f.Steps, f.FailedSteps, f.ToolCalls, f.ToolErrors, f.Events, joinSet(f.Providers), joinSet(f.Models),
