@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/reelhq/reel/internal/otlptest"
+	"github.com/reelhq/reel/internal/transcripttest"
 	"github.com/reelhq/reel/transcript"
 )
 
@@ -63,18 +64,8 @@ func TestRunCostAgreesAcrossStatsTreeRunsAndSpans(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, ".reel", "config.yaml"), "prices:\n  - {model: acme-large, provider: acme, input: 2, output: 10}\n", 0o644)
 	const runID = "0199aaaa-0000-4000-8000-0000000000aa"
-	rec, err := transcript.Create(transcript.Dir(filepath.Join(dir, ".reel", "storage")), runID, transcript.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	now := time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC)
-	record := func(e transcript.ExchangeEvent) {
-		t.Helper()
-		e.Timestamp, now = now, now.Add(time.Second)
-		if _, err := rec.Record(e); err != nil {
-			t.Fatal(err)
-		}
-	}
+	run := transcripttest.NewRun(t, transcript.Dir(filepath.Join(dir, ".reel", "storage")), runID, "", time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC))
+	record := run.Event
 	reported := 0.5
 	steps := []transcript.AgentResult{
 		{Provider: "claude", Model: "claude-sonnet-4-5-20250929", Usage: transcript.Usage{InputTokens: 1000, OutputTokens: 100, TotalTokens: 1100}, CostUSD: &reported},
@@ -92,9 +83,7 @@ func TestRunCostAgreesAcrossStatsTreeRunsAndSpans(t *testing.T) {
 	// The engine's run total counts the reported costs only.
 	record(transcript.ExchangeEvent{Type: transcript.RunCompleted, Payload: &transcript.StepPayload{Name: "priced", Kind: transcript.KindWorkflow,
 		Result: transcript.RunResult{Status: "success", DurationMS: 3000, Usage: total, CostUSD: &reported}}})
-	if err := rec.Close(); err != nil {
-		t.Fatal(err)
-	}
+	run.Close()
 	const want = 3.5
 	near := func(what string, got float64) {
 		t.Helper()

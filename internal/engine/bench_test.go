@@ -15,6 +15,7 @@ import (
 
 	"github.com/reelhq/reel/internal/otlp"
 	"github.com/reelhq/reel/internal/otlptest"
+	"github.com/reelhq/reel/internal/proctest"
 	"github.com/reelhq/reel/internal/workflow"
 	"github.com/reelhq/reel/transcript"
 )
@@ -72,7 +73,7 @@ func BenchmarkEngineOverhead(b *testing.B) {
 		b.Fatal(err)
 	}
 	engine := func(noTranscript, export bool) (wall, cpu time.Duration) {
-		c0 := selfCPU()
+		c0 := proctest.SelfCPU()
 		e := &Engine{Storage: filepath.Join(dir, "storage"), NoTranscript: noTranscript, Display: io.Discard, Environ: env}
 		start := time.Now()
 		var live *otlp.Live
@@ -92,7 +93,7 @@ func BenchmarkEngineOverhead(b *testing.B) {
 				b.Fatalf("live export: %+v", st)
 			}
 		}
-		return time.Since(start), selfCPU() - c0
+		return time.Since(start), proctest.SelfCPU() - c0
 	}
 	baseline := func() time.Duration {
 		start := time.Now()

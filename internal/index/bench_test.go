@@ -34,6 +34,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reelhq/reel/internal/proctest"
 	"github.com/reelhq/reel/transcript"
 )
 
@@ -241,9 +242,9 @@ func BenchmarkIndex(b *testing.B) {
 		n, _ = strconv.Atoi(v)
 	}
 	total := writeCorpus(b, src, n, 500<<10)
-	baseStart, baseCPU0 := time.Now(), cpuTime()
+	baseStart, baseCPU0 := time.Now(), proctest.SelfCPU()
 	stdlibDecodeAll(b, transcript.Dir(src))
-	baseDur, baseCPU := time.Since(baseStart), cpuTime()-baseCPU0
+	baseDur, baseCPU := time.Since(baseStart), proctest.SelfCPU()-baseCPU0
 	b.SetBytes(total)
 	b.ResetTimer()
 	var dur, cpu time.Duration
@@ -252,13 +253,13 @@ func BenchmarkIndex(b *testing.B) {
 		if err := os.Symlink(transcript.Dir(src), transcript.Dir(storage)); err != nil {
 			b.Fatal(err)
 		}
-		start, cpu0 := time.Now(), cpuTime()
+		start, cpu0 := time.Now(), proctest.SelfCPU()
 		ix, st, err := Rebuild(context.Background(), storage)
 		if err != nil {
 			b.Fatal(err)
 		}
 		dur += time.Since(start)
-		cpu += cpuTime() - cpu0
+		cpu += proctest.SelfCPU() - cpu0
 		ix.Close()
 		if st.Bytes != total {
 			b.Fatalf("indexed %d of %d bytes", st.Bytes, total)
@@ -307,13 +308,13 @@ func BenchmarkSearch(b *testing.B) {
 	storage := b.TempDir()
 	const runSize = 1 << 20
 	total := writeCorpus(b, storage, mb, runSize)
-	start, cpu0 := time.Now(), cpuTime()
+	start, cpu0 := time.Now(), proctest.SelfCPU()
 	ix, _, err := Rebuild(context.Background(), storage)
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer ix.Close()
-	took, cpu := time.Since(start), cpuTime()-cpu0
+	took, cpu := time.Since(start), proctest.SelfCPU()-cpu0
 	b.Logf("corpus %.0f MB indexed in %s (%.0f MB/s, %.0f MB per CPU second)", float64(total)/1e6, took.Round(time.Millisecond), float64(total)/1e6/took.Seconds(), float64(total)/1e6/cpu.Seconds())
 	// Two mid-frequency words of the vocabulary.
 	c := newCorpus(1)

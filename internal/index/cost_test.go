@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/reelhq/reel/internal/pricing"
+	"github.com/reelhq/reel/internal/transcripttest"
 	"github.com/reelhq/reel/transcript"
 )
 
@@ -16,18 +17,8 @@ import (
 // known has no cost, not $0; and an open run is priced as it grows.
 func TestRunCostPricesTokensOnlySteps(t *testing.T) {
 	storage := t.TempDir()
-	rec, err := transcript.Create(transcript.Dir(storage), transcript.NewRunID(), transcript.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	now := time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC)
-	record := func(e transcript.ExchangeEvent) {
-		t.Helper()
-		e.Timestamp, now = now, now.Add(time.Second)
-		if _, err := rec.Record(e); err != nil {
-			t.Fatal(err)
-		}
-	}
+	run := transcripttest.NewRun(t, transcript.Dir(storage), transcript.NewRunID(), "", time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC))
+	record := run.Event
 	step := func(path string, ar transcript.AgentResult) {
 		record(transcript.ExchangeEvent{Type: transcript.StepStarted, Path: path, Payload: &transcript.StepPayload{Name: path, Kind: transcript.KindAgent}})
 		record(transcript.ExchangeEvent{Type: transcript.StepCompleted, Path: path, Payload: &transcript.StepPayload{Name: path, Kind: transcript.KindAgent, Result: ar}})
@@ -47,7 +38,7 @@ func TestRunCostPricesTokensOnlySteps(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer ix.Close()
-		r, err := ix.Get(ctx, rec.RunID())
+		r, err := ix.Get(ctx, run.Recorder().RunID())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -65,9 +56,7 @@ func TestRunCostPricesTokensOnlySteps(t *testing.T) {
 	}
 	record(transcript.ExchangeEvent{Type: transcript.RunCompleted, Payload: &transcript.StepPayload{Name: "priced", Kind: transcript.KindWorkflow,
 		Result: transcript.RunResult{Status: "success", CostUSD: &reported}}})
-	if err := rec.Close(); err != nil {
-		t.Fatal(err)
-	}
+	run.Close()
 	if c := cost(); c == nil || math.Abs(*c-3.25) > 1e-9 {
 		t.Fatalf("ended run: cost %v, want 3.25", c)
 	}

@@ -185,11 +185,7 @@ func TestBrowserLive(t *testing.T) {
 	ctx := browsertest.New(t, pkg)
 	storage := t.TempDir()
 	_, url := start(t, storage, Options{})
-	id := transcript.NewRunID()
-	rec, err := transcript.Create(transcript.Dir(storage), id, transcript.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rec, id := newLiveRun(t, storage, "live-flow")
 	defer rec.Close()
 	record := func(ev transcript.ExchangeEvent) {
 		t.Helper()
@@ -197,7 +193,6 @@ func TestBrowserLive(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	record(transcript.ExchangeEvent{Type: transcript.RunStarted, Payload: &transcript.StepPayload{Name: "live-flow", Kind: transcript.KindWorkflow}})
 	record(transcript.ExchangeEvent{Type: transcript.StepStarted, Path: "first", Payload: &transcript.StepPayload{Name: "first", Kind: transcript.KindCommand, Command: "echo one"}})
 	browsertest.Run(t, ctx, 30*time.Second,
 		chromedp.Navigate(url+"/runs/"+id),

@@ -78,6 +78,22 @@ func (c *sseClient) await(t testing.TB, seq uint64) time.Time {
 	}
 }
 
+// newLiveRun creates a run in storage and records its run.started; the
+// caller closes the recorder.
+func newLiveRun(t testing.TB, storage, workflow string) (*transcript.Recorder, string) {
+	t.Helper()
+	id := transcript.NewRunID()
+	rec, err := transcript.Create(transcript.Dir(storage), id, transcript.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rec.Record(transcript.ExchangeEvent{Type: transcript.RunStarted, Payload: &transcript.StepPayload{Name: workflow, Kind: transcript.KindWorkflow}}); err != nil {
+		rec.Close()
+		t.Fatal(err)
+	}
+	return rec, id
+}
+
 func liveEvent(i int) transcript.ExchangeEvent {
 	return transcript.ExchangeEvent{Type: transcript.StepCompleted, Path: "s", Payload: &transcript.StepPayload{Name: "s", Kind: transcript.KindCommand,
 		Result: transcript.CommandResult{Output: fmt.Sprintf("line %d of live output", i)}}}
@@ -89,15 +105,8 @@ func liveEvent(i int) transcript.ExchangeEvent {
 func measureLive(t testing.TB, n int) []time.Duration {
 	storage := t.TempDir()
 	_, url := start(t, storage, Options{})
-	id := transcript.NewRunID()
-	rec, err := transcript.Create(transcript.Dir(storage), id, transcript.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rec, id := newLiveRun(t, storage, "live")
 	defer rec.Close()
-	if _, err := rec.Record(transcript.ExchangeEvent{Type: transcript.RunStarted, Payload: &transcript.StepPayload{Name: "live", Kind: transcript.KindWorkflow}}); err != nil {
-		t.Fatal(err)
-	}
 	c := openSSE(t, url+"/api/runs/"+id+"/events?format=html")
 	c.await(t, 1)
 	lat := make([]time.Duration, 0, n)
@@ -196,15 +205,8 @@ func TestBrowserLiveLatency(t *testing.T) {
 	ctx := browsertest.New(t, pkg)
 	storage := t.TempDir()
 	_, url := start(t, storage, Options{})
-	id := transcript.NewRunID()
-	rec, err := transcript.Create(transcript.Dir(storage), id, transcript.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rec, id := newLiveRun(t, storage, "live")
 	defer rec.Close()
-	if _, err := rec.Record(transcript.ExchangeEvent{Type: transcript.RunStarted, Payload: &transcript.StepPayload{Name: "live", Kind: transcript.KindWorkflow}}); err != nil {
-		t.Fatal(err)
-	}
 	const observe = `window.shown = {};
 new MutationObserver(function (ms) {
   ms.forEach(function (m) {
