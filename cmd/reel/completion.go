@@ -1,13 +1,15 @@
 package main
 
 import (
+	"context"
 	"fmt"
-	"path/filepath"
+	"os"
 	"sort"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/reelhq/reel/internal/index"
 	"github.com/reelhq/reel/internal/normalize"
 	"github.com/reelhq/reel/internal/runstate"
 	"github.com/reelhq/reel/internal/runstatus"
@@ -49,7 +51,9 @@ func addCompletions(root *cobra.Command) {
 	}
 }
 
-// completeRunIDs offers the storage's run ids, newest first.
+// completeRunIDs offers the storage's top-level run ids, newest first,
+// from the run index when the storage has one (a query, however many runs
+// there are), else from the transcripts.
 func completeRunIDs(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 	flag := ""
 	if f := cmd.Flag("storage"); f != nil {
@@ -59,26 +63,71 @@ func completeRunIDs(cmd *cobra.Command, args []string, toComplete string) ([]str
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
-	paths, err := runstore.New(dir).All()
+	runs, err := indexedRuns(cmd.Context(), dir)
+	if err != nil {
+		runs, err = scannedRuns(dir)
+	}
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
+	out := make([]string, 0, len(runs))
+	for _, r := range runs {
+		if r.ParentRunID == "" && strings.HasPrefix(r.RunID, toComplete) {
+			out = append(out, fmt.Sprintf("%s\t%s %s %s", r.RunID, r.Workflow, r.Status, r.Started.Local().Format("2006-01-02 15:04")))
+		}
+	}
+	return out, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveKeepOrder
+}
+
+// indexedRuns lists the runs of the storage's index, newest first. A
+// storage without an index is an error: completion does not build one (the
+// first build reads every transcript, too slow for a key press).
+func indexedRuns(ctx context.Context, storage string) ([]runstatus.Summary, error) {
+	if _, err := os.Stat(index.Path(storage)); err != nil {
+		return nil, err
+	}
+	if err := checkIndex(storage); err != nil {
+		return nil, err
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	ix, err := index.Open(ctx, storage)
+	if err != nil {
+		return nil, err
+	}
+	defer ix.Close()
+	var runs []runstatus.Summary
+	f := index.Filter{Limit: 1000}
+	for {
+		page, err := ix.List(ctx, f)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range page.Runs {
+			runs = append(runs, runstatus.Summary{RunID: r.RunID, ParentRunID: r.ParentRunID, Workflow: r.Workflow, Status: r.Status, Started: r.Started})
+		}
+		if page.Next == "" {
+			return runs, nil
+		}
+		f.After = page.Next
+	}
+}
+
+// scannedRuns summarises every transcript of the storage, newest first.
+func scannedRuns(storage string) ([]runstatus.Summary, error) {
+	paths, err := runstore.New(storage).All()
+	if err != nil {
+		return nil, err
+	}
 	var runs []runstatus.Summary
 	for _, p := range paths {
-		id := strings.TrimSuffix(filepath.Base(p), ".jsonl")
-		if !strings.HasPrefix(id, toComplete) {
-			continue
-		}
-		if s, err := runstatus.Summarize(p); err == nil && s.ParentRunID == "" {
+		if s, err := runstatus.Summarize(p); err == nil {
 			runs = append(runs, s)
 		}
 	}
 	sort.SliceStable(runs, func(i, j int) bool { return runs[i].Started.After(runs[j].Started) })
-	out := make([]string, 0, len(runs))
-	for _, r := range runs {
-		out = append(out, fmt.Sprintf("%s\t%s %s %s", r.RunID, r.Workflow, r.Status, r.Started.Local().Format("2006-01-02 15:04")))
-	}
-	return out, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveKeepOrder
+	return runs, nil
 }
 
 // completeWorkflows offers the project's workflow names; files complete as

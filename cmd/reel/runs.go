@@ -11,6 +11,7 @@ import (
 
 	"github.com/reelhq/reel/internal/index"
 	"github.com/reelhq/reel/internal/runstatus"
+	"github.com/reelhq/reel/internal/safefile"
 )
 
 func newRunsCmd() *cobra.Command {
@@ -144,11 +145,23 @@ func openIndex(cmd *cobra.Command, storageFlag string) (*index.Index, error) {
 // openIndexPriced opens the run index of storage with the project's price
 // table, so the run list prices tokens as reel stats and reel tree do.
 func openIndexPriced(cmd *cobra.Command, storage string) (*index.Index, error) {
+	if err := checkIndex(storage); err != nil {
+		return nil, err
+	}
 	prices, err := priceTable()
 	if err != nil {
 		return nil, err
 	}
 	return index.Open(cmd.Context(), storage, index.WithPrices(prices))
+}
+
+// checkIndex refuses a run index whose files are not plain files: SQLite
+// would write through a planted symlink, or block on a FIFO.
+func checkIndex(storage string) error {
+	if err := safefile.CheckPlain(index.Files(storage)...); err != nil {
+		return fmt.Errorf("run index: %w (remove it: reel builds the index again from the transcripts)", err)
+	}
+	return nil
 }
 
 // indexWritten brings an existing run index up to date with transcripts a

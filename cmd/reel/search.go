@@ -34,6 +34,9 @@ again from the transcripts.`,
 			if _, err := os.Stat(dir); err != nil {
 				return &exitError{code: 1, msg: fmt.Sprintf("no storage at %s", dir)}
 			}
+			if err := checkIndex(dir); err != nil {
+				return err
+			}
 			start := time.Now()
 			var st index.Stats
 			var ix *index.Index

@@ -165,6 +165,15 @@ func WithPrices(t *pricing.Table) Option {
 // Path returns the index file of a storage directory.
 func Path(storage string) string { return filepath.Join(storage, FileName) }
 
+// Files returns the names SQLite opens for the index of a storage
+// directory: the database and its write-ahead log, shared memory and
+// rollback journal. Callers check them with safefile.CheckPlain before
+// Open: SQLite follows a symlink planted at any of them.
+func Files(storage string) []string {
+	p := Path(storage)
+	return []string{p, p + "-wal", p + "-shm", p + "-journal"}
+}
+
 // Open opens the index of the storage directory, creating or rebuilding it
 // when it is missing, of another schema version or unreadable, and brings
 // it up to date with the transcripts (Sync).

@@ -178,3 +178,24 @@ func CheckTarget(dir string, force bool) error {
 	}
 	return nil
 }
+
+// CheckPlain checks that each path is absent or a regular file, without
+// following a symlink. It is for files another library opens by name to
+// write (SQLite opens its database, and creates its -wal and -shm files,
+// with a plain open that follows links and may block on a FIFO): reel
+// cannot open them itself with O_NOFOLLOW, so it looks first.
+func CheckPlain(paths ...string) error {
+	for _, p := range paths {
+		st, err := os.Lstat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if !st.Mode().IsRegular() {
+			return &fs.PathError{Op: "open", Path: p, Err: fmt.Errorf("%w (%s)", ErrNotRegular, kind(st.Mode()))}
+		}
+	}
+	return nil
+}

@@ -216,3 +216,30 @@ func TestCheckTarget(t *testing.T) {
 		t.Error("a file as target was accepted")
 	}
 }
+
+// CheckPlain accepts a missing name and a regular file, and refuses a
+// symlink (even to a regular file), a FIFO and a directory without
+// following or opening them.
+func TestCheckPlain(t *testing.T) {
+	dir := t.TempDir()
+	reg := filepath.Join(dir, "reg")
+	if err := os.WriteFile(reg, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckPlain(reg, filepath.Join(dir, "missing")); err != nil {
+		t.Fatalf("regular and missing: %v", err)
+	}
+	link := filepath.Join(dir, "link")
+	if err := os.Symlink(reg, link); err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(dir, "fifo")
+	mkfifo(t, fifo)
+	for p, want := range map[string]string{link: "a symlink", fifo: "a FIFO", dir: "a directory"} {
+		within(t, "CheckPlain", func() {
+			if err := CheckPlain(reg, p); !errors.Is(err, ErrNotRegular) || !strings.Contains(err.Error(), want) {
+				t.Errorf("CheckPlain(%s) = %v, want ErrNotRegular naming %s", p, err, want)
+			}
+		})
+	}
+}

@@ -32,6 +32,7 @@ import (
 
 	"github.com/reelhq/reel/internal/index"
 	"github.com/reelhq/reel/internal/pricing"
+	"github.com/reelhq/reel/internal/safefile"
 	"github.com/reelhq/reel/internal/webview"
 	"github.com/reelhq/reel/transcript"
 )
@@ -117,6 +118,9 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	views, err := webview.New()
 	if err != nil {
 		return nil, err
+	}
+	if err := safefile.CheckPlain(index.Files(opts.Storage)...); err != nil {
+		return nil, fmt.Errorf("run index: %w", err)
 	}
 	ix, err := index.Open(ctx, opts.Storage, index.WithPrices(opts.Prices))
 	if err != nil {
