@@ -80,13 +80,14 @@ A run that did not succeed says how to resume it.`,
 			at := standing(tree, paths[0])
 			out := cmd.OutOrStdout()
 			if asJSON {
-				return writeJSON(out, at)
+				if err := writeJSON(out, at); err != nil {
+					return err
+				}
+			} else {
+				writeStanding(out, at, palette{on: useColor(cmd, out)})
 			}
-			writeStanding(out, at, palette{on: useColor(cmd, out)})
-			for _, w := range tree.Warnings {
-				fmt.Fprintf(cmd.ErrOrStderr(), "reel: warning: %s\n", w)
-			}
-			return nil
+			// Damage read around: exit 1, as every reading command.
+			return reportWarnings(cmd, tree.Warnings)
 		},
 	}
 	refs.register(cmd)

@@ -78,6 +78,7 @@ on it, -f says so and exits with status 1. A file without a single event
 				return err
 			}
 			defer fl.Close()
+			sawBad := false
 			for {
 				ev, err := fl.Next(ctx)
 				if err == io.EOF {
@@ -97,6 +98,7 @@ on it, -f says so and exits with status 1. A file without a single event
 					}
 					var le *transcript.LineError
 					if errors.As(err, &le) {
+						sawBad = true
 						warns.Addf("%s: %v", paths[0], err)
 						if errors.Is(err, transcript.ErrUnknownEventType) || errors.Is(err, transcript.ErrUnknownBlockType) {
 							writeTailEvent(out, &ev, asJSON)
@@ -110,6 +112,10 @@ on it, -f says so and exits with status 1. A file without a single event
 				if !follow && ev.Seq >= last {
 					break
 				}
+			}
+			if sc.bad > 0 && !sawBad && !follow {
+				// The damage lies outside the lines shown: still say so.
+				warns.Addf("%s: %d line(s) that are not transcript events; the first: %v", paths[0], sc.bad, sc.firstErr)
 			}
 			return reportWarnings(cmd, warns.Strings())
 		},
@@ -128,6 +134,7 @@ type tailScan struct {
 	lines    int    // lines read
 	torn     error  // a final line without its newline
 	firstErr error  // the first line that is not an event
+	bad      int    // lines that are not events
 }
 
 // scanTail finds the seq of the last complete line in the transcript and
@@ -156,6 +163,7 @@ func scanTail(path string) (tailScan, error) {
 				if sc.firstErr == nil {
 					sc.firstErr = err
 				}
+				sc.bad++
 				continue
 			}
 			return sc, err
@@ -166,6 +174,7 @@ func scanTail(path string) (tailScan, error) {
 			if sc.firstErr == nil {
 				sc.firstErr = fmt.Errorf("line %d: not a transcript event", rd.Line())
 			}
+			sc.bad++
 			continue
 		}
 		if n > sc.last {
