@@ -14,6 +14,7 @@ import (
 
 	"github.com/reelhq/reel/internal/importstore"
 	"github.com/reelhq/reel/internal/normalize"
+	"github.com/reelhq/reel/internal/runstatus"
 	"github.com/reelhq/reel/internal/safefile"
 	"github.com/reelhq/reel/transcript"
 	"github.com/spf13/cobra"
@@ -70,7 +71,7 @@ func (r importedRun) summary() string {
 	if r.Name != "" {
 		line += "  " + strconv.Quote(r.Name)
 	}
-	if r.Status != "" && r.Status != "success" {
+	if r.Status != "" && r.Status != runstatus.Success {
 		line += ", status " + r.Status
 	}
 	if len(r.Skipped) > 0 {

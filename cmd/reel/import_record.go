@@ -9,6 +9,7 @@ import (
 
 	"github.com/reelhq/reel/internal/importstore"
 	"github.com/reelhq/reel/internal/normalize"
+	"github.com/reelhq/reel/internal/runstatus"
 	"github.com/reelhq/reel/internal/safefile"
 	"github.com/reelhq/reel/transcript"
 )
@@ -139,9 +140,9 @@ func writeImported(src importstore.Source, dir, runID string, events []transcrip
 		return err
 	}
 	out := &importedRun{File: src.Path, Format: string(format), RunID: runID, Transcript: rec.Path(), Name: name}
-	status, exitCode := "success", 0
+	status, exitCode := runstatus.Success, 0
 	if res.IsError {
-		status, exitCode = "failure", 1
+		status, exitCode = runstatus.Failure, 1
 	}
 	duration := res.Agent.DurationMS
 	if duration == 0 {

@@ -179,7 +179,7 @@ func writeStanding(w io.Writer, at runAt, p palette) {
 	for _, x := range []struct {
 		n    int
 		what string
-	}{{c.Cancelled, "cancelled"}, {c.Running, "running"}, {c.Interrupted, "interrupted"}} {
+	}{{c.Cancelled, runstatus.Cancelled}, {c.Running, runstatus.Running}, {c.Interrupted, runstatus.Interrupted}} {
 		if x.n > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", x.n, x.what))
 		}

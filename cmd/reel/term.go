@@ -9,6 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
+
+	"github.com/reelhq/reel/internal/runstatus"
 )
 
 // Colour, in every command: only when the output is a terminal, never with
@@ -69,13 +71,13 @@ func (p palette) dim(s string) string  { return p.wrap("2", s) }
 // status colours a run or step status.
 func (p palette) status(s string) string {
 	switch s {
-	case "success":
+	case runstatus.Success:
 		return p.wrap("32", s)
-	case "failure":
+	case runstatus.Failure:
 		return p.wrap("31", s)
-	case "cancelled", "interrupted":
+	case runstatus.Cancelled, runstatus.Interrupted:
 		return p.wrap("33", s)
-	case "running":
+	case runstatus.Running:
 		return p.wrap("36", s)
 	}
 	return s
