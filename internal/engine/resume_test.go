@@ -293,3 +293,90 @@ func TestResumeMaskedInput(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// DECISIONS §11 and docs/lifecycle.md: a resume runs the workflow's hooks
+// again (workflow_start, then workflow_end or workflow_error), but not the
+// pre and post hooks of the steps it keeps, nor the hooks of a kept
+// sub-workflow; a kept step's captured output and a kept sub-workflow's
+// outputs feed the steps that run after the resume.
+func TestResumeWithHooksCaptureAndSubWorkflow(t *testing.T) {
+	h, logf := hookHarness(t)
+	h.write("hookchild.yaml", `
+name: hookchild
+hooks:
+  workflow_start: [{command: 'echo CHILD_START >> {{.env.HOOK_LOG_FILE}}'}]
+  workflow_end: [{command: 'echo CHILD_END >> {{.env.HOOK_LOG_FILE}}'}]
+outputs: [{name: r, from: 'trim(states.c.Output)'}]
+states:
+  initial: c
+  c: {type: step, command: 'echo child-ran >> {{.env.HOOK_LOG_FILE}}; echo from-child'}
+`)
+	fixed := filepath.Join(h.dir, "fixed")
+	body := `
+name: hooked
+hooks:
+  workflow_start: [{command: 'echo START >> {{.env.HOOK_LOG_FILE}}'}]
+  workflow_end: [{command: 'echo END >> {{.env.HOOK_LOG_FILE}}'}]
+  workflow_error: [{command: 'echo ERROR >> {{.env.HOOK_LOG_FILE}}'}]
+outputs: [{name: all, from: 'trim(states.last.Output)'}]
+states:
+  initial: each
+  each: {type: for_each, items: '["a","b"]', body: [item], on_complete: sub}
+  item:
+    type: step
+    command: 'echo item-{{.loop.Item}} >> {{.env.HOOK_LOG_FILE}}; printf word-{{.loop.Item}}'
+    capture: {stdout: word}
+    pre_hook: {command: 'echo PRE_{{.loop.Item}} >> {{.env.HOOK_LOG_FILE}}'}
+    post_hook: {command: 'echo POST_{{.loop.Item}} >> {{.env.HOOK_LOG_FILE}}'}
+  sub: {type: call_workflow, workflow: hookchild, on_success: gate}
+  gate:
+    type: step
+    command: 'test -e ` + fixed + `'
+    pre_hook: {command: 'echo PRE_GATE >> {{.env.HOOK_LOG_FILE}}'}
+    on_success: last
+  last: {type: step, command: 'echo {{.states.item.Output}} {{.states.sub.Data.r}}'}
+`
+	rep := h.run(context.Background(), body, nil)
+	if rep.Status != "failure" {
+		t.Fatalf("first attempt: %+v", rep)
+	}
+	first := "START\nPRE_a\nitem-a\nPOST_a\nPRE_b\nitem-b\nPOST_b\nCHILD_START\nchild-ran\nCHILD_END\nPRE_GATE\nERROR\n"
+	if got := readLog(t, logf); got != first {
+		t.Fatalf("first attempt's hooks:\n%s\nwant\n%s", got, first)
+	}
+	if err := os.WriteFile(fixed, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := runstate.Load(rep.TranscriptPath, runstate.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep2, err := h.e.Resume(context.Background(), h.load("wf.yaml", body), rec, ResumeOptions{})
+	if err != nil || rep2.Status != "success" || rep2.Attempt != 2 {
+		t.Fatalf("resume: %v %+v\n%s", err, rep2, readLog(t, logf))
+	}
+	if got := readLog(t, logf); got != first+"START\nPRE_GATE\nEND\n" {
+		t.Fatalf("hooks after the resume:\n%s", strings.TrimPrefix(got, first))
+	}
+	if rep2.Outputs["all"] != "word-b from-child" {
+		t.Fatalf("outputs %v: the kept steps' results do not feed the resumed ones", rep2.Outputs)
+	}
+	// The kept item's captured variable is still in its (first attempt's)
+	// result; nothing of it is recorded again.
+	evs := readAll(t, rep.TranscriptPath)
+	n := 0
+	for _, e := range evs {
+		if e.Type == transcript.StepCompleted && e.Path == "each.item" {
+			var cr transcript.CommandResult
+			transcript.DecodeResult(e.Step().Result, &cr)
+			if cr.Captured["word"] != "word-"+[]string{"a", "b"}[n%2] {
+				t.Fatalf("item %d captured %v", n, cr.Captured)
+			}
+			n++
+		}
+	}
+	if n != 2 {
+		t.Fatalf("%d item completions in the file, want 2 (kept, not run again)", n)
+	}
+	h.verify()
+}

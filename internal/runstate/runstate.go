@@ -24,6 +24,7 @@ import (
 
 	"github.com/reelhq/reel/internal/runstatus"
 	"github.com/reelhq/reel/internal/safefile"
+	"github.com/reelhq/reel/internal/workflow"
 	"github.com/reelhq/reel/transcript"
 )
 
@@ -202,6 +203,20 @@ type builder struct {
 	done    []*Execution // completed since the last step.started
 }
 
+// endHook reports whether a step at path named name is one of the
+// workflow hooks that run as a run ends (DECISIONS §11: at top level, under
+// the hook's name).
+func endHook(path, name string) bool {
+	if path != name {
+		return false
+	}
+	switch path {
+	case workflow.HookWorkflowEnd, workflow.HookWorkflowError, workflow.HookWorkflowCancel:
+		return true
+	}
+	return false
+}
+
 func (b *builder) event(ev *transcript.ExchangeEvent) {
 	if b.run.RunID == "" {
 		b.run.RunID, b.run.ParentRunID = ev.RunID, ev.ParentRunID
@@ -235,11 +250,15 @@ func (b *builder) event(ev *transcript.ExchangeEvent) {
 			b.startSpan(ev, nil)
 		}
 		b.ordinal++
-		// A start after a completion means the attempt went on past it.
-		for _, e := range b.done {
-			e.Passed = true
+		// A start after a completion means the attempt went on past it;
+		// the workflow_end, workflow_error or workflow_cancel hook does
+		// not: it runs because the run is ending.
+		if !endHook(ev.Path, sp.Name) {
+			for _, e := range b.done {
+				e.Passed = true
+			}
+			b.done = b.done[:0]
 		}
-		b.done = b.done[:0]
 		e := &Execution{
 			Ordinal: b.ordinal, Span: len(b.run.Spans) - 1, Path: ev.Path, Iteration: ev.Iteration,
 			Attempt: sp.Attempt, Name: sp.Name, Kind: sp.Kind, Command: sp.Command, Started: ev.Timestamp,
