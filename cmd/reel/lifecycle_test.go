@@ -62,11 +62,20 @@ func TestDryRun(t *testing.T) {
 	var plan struct {
 		Steps []struct {
 			Name     string
-			Children []struct{ Path string }
+			Fields   []map[string]string `json:"fields"`
+			Children []struct {
+				Path   string
+				Fields []map[string]string `json:"fields"`
+			}
 		}
 	}
 	if err := json.Unmarshal([]byte(js.stdout), &plan); err != nil || len(plan.Steps) != 5 || len(plan.Steps[1].Children) != 2 || plan.Steps[1].Children[1].Path != "fan.test" {
 		t.Fatalf("--dry-run --json: %v\n%s", err, js.stdout)
+	}
+	// Field keys are snake_case like the rest; a value another state
+	// produces is a placeholder.
+	if f := plan.Steps[1].Children[0].Fields; len(f) == 0 || f[0]["name"] != "command" || f[0]["value"] != "lint ⟨states.build.Output⟩" {
+		t.Fatalf("--dry-run --json fields: %v", f)
 	}
 }
 

@@ -46,8 +46,8 @@ type StepInfo struct {
 
 // Field is one named value of StepInfo.Resolved.
 type Field struct {
-	Name  string
-	Value string
+	Name  string `json:"name"`
+	Value string `json:"value"`
 }
 
 func (r *run) pauseAt(ctx context.Context, sc scope, st *workflow.State) (outcome, bool) {
