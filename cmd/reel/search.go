@@ -98,7 +98,7 @@ Every word must occur in the same event. Exit status 1 when nothing matches.`,
 			var bold, dim, reset string
 			switch color {
 			case "auto":
-				if isTerminal(out) && os.Getenv("NO_COLOR") == "" {
+				if useColor(cmd, out) {
 					bold, dim, reset = "\x1b[1;33m", "\x1b[2m", "\x1b[0m"
 				}
 			case "always":

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -195,6 +196,33 @@ func TestColourOnlyOnTerminal(t *testing.T) {
 	}
 	if res := runBinary(t, dir, "run", "wf.yaml"); strings.Contains(res.stdout+res.stderr, "\x1b[") {
 		t.Fatalf("colour in a pipe:\n%q", res.stdout)
+	}
+
+	// Every command that colours: on a terminal only, never with NO_COLOR
+	// or --no-color.
+	for _, args := range [][]string{
+		{"status", "--latest"}, {"replay", "--latest"}, {"search", "hi"}, {"list"}, {"config", "show"}, {"tree", "--latest"},
+		{"stats", "--latest"}, {"events", "--latest"}, {"tools", "--latest"}, {"tail", "--latest"}, {"verify"}, {"validate", "wf.yaml"}, {"diagram", "wf.yaml"},
+	} {
+		if res := runBinary(t, dir, args...); strings.Contains(res.stdout+res.stderr, "\x1b[") {
+			t.Errorf("%v: colour in a pipe:\n%q", args, res.stdout)
+		}
+		for _, c := range []struct {
+			env, flags []string
+		}{{[]string{"NO_COLOR=1"}, nil}, {nil, []string{"--no-color"}}} {
+			con := startConsole(t, dir, c.env, append(slices.Clone(args), c.flags...)...)
+			con.keepColour = true
+			if _, out := con.wait(); strings.Contains(out, "\x1b[") {
+				t.Errorf("%v %v %v: colour on a terminal:\n%q", args, c.env, c.flags, out)
+			}
+		}
+	}
+	for _, args := range [][]string{{"status", "--latest"}, {"replay", "--latest", "--instant"}, {"search", "hi"}} {
+		con := startConsole(t, dir, nil, args...)
+		con.keepColour = true
+		if _, out := con.wait(); !strings.Contains(out, "\x1b[") {
+			t.Errorf("%v: no colour on a terminal:\n%q", args, out)
+		}
 	}
 }
 
