@@ -311,7 +311,7 @@ func TestTablesFitWidth(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, ".reel", "workflows", "long.yaml"), "name: long\ndescription: "+strings.Repeat("a very long description ", 10)+"\nstates:\n  initial: a\n  a: {type: step, command: 'true'}\n", 0o644)
 	runBinary(t, dir, "run", "long")
-	for _, args := range [][]string{{"list"}, {"runs"}, {"resume", "--list"}} {
+	for _, args := range [][]string{{"list"}, {"runs"}, {"resume", "--list"}, {"stats", "--latest"}, {"tools", "--latest"}} {
 		res := runBinaryEnv(t, dir, append(os.Environ(), "REEL_STORAGE=", "COLUMNS=60"), args...)
 		for _, l := range strings.Split(strings.TrimSpace(res.stdout), "\n") {
 			if n := utf8.RuneCountInString(l); n > 60 {

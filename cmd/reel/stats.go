@@ -60,8 +60,14 @@ total that leaves such steps out ends in +.`,
 				if err := writeJSON(out, rep); err != nil {
 					return err
 				}
-			} else if err := query.RenderStats(out, rep); err != nil {
-				return err
+			} else {
+				fitted, flush := fitTo(out, termWidth(out))
+				if err := query.RenderStats(fitted, rep); err != nil {
+					return err
+				}
+				if err := flush(); err != nil {
+					return err
+				}
 			}
 			return reportWarnings(cmd, rep.Warnings)
 		},

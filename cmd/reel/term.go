@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -157,4 +158,63 @@ func cut(s string, n int) string {
 		return string([]rune(s)[:max(n, 0)])
 	}
 	return string([]rune(s)[:n-1]) + "…"
+}
+
+// lineCutter cuts every line written through it to width runes, ending a
+// cut line in "…". Commands whose tables have more fixed columns than a
+// narrow terminal holds (stats, tools, events) write through one on a
+// terminal, so that a row stays one line instead of wrapping into the
+// next. Flush writes a last line without its newline.
+type lineCutter struct {
+	w     io.Writer
+	width int
+	line  []byte
+	err   error
+}
+
+// fitTo returns w itself when width is 0 (not a terminal), else a
+// lineCutter; flush must be called when done.
+func fitTo(w io.Writer, width int) (out io.Writer, flush func() error) {
+	if width <= 0 {
+		return w, func() error { return nil }
+	}
+	c := &lineCutter{w: w, width: width}
+	return c, c.flush
+}
+
+func (c *lineCutter) Write(p []byte) (int, error) {
+	if c.err != nil {
+		return 0, c.err
+	}
+	n := len(p)
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		if i < 0 {
+			c.line = append(c.line, p...)
+			break
+		}
+		c.line = append(c.line, p[:i]...)
+		p = p[i+1:]
+		if c.err = c.emit(true); c.err != nil {
+			return 0, c.err
+		}
+	}
+	return n, nil
+}
+
+func (c *lineCutter) emit(newline bool) error {
+	s := cut(string(c.line), c.width)
+	c.line = c.line[:0]
+	if newline {
+		s += "\n"
+	}
+	_, err := io.WriteString(c.w, s)
+	return err
+}
+
+func (c *lineCutter) flush() error {
+	if c.err != nil || len(c.line) == 0 {
+		return c.err
+	}
+	return c.emit(false)
 }

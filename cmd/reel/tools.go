@@ -36,8 +36,14 @@ never got a real result (closed with "no result: …" or not closed at all).`,
 				if err := writeJSON(out, pairs); err != nil {
 					return err
 				}
-			} else if err := query.RenderTools(out, pairs); err != nil {
-				return err
+			} else {
+				fitted, flush := fitTo(out, termWidth(out))
+				if err := query.RenderTools(fitted, pairs); err != nil {
+					return err
+				}
+				if err := flush(); err != nil {
+					return err
+				}
 			}
 			return reportWarnings(cmd, warnings)
 		},
