@@ -190,3 +190,58 @@ func TestRunReplayFrom(t *testing.T) {
 		t.Fatalf("unknown --replay-from: %+v", res)
 	}
 }
+
+// A replay that stopped (here: a command step failed before the agent
+// steps) resumes as a replay: the agent steps still take the recorded
+// replies, with no provider call, and the outputs are the recording's.
+func TestResumeOfAReplayKeepsReplaying(t *testing.T) {
+	dir := replayDir(t)
+	storage := filepath.Join(dir, "st")
+	gate := filepath.Join(dir, "gate")
+	writeFile(t, gate, "", 0o644)
+	gated := strings.Replace(replayWorkflow, `facts: {type: step, command: 'echo "{{.inputs.topic}} has 3 functions"'`,
+		`facts: {type: step, command: 'test -e `+gate+` && echo "{{.inputs.topic}} has 3 functions"'`, 1)
+	writeFile(t, filepath.Join(dir, "wf.yaml"), gated, 0o644)
+	live := runBinary(t, dir, "run", "wf.yaml", "--storage", storage, "--json")
+	want := runOutputs(t, live)
+	var liveSum runJSON
+	json.Unmarshal([]byte(live.stdout), &liveSum)
+	os.Remove(filepath.Join(dir, "calls.log"))
+
+	os.Remove(gate)
+	res := runBinary(t, dir, "run", "wf.yaml", "--storage", storage, "--json", "--replay-from", liveSum.RunID)
+	var failed runJSON
+	if err := json.Unmarshal([]byte(res.stdout), &failed); err != nil || failed.Status != "failure" {
+		t.Fatalf("the gated replay: %v %+v\n%s", err, failed, res.stderr)
+	}
+	writeFile(t, gate, "", 0o644)
+	resumed := runBinary(t, dir, "resume", failed.RunID, "--json", "--storage", storage)
+	if got := runOutputs(t, resumed); !reflect.DeepEqual(got, want) {
+		t.Fatalf("resumed replay outputs %v, want %v", got, want)
+	}
+	if n := calls(t, dir); n != 0 {
+		t.Fatalf("the resumed replay called the agent %d times", n)
+	}
+	var sum runJSON
+	json.Unmarshal([]byte(resumed.stdout), &sum)
+	if sum.ReplayedFrom != liveSum.RunID {
+		t.Fatalf("resumed summary: replayed_from %q, want %s", sum.ReplayedFrom, liveSum.RunID)
+	}
+	if res := runBinary(t, dir, "verify", storage); res.code != 0 {
+		t.Fatalf("verify: %+v", res)
+	}
+	// The recording gone, the resume is refused rather than calling the
+	// provider.
+	os.Remove(filepath.Join(dir, "gate"))
+	again := runBinary(t, dir, "run", "wf.yaml", "--storage", storage, "--json", "--replay-from", liveSum.RunID)
+	var f2 runJSON
+	json.Unmarshal([]byte(again.stdout), &f2)
+	os.Rename(filepath.Join(transcript.Dir(storage), liveSum.RunID+".jsonl"), filepath.Join(dir, "moved.jsonl"))
+	writeFile(t, gate, "", 0o644)
+	if res := runBinary(t, dir, "resume", f2.RunID, "--storage", storage); res.code != exitUser || !strings.Contains(res.stderr, "replays run "+liveSum.RunID) {
+		t.Fatalf("resume of a replay whose recording is gone: %+v", res)
+	}
+	if n := calls(t, dir); n != 0 {
+		t.Fatalf("the refused resume called the agent %d times", n)
+	}
+}

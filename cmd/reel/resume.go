@@ -67,6 +67,7 @@ Exit status as for reel run; 1 when the run cannot be resumed.`,
 	fl.BoolVar(&f.maskSecrets, "mask-secrets", false, "mask secret-looking values in the new events, the display and the audit trail")
 	fl.BoolVar(&f.asJSON, "json", false, "print one JSON summary of the run on stdout at the end")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "print nothing but errors")
+	fl.BoolVar(&f.allowDrift, "allow-prompt-drift", false, "resuming a replay: let an agent step whose prompt differs from the recording take its recorded reply")
 	fl.BoolVar(&interactive, "interactive", false, "pause before each step that runs")
 	fl.StringSliceVarP(&f.breakpoints, "breakpoint", "b", nil, "with --interactive: pause only at these states")
 	addOTelRunFlags(cmd, &f.otel)
@@ -115,7 +116,17 @@ func resumeRun(cmd *cobra.Command, path, wfFile, from string, interactive bool, 
 	if len(f.breakpoints) > 0 && !interactive {
 		return userErr("--breakpoint needs --interactive")
 	}
-	opts := engine.ResumeOptions{Inputs: given, From: from}
+	opts := engine.ResumeOptions{Inputs: given, From: from, AllowPromptDrift: f.allowDrift}
+	if replayed := rec.Input().ReplayFrom; replayed != "" {
+		// A replay resumes as a replay: the recording it took its agent
+		// replies from, in the same storage, never the providers.
+		storage := filepath.Dir(filepath.Dir(path))
+		if opts.ReplayFrom, err = runstate.Load(filepath.Join(transcript.Dir(storage), replayed+".jsonl"), runstate.Options{Exchange: true}); err != nil {
+			return userErr("run %s replays run %s, which cannot be read (%v): a resumed replay takes its agent replies from the same recording", rec.RunID, replayed, err)
+		}
+	} else if f.allowDrift {
+		return userErr("--allow-prompt-drift goes with the resume of a replay (run --replay-from)")
+	}
 	if interactive {
 		opts.Pause = newPauser(cmd.InOrStdin(), cmd.ErrOrStderr(), f.breakpoints, palette{on: useColor(cmd, cmd.ErrOrStderr())}).pause
 	}

@@ -60,6 +60,12 @@ type ResumeOptions struct {
 	// OnStart and Pause are as in RunOptions.
 	OnStart func(runID, transcriptPath string)
 	Pause   PauseFunc
+	// ReplayFrom is the recorded run a replay (run --replay-from) took its
+	// agent replies from, loaded with its exchange: a resumed replay goes
+	// on taking them from it. A replay is refused without it, rather than
+	// calling the providers. AllowPromptDrift is as in RunOptions.
+	ReplayFrom       *runstate.Run
+	AllowPromptDrift bool
 }
 
 // ResumeError says why a run cannot be resumed.
@@ -86,6 +92,10 @@ func (e *Engine) Resume(ctx context.Context, wf *workflow.Workflow, rec *runstat
 	if err := resumable(wf, rec); err != nil {
 		return nil, err
 	}
+	if from := rec.Input().ReplayFrom; from != "" && (opts.ReplayFrom == nil || opts.ReplayFrom.RunID != from) {
+		return nil, &ResumeError{RunID: rec.RunID, Reasons: []string{fmt.Sprintf("it replays run %s, which is not given", from)},
+			Hint: "a resumed replay takes its agent replies from the same recording"}
+	}
 	inputs, err := resumeInputs(wf, rec, opts.Inputs)
 	if err != nil {
 		return nil, err
@@ -106,6 +116,9 @@ func (e *Engine) Resume(ctx context.Context, wf *workflow.Workflow, rec *runstat
 		return nil, err
 	}
 	r.lifecycle = lifecycle{attempt: rec.Attempts() + 1, ran: rec.Ran(), past: p, pause: opts.Pause, onStart: opts.OnStart}
+	if opts.ReplayFrom != nil {
+		r.replay = newReplaySource(opts.ReplayFrom, opts.AllowPromptDrift)
+	}
 	return r.execute(ctx), nil
 }
 
