@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/reelhq/reel/internal/exitcode"
+	"github.com/reelhq/reel/internal/index"
 )
 
 // readmeExitTable parses the README's "Exit codes" table: its code columns
@@ -134,6 +135,15 @@ func TestExitCodeTableMatchesTheCode(t *testing.T) {
 	noWorkflowDir := filepath.Join(dir, "nowfdir")
 	writeFile(t, filepath.Join(noWorkflowDir, ".reel", "workflows"), "a file, not a directory\n", 0o644)
 
+	// A storage whose run index is a planted symlink.
+	symlinkedIndex := filepath.Join(dir, "symlinked")
+	if err := os.MkdirAll(symlinkedIndex, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(dir, "afile"), index.Path(symlinkedIndex)); err != nil {
+		t.Fatal(err)
+	}
+
 	type exitCase struct {
 		command string
 		code    int
@@ -168,7 +178,16 @@ func TestExitCodeTableMatchesTheCode(t *testing.T) {
 		{"verify", 1, []string{"verify", "garbage.jsonl"}, "", nil},
 		{"verify", 2, []string{"verify", "nosuch.jsonl"}, "", nil},
 		{"runs", 0, []string{"runs"}, "", nil},
+		{"runs", 1, []string{"runs", "--storage", filepath.Join(dir, "nosuch")}, "", nil},
 		{"runs", 2, []string{"runs", "--status", "bogus"}, "", nil},
+		{"search", 0, []string{"search", "hi"}, "", nil},
+		{"search", 1, []string{"search", "zzqqxx"}, "", nil},
+		{"search", 2, []string{"search"}, "", nil},
+		{"index", 0, []string{"index"}, "", nil},
+		{"index", 1, []string{"index", "--storage", filepath.Join(dir, "nosuch")}, "", nil},
+		{"index", 2, []string{"index", "--storage", symlinkedIndex}, "", nil},
+		{"serve", 1, []string{"serve", "--storage", filepath.Join(dir, "nosuch")}, "", nil},
+		{"serve", 2, []string{"serve", "--addr", "0.0.0.0:0"}, "", nil},
 		{"import", 0, []string{"import", session}, "", nil},
 		{"import", 1, []string{"import", session, "nosuch.jsonl"}, "", nil},
 		{"import", 2, []string{"import", "--from", "bogus", session}, "", nil},
@@ -234,6 +253,7 @@ func TestExitCodeTableMatchesTheCode(t *testing.T) {
 	// Documented statuses not provoked here, and why.
 	untested := map[string]map[int]string{
 		"resume": {exitcode.System: "the same path as run's (runOutput.finish)", exitcode.Cancelled: "the same path as run's (signalContext)"},
+		"serve":  {exitcode.OK: "serve runs until a signal stops it"},
 	}
 	for command, codes := range table {
 		for code := range codes {
