@@ -74,6 +74,16 @@ func writePlan(w io.Writer, plan *engine.Plan, p palette) error {
 			fmt.Fprintf(&b, "  %s = %v\n", k, plan.Inputs[k])
 		}
 	}
+	if len(plan.Hooks) > 0 {
+		fmt.Fprintln(&b, "\nWorkflow hooks:")
+		for _, f := range plan.Hooks {
+			lines := strings.Split(strings.TrimRight(f.Value, "\n"), "\n")
+			fmt.Fprintf(&b, "  %s %s\n", p.dim(f.Name+":"), lines[0])
+			for _, l := range lines[1:] {
+				fmt.Fprintf(&b, "    %s\n", l)
+			}
+		}
+	}
 	fmt.Fprintln(&b, "\nPlan (in the order the flow reaches the states):")
 	n := 0
 	var step func(s *engine.PlanStep, depth int)

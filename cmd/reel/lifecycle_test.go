@@ -362,3 +362,43 @@ func TestReplayUnknownStep(t *testing.T) {
 		t.Fatalf("%+v", res)
 	}
 }
+
+// --dry-run shows the hooks that would run, resolved like the commands:
+// the workflow's, and each step's pre and post hooks; nothing runs.
+func TestDryRunShowsHooks(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "hk.yaml"), `
+name: hk
+inputs: [{name: env, default: dev}]
+hooks:
+  workflow_start: [{command: 'touch ran; echo start {{.inputs.env}}'}, {log: 'starting {{.inputs.env}}'}]
+  workflow_error: [{log: 'failed: {{.error.Message}}'}]
+states:
+  initial: each
+  each: {type: for_each, items: '["a"]', body: [b]}
+  b:
+    type: step
+    command: echo B
+    pre_hook: {command: 'touch ran; echo pre {{.loop.Item}}'}
+    post_hook: {command: 'echo post {{.inputs.env}}'}
+`, 0o644)
+	res := runBinary(t, dir, "run", "hk.yaml", "--dry-run")
+	for _, want := range []string{
+		"Workflow hooks:\n  workflow_start: touch ran; echo start dev\n    log \"starting dev\"\n  workflow_error: log \"failed: {{.error.Message}}\"\n",
+		"       pre_hook: touch ran; echo pre ⟨loop.Item⟩\n       post_hook: echo post dev\n",
+	} {
+		if res.code != 0 || !strings.Contains(res.stdout, want) {
+			t.Fatalf("dry run lacks %q:\n%s", want, res.stdout)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "ran")); err == nil {
+		t.Fatal("a dry run ran a hook")
+	}
+	js := runBinary(t, dir, "run", "hk.yaml", "--dry-run", "--json")
+	var plan struct {
+		Hooks []map[string]string `json:"hooks"`
+	}
+	if err := json.Unmarshal([]byte(js.stdout), &plan); err != nil || len(plan.Hooks) != 2 || plan.Hooks[0]["name"] != "workflow_start" {
+		t.Fatalf("--dry-run --json hooks: %v %s", err, js.stdout)
+	}
+}

@@ -16,7 +16,10 @@ type Plan struct {
 	Description string         `json:"description,omitempty"`
 	File        string         `json:"file"`
 	Inputs      map[string]any `json:"inputs"`
-	Steps       []*PlanStep    `json:"steps"`
+	// Hooks are the workflow's hooks (workflow_start, workflow_end,
+	// workflow_error, workflow_cancel), resolved like the steps' commands.
+	Hooks []Field     `json:"hooks,omitempty"`
+	Steps []*PlanStep `json:"steps"`
 }
 
 // PlanStep is one state of a plan.
@@ -57,6 +60,16 @@ func (e *Engine) Plan(wf *workflow.Workflow, given map[string]string) (*Plan, er
 			ph[f] = placeholder("states." + name + "." + f)
 		}
 		r.setState(name, ph)
+	}
+	if h := wf.Hooks; h != nil {
+		for _, x := range []struct {
+			name    string
+			actions []workflow.HookAction
+		}{{workflow.HookWorkflowStart, h.Start}, {workflow.HookWorkflowEnd, h.End}, {workflow.HookWorkflowError, h.Error}, {workflow.HookWorkflowCancel, h.Cancel}} {
+			if len(x.actions) > 0 {
+				p.Hooks = append(p.Hooks, Field{x.name, e.mask(planHooks(x.actions, r.data(scope{})))})
+			}
+		}
 	}
 	seen := map[string]bool{}
 	var visit func(name string)
@@ -106,6 +119,14 @@ func (r *run) planStep(st *workflow.State, prefix string, seen map[string]bool) 
 	}
 	if st.Type == workflow.TypeForEach && st.ItemsLiteral == nil && st.Items != nil {
 		ps.Fields = setField(ps.Fields, "items", planTemplate(st.Items, r.data(sc)))
+	}
+	if h := st.Hooks; h != nil {
+		if len(h.Pre) > 0 {
+			ps.Fields = append(ps.Fields, Field{workflow.HookPre, r.e.mask(planHooks(h.Pre, r.data(sc)))})
+		}
+		if len(h.Post) > 0 {
+			ps.Fields = append(ps.Fields, Field{workflow.HookPost, r.e.mask(planHooks(h.Post, r.data(sc)))})
+		}
 	}
 	if st.Timeout > 0 {
 		ps.Fields = append(ps.Fields, Field{"timeout", st.Timeout.String()})
@@ -170,6 +191,21 @@ func planValue(st *workflow.State, f Field) string {
 		return t.Source
 	}
 	return f.Value
+}
+
+// planHooks shows a hook list one action a line: a command resolved like
+// a step's, a log action as log "TEXT".
+func planHooks(actions []workflow.HookAction, data map[string]any) string {
+	lines := make([]string, 0, len(actions))
+	for _, a := range actions {
+		switch {
+		case a.Command != nil:
+			lines = append(lines, planTemplate(a.Command, data))
+		case a.Log != nil:
+			lines = append(lines, fmt.Sprintf("log %q", planTemplate(a.Log, data)))
+		}
+	}
+	return strings.Join(lines, "\n")
 }
 
 func planTemplate(t *workflow.Template, data map[string]any) string {
