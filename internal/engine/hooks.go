@@ -187,10 +187,13 @@ func capText(s string, limit int, truncated *bool) string {
 	return s[:limit]
 }
 
-// hooked runs the state machine between the workflow's hooks.
+// hooked runs the state machine between the workflow's hooks. A single
+// step (--step) runs its own pre and post hooks but not the workflow's, as
+// AWF's does: a hook that announces or deploys a run is not for testing
+// one step.
 func (r *run) hooked(ctx context.Context, machine func(context.Context) ending) ending {
 	h := r.wf.Hooks
-	if h == nil {
+	if h == nil || r.step != "" {
 		return machine(ctx)
 	}
 	if len(h.Start) > 0 {

@@ -510,3 +510,31 @@ states:
 		t.Fatalf("nothing masked:\n%s\n%s", tr, h.display.String())
 	}
 }
+
+// A single step (--step) runs its own hooks, not the workflow's, as AWF's
+// does.
+func TestSingleStepRunsItsHooksNotTheWorkflows(t *testing.T) {
+	h, logf := hookHarness(t)
+	wf := h.load("wf.yaml", `
+name: single
+hooks:
+  workflow_start: [{command: 'echo WF_START >> {{.env.HOOK_LOG_FILE}}'}]
+  workflow_end: [{command: 'echo WF_END >> {{.env.HOOK_LOG_FILE}}'}]
+states:
+  initial: a
+  a: {type: step, command: 'echo A', on_success: b}
+  b:
+    type: step
+    command: 'echo B >> {{.env.HOOK_LOG_FILE}}'
+    pre_hook: {command: 'echo PRE_B >> {{.env.HOOK_LOG_FILE}}'}
+    post_hook: {command: 'echo POST_B >> {{.env.HOOK_LOG_FILE}}'}
+`)
+	rep, err := h.e.Run(context.Background(), wf, RunOptions{Step: "b"})
+	if err != nil || rep.Status != "success" {
+		t.Fatalf("%v %+v", err, rep)
+	}
+	if got := readLog(t, logf); got != "PRE_B\nB\nPOST_B\n" {
+		t.Fatalf("hooks of a single step:\n%s", got)
+	}
+	h.verify()
+}
