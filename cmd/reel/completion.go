@@ -11,6 +11,7 @@ import (
 
 	"github.com/reelhq/reel/internal/index"
 	"github.com/reelhq/reel/internal/normalize"
+	"github.com/reelhq/reel/internal/pricing"
 	"github.com/reelhq/reel/internal/runstate"
 	"github.com/reelhq/reel/internal/runstatus"
 	"github.com/reelhq/reel/internal/runstore"
@@ -63,7 +64,13 @@ func completeRunIDs(cmd *cobra.Command, args []string, toComplete string) ([]str
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
-	runs, err := indexedRuns(cmd.Context(), dir)
+	var runs []runstatus.Summary
+	prices, err := priceTable()
+	if err == nil {
+		// The project's prices: runs the index has not seen yet are
+		// indexed as reel runs would index them.
+		runs, err = indexedRuns(cmd.Context(), dir, prices)
+	}
 	if err != nil {
 		runs, err = scannedRuns(dir)
 	}
@@ -82,7 +89,7 @@ func completeRunIDs(cmd *cobra.Command, args []string, toComplete string) ([]str
 // indexedRuns lists the runs of the storage's index, newest first. A
 // storage without an index is an error: completion does not build one (the
 // first build reads every transcript, too slow for a key press).
-func indexedRuns(ctx context.Context, storage string) ([]runstatus.Summary, error) {
+func indexedRuns(ctx context.Context, storage string, prices *pricing.Table) ([]runstatus.Summary, error) {
 	if _, err := os.Stat(index.Path(storage)); err != nil {
 		return nil, err
 	}
@@ -92,7 +99,7 @@ func indexedRuns(ctx context.Context, storage string) ([]runstatus.Summary, erro
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	ix, err := index.Open(ctx, storage)
+	ix, err := index.Open(ctx, storage, index.WithPrices(prices))
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/reelhq/reel/internal/index"
+	"github.com/reelhq/reel/internal/pricing"
 	"github.com/reelhq/reel/transcript"
 )
 
@@ -164,7 +165,7 @@ func BenchmarkCompleteRunIDs(b *testing.B) {
 	ix.Close()
 	b.Run("index", func(b *testing.B) {
 		for b.Loop() {
-			if runs, err := indexedRuns(ctx, storage); err != nil || len(runs) != 2000 {
+			if runs, err := indexedRuns(ctx, storage, pricing.Default()); err != nil || len(runs) != 2000 {
 				b.Fatal(err, len(runs))
 			}
 		}
