@@ -10,64 +10,14 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/reelhq/reel/internal/otlp"
 	"github.com/reelhq/reel/internal/otlptest"
+	"github.com/reelhq/reel/internal/transcripttest"
 	"github.com/reelhq/reel/transcript"
 )
-
-// writeBigRun writes a run of about n events: a for_each whose iterations
-// are agent steps with the shared benchmark mix's events (an assistant
-// message with text and tool_use, a tool result) plus the tool.call that
-// pairs the result, as reel records them.
-func writeBigRun(b *testing.B, dir string, n int) string {
-	b.Helper()
-	id := "55555555-5555-4555-8555-555555555555"
-	path := filepath.Join(dir, id+".jsonl")
-	f, err := os.Create(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	w := bufio.NewWriterSize(f, 1<<20)
-	seq := uint64(0)
-	t0 := time.Date(2026, 6, 8, 8, 0, 0, 0, time.UTC)
-	var line []byte
-	put := func(e transcript.ExchangeEvent) {
-		seq++
-		e.Seq, e.RunID, e.Timestamp = seq, id, t0.Add(time.Duration(seq)*time.Millisecond)
-		line, err = transcript.AppendEvent(line[:0], &e)
-		if err != nil {
-			b.Fatal(err)
-		}
-		w.Write(append(line, '\n'))
-	}
-	put(transcript.ExchangeEvent{Type: transcript.RunStarted, Payload: &transcript.StepPayload{Name: "bench", Kind: transcript.KindWorkflow}})
-	put(transcript.ExchangeEvent{Type: transcript.StepStarted, Path: "each", Payload: &transcript.StepPayload{Name: "each", Kind: transcript.KindForEach}})
-	cost := 0.001
-	for g := 0; g < n/5; g++ {
-		p := "each.analyze"
-		put(transcript.ExchangeEvent{Type: transcript.StepStarted, Path: p, Iteration: g, Payload: &transcript.StepPayload{Name: "analyze", Kind: transcript.KindAgent}})
-		put(transcript.ExchangeEvent{Type: transcript.MessageAssistant, Path: p, Iteration: g, Payload: &transcript.MessagePayload{Role: "assistant", Blocks: []transcript.ContentBlock{
-			{Type: transcript.BlockText, Fidelity: transcript.FidelityAgentEmitted, Text: "Found 2 issues in main.go: the loop at line 12 never terminates and err is shadowed."},
-			{Type: transcript.BlockToolUse, Fidelity: transcript.FidelityAgentEmitted, ToolName: "Read", ToolID: "toolu_01", ToolInput: map[string]string{"path": "main.go"}},
-		}}})
-		call := fmt.Sprint("toolu_", g)
-		put(transcript.ExchangeEvent{Type: transcript.ToolCall, Path: p, Iteration: g, Payload: &transcript.ToolPayload{Name: "Read", CallID: call, Input: map[string]string{"path": "main.go"}, Fidelity: transcript.FidelityRouter}})
-		put(transcript.ExchangeEvent{Type: transcript.ToolResult, Path: p, Iteration: g, Payload: &transcript.ToolPayload{Name: "Read", CallID: call, Input: map[string]string{"path": "main.go"}, Output: "package main\n\nfunc main() {}\n", Fidelity: transcript.FidelityRouter}})
-		put(transcript.ExchangeEvent{Type: transcript.StepCompleted, Path: p, Iteration: g, Payload: &transcript.StepPayload{Name: "analyze", Kind: transcript.KindAgent,
-			Result: transcript.AgentResult{Output: "ok", Provider: "claude", Model: "claude-sonnet-4-5", Usage: transcript.Usage{InputTokens: 10, OutputTokens: 5, TotalTokens: 15}, CostUSD: &cost, SessionID: "s1"}}})
-	}
-	put(transcript.ExchangeEvent{Type: transcript.StepCompleted, Path: "each", Payload: &transcript.StepPayload{Name: "each", Kind: transcript.KindForEach}})
-	put(transcript.ExchangeEvent{Type: transcript.RunCompleted, Payload: &transcript.StepPayload{Name: "bench", Kind: transcript.KindWorkflow, Result: transcript.RunResult{Status: "success"}}})
-	if err := w.Flush(); err != nil {
-		b.Fatal(err)
-	}
-	f.Close()
-	return path
-}
 
 // stdlibExport is the baseline: what an exporter written with the
 // standard library alone would do with the same file: decode every line
@@ -146,7 +96,7 @@ func BenchmarkBatchExport100k(b *testing.B) {
 	for _, k := range []string{"OTEL_RESOURCE_ATTRIBUTES", "OTEL_SERVICE_NAME", "OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_TIMEOUT"} {
 		b.Setenv(k, "")
 	}
-	path := writeBigRun(b, b.TempDir(), 100000)
+	path := transcripttest.WriteLoopRun(b, b.TempDir(), 100000/5)
 	rcv := otlptest.NewGRPC(b)
 	rcv.CountOnly = true
 	ep, err := otlp.Resolve(rcv.Endpoint, "", func(string) string { return "" })

@@ -3,61 +3,12 @@ package runtree
 import (
 	"bufio"
 	"encoding/json"
-	"fmt"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
-	"github.com/reelhq/reel/transcript"
+	"github.com/reelhq/reel/internal/transcripttest"
 )
-
-// writeLoopRun writes a run whose for_each runs groups iterations of an
-// agent step with a message and a tool pair, as the benchmark mix does.
-func writeLoopRun(b *testing.B, groups int) string {
-	b.Helper()
-	id := "55555555-5555-4555-8555-555555555555"
-	path := filepath.Join(b.TempDir(), id+".jsonl")
-	f, err := os.Create(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	w := bufio.NewWriter(f)
-	seq := uint64(0)
-	t0 := time.Date(2026, 6, 8, 8, 0, 0, 0, time.UTC)
-	var line []byte
-	put := func(e transcript.ExchangeEvent) {
-		seq++
-		e.Seq, e.RunID, e.Timestamp = seq, id, t0.Add(time.Duration(seq)*time.Millisecond)
-		line, err = transcript.AppendEvent(line[:0], &e)
-		if err != nil {
-			b.Fatal(err)
-		}
-		w.Write(append(line, '\n'))
-	}
-	put(transcript.ExchangeEvent{Type: transcript.RunStarted, Payload: &transcript.StepPayload{Name: "bench", Kind: "workflow"}})
-	put(transcript.ExchangeEvent{Type: transcript.StepStarted, Path: "each", Payload: &transcript.StepPayload{Name: "each", Kind: transcript.KindForEach}})
-	for g := 0; g < groups; g++ {
-		step := &transcript.StepPayload{Name: "analyze", Kind: transcript.KindAgent}
-		put(transcript.ExchangeEvent{Type: transcript.StepStarted, Path: "each.analyze", Iteration: g, Payload: step})
-		put(transcript.ExchangeEvent{Type: transcript.MessageAssistant, Path: "each.analyze", Iteration: g, Payload: &transcript.MessagePayload{Role: "assistant", Blocks: []transcript.ContentBlock{
-			{Type: transcript.BlockText, Fidelity: transcript.FidelityAgentEmitted, Text: "Found 2 issues in main.go: the loop at line 12 never terminates and err is shadowed."},
-			{Type: transcript.BlockToolUse, Fidelity: transcript.FidelityAgentEmitted, ToolName: "Read", ToolID: "toolu_01", ToolInput: map[string]string{"path": "main.go"}},
-		}}})
-		put(transcript.ExchangeEvent{Type: transcript.ToolCall, Path: "each.analyze", Iteration: g, Payload: &transcript.ToolPayload{Name: "Read", CallID: fmt.Sprint(g), Input: map[string]string{"path": "main.go"}, Fidelity: transcript.FidelityRouter}})
-		put(transcript.ExchangeEvent{Type: transcript.ToolResult, Path: "each.analyze", Iteration: g, Payload: &transcript.ToolPayload{Name: "Read", CallID: fmt.Sprint(g), Output: "package main\n\nfunc main() {}\n", Fidelity: transcript.FidelityRouter}})
-		cost := 0.001
-		step = &transcript.StepPayload{Name: "analyze", Kind: transcript.KindAgent, Result: transcript.AgentResult{Output: "ok", Model: "m", Usage: transcript.Usage{InputTokens: 10, OutputTokens: 5}, CostUSD: &cost}}
-		put(transcript.ExchangeEvent{Type: transcript.StepCompleted, Path: "each.analyze", Iteration: g, Payload: step})
-	}
-	put(transcript.ExchangeEvent{Type: transcript.StepCompleted, Path: "each", Payload: &transcript.StepPayload{Name: "each", Kind: transcript.KindForEach}})
-	put(transcript.ExchangeEvent{Type: transcript.RunCompleted, Payload: &transcript.StepPayload{Name: "bench", Kind: "workflow"}})
-	if err := w.Flush(); err != nil {
-		b.Fatal(err)
-	}
-	f.Close()
-	return path
-}
 
 // stdlibScan is the baseline: decode every line with encoding/json, as a
 // tree builder without a fast path would.
@@ -93,7 +44,7 @@ func stdlibScan(path string) (int, error) {
 }
 
 func BenchmarkBuild(b *testing.B) {
-	path := writeLoopRun(b, 20000) // 100k events
+	path := transcripttest.WriteLoopRun(b, b.TempDir(), 20000) // 100k events
 	st, _ := os.Stat(path)
 	b.SetBytes(st.Size())
 	var reel, std time.Duration
