@@ -75,6 +75,14 @@ func NewRunID() string {
 	if _, err := rand.Read(b[:]); err != nil {
 		panic(fmt.Sprintf("crypto/rand: %v", err)) // never fails on supported platforms
 	}
+	return FormatRunID(b)
+}
+
+// FormatRunID returns the run id made of the 16 bytes b: b with the UUID
+// version 4 and variant bits set, in the canonical 8-4-4-4-12 form. Other
+// bytes than random ones give ids that are stable for their source: an
+// importer hashing what it imports gets the same run id every time.
+func FormatRunID(b [16]byte) string {
 	b[6] = b[6]&0x0f | 0x40
 	b[8] = b[8]&0x3f | 0x80
 	const hex = "0123456789abcdef"

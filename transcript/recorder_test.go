@@ -799,3 +799,27 @@ func TestCloseDuringRecording(t *testing.T) {
 		checkFile(t, r.Path(), int(ok.Load()))
 	}
 }
+
+// FormatRunID makes any 16 bytes a valid run id, the same one every time,
+// and sets only the version and variant bits.
+func TestFormatRunID(t *testing.T) {
+	var zero, ones [16]byte
+	for i := range ones {
+		ones[i] = 0xff
+	}
+	for b, want := range map[[16]byte]string{
+		zero: "00000000-0000-4000-8000-000000000000",
+		ones: "ffffffff-ffff-4fff-bfff-ffffffffffff",
+	} {
+		got := FormatRunID(b)
+		if got != want || FormatRunID(b) != got {
+			t.Errorf("FormatRunID(%x) = %s, want %s", b, got, want)
+		}
+		if err := ValidRunID(got); err != nil {
+			t.Errorf("FormatRunID(%x) = %s: %v", b, got, err)
+		}
+	}
+	if err := ValidRunID(NewRunID()); err != nil {
+		t.Error(err)
+	}
+}

@@ -80,15 +80,7 @@ func (r *run) execCustom(ctx context.Context, sc scope, st *workflow.State) outc
 		} else {
 			err = fmt.Errorf("no step type %q is registered or declared as a plugin", st.Type)
 		}
-		var o outcome
-		switch {
-		case ctx.Err() != nil:
-			o = cancelledOutcome(ctx)
-		case err != nil:
-			o = fail("%v", err)
-		default:
-			o = outcome{ok: true}
-		}
+		o := outcomeOf(ctx, err)
 		v := stateValue(o, res.Output, "")
 		if res.Data != nil {
 			v["Data"] = res.Data

@@ -62,6 +62,18 @@ func cancelledOutcome(ctx context.Context) outcome {
 	return outcome{exitCode: exitCancelled, err: cancelReason(ctx), cancelled: true}
 }
 
+// outcomeOf is the outcome of a step whose work returned err: cancelled
+// when the run's context ended, else failed with err, else ok.
+func outcomeOf(ctx context.Context, err error) outcome {
+	switch {
+	case ctx.Err() != nil:
+		return cancelledOutcome(ctx)
+	case err != nil:
+		return fail("%v", err)
+	}
+	return outcome{ok: true}
+}
+
 // failed ends a run in failure with AWF's execution-error status.
 func failed(msg string) ending {
 	return ending{status: "failure", exitCode: exitcode.Execution, message: msg}

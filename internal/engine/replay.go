@@ -136,15 +136,7 @@ func (r *run) replayAgent(ctx context.Context, st *workflow.State, sp *span, pro
 		fmt.Fprintln(show, res.Output)
 	}
 	show.flush()
-	var o outcome
-	switch {
-	case ctx.Err() != nil:
-		o = cancelledOutcome(ctx)
-	case err != nil:
-		o = fail("%v", err)
-	default:
-		o = outcome{ok: true}
-	}
+	o := outcomeOf(ctx, err)
 	var conv *conversationLog
 	if x != nil && res != nil && st.Tracked() {
 		conv = conversationOf(x, res)

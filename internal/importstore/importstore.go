@@ -116,18 +116,7 @@ func (s Source) ChildRunID(ref string) string {
 
 func derivedID(key string) string {
 	sum := sha256.Sum256([]byte(key))
-	b := sum[:16]
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	const hexd = "0123456789abcdef"
-	out := make([]byte, 0, 36)
-	for i, c := range b {
-		if i == 4 || i == 6 || i == 8 || i == 10 {
-			out = append(out, '-')
-		}
-		out = append(out, hexd[c>>4], hexd[c&0xf])
-	}
-	return string(out)
+	return transcript.FormatRunID([16]byte(sum[:16]))
 }
 
 // Same reports whether a and b hold the same content.
