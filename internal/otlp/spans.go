@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/reelhq/reel/internal/pricing"
+	"github.com/reelhq/reel/internal/runstatus"
 	"github.com/reelhq/reel/transcript"
 )
 
@@ -44,14 +45,6 @@ const (
 	attrReasoning    = attribute.Key("reel.usage.reasoning_tokens")
 	attrTotalTokens  = attribute.Key("reel.usage.total_tokens")
 	attrFidelity     = attribute.Key("reel.tool.fidelity")
-)
-
-// Step and run statuses, as reel.step.status and reel.run.status say them.
-const (
-	statusSuccess     = "success"
-	statusFailure     = "failure"
-	statusCancelled   = "cancelled"
-	statusInterrupted = "interrupted"
 )
 
 // error.type values: low-cardinality classes of how something ended.
@@ -114,13 +107,13 @@ func (m *mapper) endStep(st *step, ts time.Time, sp *transcript.StepPayload) {
 	m.closeTools(st, ts, "no result: the step ended first")
 	s := &span{trace: m.traceID, id: st.id, parent: st.parent, start: st.start, end: later(st.start, ts), kind: trace.SpanKindInternal}
 	a := m.base(st)
-	status, errMsg := statusInterrupted, "interrupted: the step never completed"
+	status, errMsg := runstatus.Interrupted, "interrupted: the step never completed"
 	if sp != nil {
-		status, errMsg = statusSuccess, sp.Error
+		status, errMsg = runstatus.Success, sp.Error
 		if errMsg != "" {
-			status = statusFailure
+			status = runstatus.Failure
 			if strings.HasPrefix(errMsg, "cancelled") {
-				status = statusCancelled
+				status = runstatus.Cancelled
 			}
 		}
 	}
@@ -151,7 +144,7 @@ func (m *mapper) endStep(st *step, ts time.Time, sp *transcript.StepPayload) {
 			if r.Strategy != "" {
 				a = append(a, attrStrategy.String(text(r.Strategy)))
 			}
-			if status == statusSuccess && (r.Status == statusFailure || r.Status == statusCancelled) && kind == transcript.KindTerminal {
+			if status == runstatus.Success && (r.Status == runstatus.Failure || r.Status == runstatus.Cancelled) && kind == transcript.KindTerminal {
 				// A terminal state that ends the run in failure is where
 				// the run failed.
 				status = r.Status
@@ -327,7 +320,7 @@ func (m *mapper) endTool(t *tool, ts time.Time, p *transcript.ToolPayload) {
 			a = append(a, semconv.GenAIToolCallResultKey.String(v))
 		}
 	}
-	status := statusSuccess
+	status := runstatus.Success
 	if p.Error != "" {
 		status = errTool
 		if strings.HasPrefix(p.Error, "no result") {
@@ -360,11 +353,11 @@ func (m *mapper) endRun(ts time.Time, sp *transcript.StepPayload) {
 	if st.key.attempt > 0 {
 		a = append(a, attrRunAttempt.Int(st.key.attempt))
 	}
-	status, errMsg := statusInterrupted, "interrupted: the run has no run.completed"
+	status, errMsg := runstatus.Interrupted, "interrupted: the run has no run.completed"
 	if sp != nil {
-		status, errMsg = statusSuccess, sp.Error
+		status, errMsg = runstatus.Success, sp.Error
 		if errMsg != "" {
-			status = statusFailure
+			status = runstatus.Failure
 		}
 		var rr transcript.RunResult
 		if sp.Result != nil && transcript.DecodeResult(sp.Result, &rr) == nil {
@@ -387,7 +380,7 @@ func (m *mapper) endRun(ts time.Time, sp *transcript.StepPayload) {
 				a = append(a, attrCost.Float64(c))
 			}
 		}
-		if status != statusSuccess && errMsg == "" {
+		if status != runstatus.Success && errMsg == "" {
 			errMsg = "run " + status
 		}
 	}
@@ -405,11 +398,11 @@ func (m *mapper) endRun(ts time.Time, sp *transcript.StepPayload) {
 func setStatus(s *span, a []attribute.KeyValue, status, msg string) []attribute.KeyValue {
 	var class string
 	switch status {
-	case statusSuccess, "":
+	case runstatus.Success, "":
 		return a
-	case statusCancelled:
+	case runstatus.Cancelled:
 		class = errCancelled
-	case statusInterrupted:
+	case runstatus.Interrupted:
 		class = errInterrupted
 	case errTool, errNoResult:
 		class = status
