@@ -1,6 +1,7 @@
 package transcript
 
 import (
+	"slices"
 	"sort"
 	"strings"
 )
@@ -517,6 +518,10 @@ func bearer(s string, i int) (span, bool) {
 	return span{j, j + n}, true
 }
 
+// authSchemes are the schemes of an Authorization value that the
+// credential follows after a space.
+var authSchemes = []string{"basic", "token", "apikey", "key"}
+
 // authorization masks the credential of an Authorization header or
 // field: "Authorization: Basic <b64>", "authorization=token <t>", or a bare
 // credential. Bearer is left to its own rule.
@@ -544,10 +549,10 @@ func authorization(s string, i int) (span, bool) {
 		k++
 	}
 	scheme := strings.ToLower(s[j:k])
-	switch scheme {
-	case "bearer":
+	if scheme == "bearer" {
 		return span{}, false
-	case "basic", "token", "apikey", "key":
+	}
+	if slices.Contains(authSchemes, scheme) {
 		if k >= len(s) || s[k] != ' ' {
 			return span{}, false
 		}
@@ -773,4 +778,57 @@ func lastWord(name string) string {
 		}
 	}
 	return name[i:end]
+}
+
+// SafeCut returns the last index i of b, i >= from and i > 0, that starts
+// a word after whitespace where no credential the masker knows can
+// straddle the cut, or 0 when there is none: masking b[:i] and b[i:]
+// apart masks what masking b whole would. A display that must show a
+// long line before its end cuts it there.
+//
+// Credential shapes contain no whitespace; the ones that span it are
+// introduced by a keyword or a separator: "Bearer <t>", "Authorization:
+// Basic <b64>", "NAME = value", "\"name\": \"value\"", "curl -u
+// user:pass". So a cut is refused after a word ending in such a keyword or
+// in ':' or '=', and before a word starting with ':' or '='.
+func SafeCut(b []byte, from int) int {
+	for i := len(b) - 1; i > 0 && i >= from; i-- {
+		if isCutSpace(b[i]) || !isCutSpace(b[i-1]) || b[i] == ':' || b[i] == '=' {
+			continue
+		}
+		j := i - 1
+		for j > 0 && isCutSpace(b[j-1]) {
+			j--
+		}
+		if j > 0 && !introducesSecret(b[:j]) {
+			return i
+		}
+	}
+	return 0
+}
+
+func isCutSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'
+}
+
+// introducesSecret reports whether the text before a run of whitespace
+// ends in something whose credential follows that whitespace.
+func introducesSecret(b []byte) bool {
+	switch b[len(b)-1] {
+	case ':', '=':
+		return true
+	}
+	if hasSuffixFold(b, "bearer") || hasSuffixFold(b, "-u") {
+		return true
+	}
+	for _, kw := range authSchemes {
+		if hasSuffixFold(b, kw) {
+			return true
+		}
+	}
+	return false
+}
+
+func hasSuffixFold(b []byte, suffix string) bool {
+	return len(b) >= len(suffix) && strings.EqualFold(string(b[len(b)-len(suffix):]), suffix)
 }

@@ -341,3 +341,34 @@ func classOf(cs *charSet) string {
 	b.WriteByte(']')
 	return b.String()
 }
+
+func TestSafeCut(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want int
+	}{
+		{"", 0},
+		{"word", 0},
+		{" word", 0},
+		{"a b", 2},
+		{"a b  c", 5},
+		{"a b   ", 2},
+		{"a Bearer tok", 2},
+		{"a xBEARER\t tok", 2},
+		{"Bearer tok", 0},
+		{"bear tok", 5},
+		{"x Authorization: Basic abc", 2},
+		{"x AuthoriZAtion: AuthoriZAtion: v", 2},
+		{"k NAME = v", 2},
+		{"k \"name\": \"v\"", 2},
+		{"k curl -u user:pass", 7},
+		{"k x-api-key abc", 2},
+	} {
+		if got := SafeCut([]byte(c.in), 0); got != c.want {
+			t.Errorf("SafeCut(%q) = %d, want %d", c.in, got, c.want)
+		}
+		if got := SafeCut([]byte(c.in), c.want+1); got != 0 {
+			t.Errorf("SafeCut(%q, %d) = %d, want 0", c.in, c.want+1, got)
+		}
+	}
+}

@@ -348,37 +348,6 @@ func TestMaskedLineWithoutWhitespaceIsBounded(t *testing.T) {
 	}
 }
 
-func TestSafeCut(t *testing.T) {
-	for _, c := range []struct {
-		in   string
-		want int
-	}{
-		{"", 0},
-		{"word", 0},
-		{" word", 0},
-		{"a b", 2},
-		{"a b  c", 5},
-		{"a b   ", 2},
-		{"a Bearer tok", 2},
-		{"a xBEARER\t tok", 2},
-		{"Bearer tok", 0},
-		{"bear tok", 5},
-		{"x Authorization: Basic abc", 2},
-		{"x AuthoriZAtion: AuthoriZAtion: v", 2},
-		{"k NAME = v", 2},
-		{"k \"name\": \"v\"", 2},
-		{"k curl -u user:pass", 7},
-		{"k x-api-key abc", 2},
-	} {
-		if got := safeCut([]byte(c.in), 0); got != c.want {
-			t.Errorf("safeCut(%q) = %d, want %d", c.in, got, c.want)
-		}
-		if got := safeCut([]byte(c.in), c.want+1); got != 0 {
-			t.Errorf("safeCut(%q, %d) = %d, want 0", c.in, c.want+1, got)
-		}
-	}
-}
-
 // Whatever a process prints and however the pipe splits it, a masking
 // display shows every byte of every line once, masked as the whole line
 // would be (lines end at \n; the one trailing \r a terminal would eat is

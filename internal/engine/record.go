@@ -316,7 +316,7 @@ func (w *outputWriter) flushLong() {
 		w.flush()
 		return
 	}
-	i := safeCut(w.buf, w.scanned)
+	i := transcript.SafeCut(w.buf, w.scanned)
 	if i > 0 {
 		w.r.display(w.prefix + w.lines.KeyBlock(string(w.buf[:i])))
 		w.buf = w.buf[:copy(w.buf, w.buf[i:])]
@@ -326,45 +326,6 @@ func (w *outputWriter) flushLong() {
 	if len(w.buf) > maxHeldLine {
 		w.flush()
 	}
-}
-
-// safeCut returns the last index i of b, i >= from and i > 0, that starts
-// a word after whitespace where no credential the masker knows can straddle
-// the cut, or 0 when there is none. Credential shapes contain no
-// whitespace; the ones that do span it are introduced by a keyword or a
-// separator: "Bearer <t>", "Authorization: Basic <b64>", "NAME = value",
-// "\"name\": \"value\"", "-u user:pass". So a cut is refused after a word
-// ending in such a keyword or in ':' or '=', and before a word starting
-// with ':' or '='.
-func safeCut(b []byte, from int) int {
-	for i := len(b) - 1; i > 0 && i >= from; i-- {
-		if isSpace(b[i]) || !isSpace(b[i-1]) || b[i] == ':' || b[i] == '=' {
-			continue
-		}
-		j := i - 1
-		for j > 0 && isSpace(b[j-1]) {
-			j--
-		}
-		if j > 0 && !introducesSecret(b[:j]) {
-			return i
-		}
-	}
-	return 0
-}
-
-// introducesSecret reports whether the text before a run of whitespace
-// ends in something whose credential follows that whitespace.
-func introducesSecret(b []byte) bool {
-	switch b[len(b)-1] {
-	case ':', '=':
-		return true
-	}
-	for _, kw := range []string{"bearer", "basic", "token", "key", "-u"} {
-		if n := len(kw); len(b) >= n && strings.EqualFold(string(b[len(b)-n:]), kw) {
-			return true
-		}
-	}
-	return false
 }
 
 func isSpace(c byte) bool {
