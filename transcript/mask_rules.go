@@ -70,6 +70,11 @@ type shape struct {
 	keep   int
 	// mid is a literal the body must hold (a JWT's ".ey").
 	mid string
+	// inWord: the shape is matched inside a word too ("id0ghp_…"), set
+	// by buildIndex for a prefix of four or more bytes holding a
+	// separator, distinctive enough; a short or all-letter one ("SK",
+	// "AKIA", "sk-" in "task-…") would find credentials in plain words.
+	inWord bool
 }
 
 // shapes; buildIndex orders those sharing a first byte longest prefix
@@ -212,6 +217,7 @@ var index = buildIndex()
 func buildIndex() *shapeIndex {
 	x := &shapeIndex{}
 	for i, s := range shapes {
+		shapes[i].inWord = len(s.prefix) >= 4 && strings.ContainsAny(s.prefix, "_-.")
 		x.addPair(s.prefix[0], s.prefix[1])
 		x.byFirst[s.prefix[0]] = append(x.byFirst[s.prefix[0]], i)
 	}
@@ -323,21 +329,19 @@ func maskShapes(s string) string {
 func matchAt(sc *scan, s string, i int) (span, bool) {
 	c := s[i]
 	wordStart := i == 0 || !alnum[s[i-1]]
-	if wordStart {
-		for _, k := range index.byFirst[c] {
-			sh := &shapes[k]
-			if sh.mid != "" && i < sc.jwtBad {
-				continue
-			}
-			sp, ok, runEnd := sh.match(s, i)
-			if ok {
-				return sp, true
-			}
-			if sh.mid != "" && runEnd > sc.jwtBad {
-				// No ".ey" up to runEnd: a JWT starting inside the
-				// run ends there too and fails the same way.
-				sc.jwtBad = runEnd
-			}
+	for _, k := range index.byFirst[c] {
+		sh := &shapes[k]
+		if !wordStart && !sh.inWord || sh.mid != "" && i < sc.jwtBad {
+			continue
+		}
+		sp, ok, runEnd := sh.match(s, i)
+		if ok {
+			return sp, true
+		}
+		if sh.mid != "" && runEnd > sc.jwtBad {
+			// No ".ey" up to runEnd: a JWT starting inside the run
+			// ends there too and fails the same way.
+			sc.jwtBad = runEnd
 		}
 	}
 	switch {

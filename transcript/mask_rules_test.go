@@ -72,6 +72,9 @@ func TestMaskRules(t *testing.T) {
 		// Two tokens pasted together: the second body is not left visible.
 		{"ghp_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5ghp_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5 and", "[MASKED] and"},
 		{"token ghp_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5.", "token [MASKED]."},
+		// Glued to a word: a distinctive prefix is still found, a short one not.
+		{"id0ghp_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5 x", "id0[MASKED] x"},
+		{"task-0123456789abcdefgh", "task-0123456789abcdefgh"},
 		{"Authorization: Basic dXNlcjpwYXNzd29yZA==", "Authorization: Basic [MASKED]"},
 		{"curl -u admin:hunter2 https://x", "curl -u admin:[MASKED] https://x"},
 		{"curl --user 'admin:hunter2' https://x", "curl --user 'admin:[MASKED]' https://x"},
@@ -186,11 +189,12 @@ var byLength = func() []int {
 
 func slowMatchAt(s string, i int) (span, bool) {
 	wordStart := i == 0 || !alnum[s[i-1]]
-	if wordStart {
-		for _, k := range byLength {
-			if sp, ok, _ := shapes[k].match(s, i); ok {
-				return sp, true
-			}
+	for _, k := range byLength {
+		if !wordStart && !shapes[k].inWord {
+			continue
+		}
+		if sp, ok, _ := shapes[k].match(s, i); ok {
+			return sp, true
 		}
 	}
 	c := s[i]
