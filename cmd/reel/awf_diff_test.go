@@ -498,6 +498,10 @@ func setupCase(t *testing.T, fixtures string, c awfCase) caseEnv {
 		"XDG_CACHE_HOME="+filepath.Join(ce.home, ".cache"),
 		"XDG_STATE_HOME="+filepath.Join(ce.home, ".local", "state"),
 		"REEL_STORAGE=", "AWF_CONFIG_PATH=", "NO_COLOR=1",
+		// Both tools run commands with $SHELL -c, else /bin/sh; AWF's
+		// outcomes were recorded under bash, and a shell's messages
+		// ("command not found") are part of what is compared.
+		"SHELL=/bin/bash",
 	)
 	ce.env = append(ce.env, c.env...)
 	for _, in := range c.inputs {

@@ -120,10 +120,10 @@ func runOutputs(t *testing.T, res cliResult) map[string]any {
 	return s.Outputs
 }
 
-// A run killed with SIGKILL at 20 random points, then resumed (and, every
-// third time, killed again while resuming and resumed once more), ends
-// with the outputs of a run never interrupted, and every transcript it
-// wrote passes reel verify.
+// A run killed with SIGKILL at random points until 20 were caught before
+// the end, each then resumed (and, every third time, killed again while
+// resuming and resumed once more), ends with the outputs of a run never
+// interrupted, and every transcript it wrote passes reel verify.
 func TestResumeAfterSIGKILL(t *testing.T) {
 	if testing.Short() {
 		t.Skip("kills 20 runs")
@@ -152,8 +152,15 @@ func TestResumeAfterSIGKILL(t *testing.T) {
 	}
 	events := strings.Count(string(refBytes), "\n")
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 11))
-	resumed := 0
-	for i := range 20 {
+	// A kill can land after run.completed (the run's last events come in
+	// a burst, and a loaded machine polls late): such a point still
+	// checks that resume refuses a finished run, but it does not count
+	// towards the 20 interrupted runs the test is about.
+	resumed, tries := 0, 0
+	for i := 0; resumed < 20; i++ {
+		if tries++; tries > 60 {
+			t.Fatalf("only %d of %d kills left a run to resume", resumed, tries-1)
+		}
 		at := 1 + rng.IntN(events-2) // kill once this many events are written
 		cmd, id := startRun(t, dir, "run", "wf.yaml", "--storage", storage)
 		path := filepath.Join(transcript.Dir(storage), id+".jsonl")
@@ -220,10 +227,7 @@ func TestResumeAfterSIGKILL(t *testing.T) {
 			t.Fatalf("point %d: %s after resume", i, rec.Status)
 		}
 	}
-	if resumed < 15 {
-		t.Fatalf("only %d of 20 kills left a run to resume", resumed)
-	}
-	t.Logf("reference run %s, %d events; %d of 20 kills resumed", took, events, resumed)
+	t.Logf("reference run %s, %d events; %d of %d kills resumed", took, events, resumed, tries)
 }
 
 // A failed run, fixed and resumed, keeps what succeeded; a kept step that
