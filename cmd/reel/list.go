@@ -37,7 +37,7 @@ type listedInput struct {
 }
 
 func newListCmd() *cobra.Command {
-	var asJSON bool
+	var asJSON, quiet bool
 	cmd := &cobra.Command{
 		Use:   "list [DIR...]",
 		Short: "List the workflows reel run NAME finds, with descriptions and inputs",
@@ -47,6 +47,9 @@ Inputs are listed by name, * marking the required ones and =VALUE the
 defaults. An invalid file is listed with its problem count (reel validate
 shows them).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := jsonOrQuiet(asJSON, quiet); err != nil {
+				return err
+			}
 			dirs := args
 			if len(dirs) == 0 {
 				proj, err := findProject()
@@ -62,6 +65,12 @@ shows them).`,
 			out := cmd.OutOrStdout()
 			if asJSON {
 				return writeJSON(out, found)
+			}
+			if quiet {
+				for _, l := range found {
+					fmt.Fprintln(out, l.Name)
+				}
+				return nil
 			}
 			if len(found) == 0 {
 				fmt.Fprintf(cmd.ErrOrStderr(), "no workflows in %s\n", strings.Join(dirs, ", "))
@@ -103,6 +112,9 @@ shows them).`,
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "print only the names, one a line")
+	addFormatFlag(cmd, &asJSON, &quiet, "only the names, as --quiet")
+	cmd.MarkFlagsMutuallyExclusive("json", "quiet")
 	return cmd
 }
 

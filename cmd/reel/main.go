@@ -24,6 +24,9 @@ func main() {
 	}
 	if err != nil {
 		code, msg := exitStatus(err)
+		if msg != "" && cmd != nil {
+			msg = hintsOff(cmd)(msg)
+		}
 		if msg != "" {
 			fmt.Fprintln(os.Stderr, "reel:", msg)
 		}

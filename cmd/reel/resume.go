@@ -71,12 +71,18 @@ Exit status as for reel run; 1 when the run cannot be resumed.`,
 	fl.BoolVar(&interactive, "interactive", false, "pause before each step that runs")
 	fl.StringSliceVarP(&f.breakpoints, "breakpoint", "b", nil, "with --interactive: pause only at these states")
 	addOTelRunFlags(cmd, &f.otel)
+	addOutputFlag(cmd, &f.stepOutput)
+	addFormatFlag(cmd, &f.asJSON, &f.quiet, "only errors, as --quiet")
+	addVerboseFlag(cmd)
 	cmd.MarkFlagsMutuallyExclusive("json", "quiet")
 	_ = cmd.RegisterFlagCompletionFunc("from", completeRunStates)
 	return cmd
 }
 
 func resumeRun(cmd *cobra.Command, path, wfFile, from string, interactive bool, f *runFlags) error {
+	if err := jsonOrQuiet(f.asJSON, f.quiet); err != nil {
+		return err
+	}
 	userErr := func(format string, args ...any) error {
 		return &exitError{code: exitUser, msg: fmt.Sprintf(format, args...)}
 	}
@@ -135,7 +141,7 @@ func resumeRun(cmd *cobra.Command, path, wfFile, from string, interactive bool, 
 		return err
 	}
 	defer live.finish(cmd.ErrOrStderr(), f.quiet)
-	out := &runOutput{json: f.asJSON, quiet: f.quiet}
+	out := &runOutput{json: f.asJSON, quiet: f.quiet, stepOutput: f.stepOutput}
 	out.setup(cmd, e)
 	if src := rec.Input().Workflow; src != nil && src.SHA256 != wf.SHA256 && !f.quiet {
 		fmt.Fprintf(cmd.ErrOrStderr(), "reel: %s changed since run %s started; its recorded steps are checked against it\n", wfFile, rec.RunID)

@@ -20,6 +20,7 @@ func newRootCmd() *cobra.Command {
 	}
 	root.SetVersionTemplate("reel {{.Version}}\n")
 	root.PersistentFlags().Bool(noColorFlag, false, "never colour the output (NO_COLOR does the same)")
+	root.PersistentFlags().Bool(noHintsFlag, false, `leave "did you mean" suggestions out of problems and errors`)
 	root.AddCommand(
 		awfUsage(newResumeCmd()),
 		newListCmd(),

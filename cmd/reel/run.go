@@ -39,6 +39,8 @@ type runFlags struct {
 	replayFrom   string
 	allowDrift   bool
 	otel         otelFlags
+	// stepOutput is --output: how the display shows steps' output.
+	stepOutput engine.StepOutput
 }
 
 func newRunCmd() *cobra.Command {
@@ -96,6 +98,10 @@ on_failure with a status exits with that status.`,
 	fl.StringVar(&f.replayFrom, "replay-from", "", "take agent replies from this recorded `RUN` instead of calling providers")
 	fl.BoolVar(&f.allowDrift, "allow-prompt-drift", false, "with --replay-from: replay agent steps whose prompt differs from the recording")
 	addOTelRunFlags(cmd, &f.otel)
+	addOutputFlag(cmd, &f.stepOutput)
+	addFormatFlag(cmd, &f.asJSON, &f.quiet, "only errors, as --quiet")
+	addSkipPluginsFlag(cmd)
+	addVerboseFlag(cmd)
 	cmd.MarkFlagsMutuallyExclusive("dry-run", "interactive")
 	cmd.MarkFlagsMutuallyExclusive("json", "quiet")
 	cmd.SetHelpFunc(workflowHelp(cmd.HelpFunc()))
@@ -103,6 +109,9 @@ on_failure with a status exits with that status.`,
 }
 
 func runWorkflow(cmd *cobra.Command, ref string, f *runFlags) error {
+	if err := jsonOrQuiet(f.asJSON, f.quiet); err != nil {
+		return err
+	}
 	proj, err := findProject()
 	if err != nil {
 		return err
@@ -122,8 +131,9 @@ func runWorkflow(cmd *cobra.Command, ref string, f *runFlags) error {
 	if !f.quiet {
 		// What loads but does not do what it seems to (AWF's ignored
 		// keys, unchecked references) is said before anything runs.
+		hints := hintsOff(cmd)
 		for _, w := range wf.Warnings {
-			fmt.Fprintln(cmd.ErrOrStderr(), e.Masker.MaskString(w.String()))
+			fmt.Fprintln(cmd.ErrOrStderr(), e.Masker.MaskString(hints(w.String())))
 		}
 	}
 	// Input values are secrets as often as anything: what reel says about
@@ -175,7 +185,7 @@ func runWorkflow(cmd *cobra.Command, ref string, f *runFlags) error {
 		return err
 	}
 	defer live.finish(cmd.ErrOrStderr(), f.quiet)
-	out := &runOutput{json: f.asJSON, quiet: f.quiet, noTranscript: f.noTranscript}
+	out := &runOutput{json: f.asJSON, quiet: f.quiet, noTranscript: f.noTranscript, stepOutput: f.stepOutput}
 	out.setup(cmd, e)
 	opts.OnStart = out.started
 	ctx, stop := signalContext(cmd.Context())
@@ -203,11 +213,13 @@ func signalContext(parent context.Context) (context.Context, func()) {
 // runOutput is what run and resume print around the engine's display.
 type runOutput struct {
 	json, quiet, noTranscript bool
+	stepOutput                engine.StepOutput
 	errw                      io.Writer
 }
 
 func (o *runOutput) setup(cmd *cobra.Command, e *engine.Engine) {
 	o.errw = cmd.ErrOrStderr()
+	e.StepOutput = o.stepOutput
 	switch {
 	case o.quiet:
 	case o.json:
@@ -344,8 +356,9 @@ func loadWorkflow(cmd *cobra.Command, e *engine.Engine, projectRoot, ref string)
 	wf, err := workflow.Load(path, e.LoadOptions())
 	var probs workflow.Problems
 	if errors.As(err, &probs) {
+		hints := hintsOff(cmd)
 		for _, p := range probs {
-			fmt.Fprintln(cmd.ErrOrStderr(), e.Masker.MaskString(p.String()))
+			fmt.Fprintln(cmd.ErrOrStderr(), e.Masker.MaskString(hints(p.String())))
 		}
 		return nil, &exitError{code: exitWorkflow, msg: e.Masker.MaskString(fmt.Sprintf("%s: %d problem(s)", path, probs.Errors()))}
 	}

@@ -55,8 +55,8 @@ type stepAt struct {
 
 func newStatusCmd() *cobra.Command {
 	var (
-		refs   runRefFlags
-		asJSON bool
+		refs          runRefFlags
+		asJSON, quiet bool
 	)
 	cmd := &cobra.Command{
 		Use:   "status RUN|--latest",
@@ -69,6 +69,9 @@ A run that did not succeed says how to resume it.`,
 		Args:              cobra.MaximumNArgs(1),
 		ValidArgsFunction: completeRunIDs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := jsonOrQuiet(asJSON, quiet); err != nil {
+				return err
+			}
 			paths, err := refs.resolve(args, 1)
 			if err != nil {
 				return err
@@ -79,11 +82,14 @@ A run that did not succeed says how to resume it.`,
 			}
 			at := standing(tree, paths[0])
 			out := cmd.OutOrStdout()
-			if asJSON {
+			switch {
+			case asJSON:
 				if err := writeJSON(out, at); err != nil {
 					return err
 				}
-			} else {
+			case quiet:
+				fmt.Fprintln(out, at.Status)
+			default:
 				writeStanding(out, at, palette{on: useColor(cmd, out)})
 			}
 			// Damage read around: exit 1, as every reading command.
@@ -92,6 +98,9 @@ A run that did not succeed says how to resume it.`,
 	}
 	refs.register(cmd)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "print only the run's status (success, failure, cancelled, running, interrupted)")
+	addFormatFlag(cmd, &asJSON, &quiet, "only the status, as --quiet")
+	cmd.MarkFlagsMutuallyExclusive("json", "quiet")
 	return cmd
 }
 

@@ -47,17 +47,21 @@ is invalid.`,
 			if err != nil {
 				return err
 			}
+			if err := jsonOrQuiet(asJSON, quiet); err != nil {
+				return err
+			}
 			e := newEngine(proj, "")
 			out := cmd.OutOrStdout()
+			hints := hintsOff(cmd)
 			var results []validated
 			bad, missing := 0, 0
 			for _, ref := range args {
 				f, err := workflow.Find(ref, ".", proj.Root)
 				if err != nil {
 					missing++
-					results = append(results, validated{File: ref, Problems: []problemAtJSON{{Message: err.Error()}}})
+					results = append(results, validated{File: ref, Problems: []problemAtJSON{{Message: hints(err.Error())}}})
 					if !asJSON {
-						fmt.Fprintf(out, "%s: %v\n", ref, err)
+						fmt.Fprintf(out, "%s: %s\n", ref, hints(err.Error()))
 					}
 					continue
 				}
@@ -69,6 +73,7 @@ is invalid.`,
 					bad += probs.Errors()
 					v.Valid = false
 					for _, p := range probs {
+						p.Msg = hints(p.Msg)
 						pj := problemAtJSON{p.Pos.Line, p.Pos.Col, p.Msg}
 						if p.Warning {
 							v.Warnings = append(v.Warnings, pj)
@@ -82,12 +87,13 @@ is invalid.`,
 				case err != nil:
 					bad++
 					v.Valid = false
-					v.Problems = append(v.Problems, problemAtJSON{1, 1, err.Error()})
+					v.Problems = append(v.Problems, problemAtJSON{1, 1, hints(err.Error())})
 					if !asJSON {
-						fmt.Fprintf(out, "%s:1:1: %v\n", f, err)
+						fmt.Fprintf(out, "%s:1:1: %s\n", f, hints(err.Error()))
 					}
 				default:
 					for _, w := range wf.Warnings {
+						w.Msg = hints(w.Msg)
 						pj := problemAtJSON{w.Pos.Line, w.Pos.Col, w.Msg}
 						if strict {
 							v.Problems = append(v.Problems, pj)
@@ -124,5 +130,9 @@ is invalid.`,
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one verdict per file as JSON")
 	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "print only problems")
 	cmd.Flags().BoolVar(&strict, "strict", false, "treat warnings as problems (for CI)")
+	addFormatFlag(cmd, &asJSON, &quiet, "only problems, as --quiet")
+	addSkipPluginsFlag(cmd)
+	addVerboseFlag(cmd)
+	cmd.MarkFlagsMutuallyExclusive("json", "quiet")
 	return cmd
 }

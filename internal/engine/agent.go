@@ -49,6 +49,8 @@ func (r *run) execAgent(ctx context.Context, sc scope, st *workflow.State) outco
 		})
 		if err == nil {
 			show := r.newOutputWriter(sp.path)
+			// the user answers the replies: they show whatever StepOutput says
+			show.live = talksToUser(st)
 			res, conv, err = r.converse(actx, sess, st, sc, data, req, show)
 			show.flush()
 			if st.Tracked() {

@@ -61,17 +61,27 @@ func newTurnSource(r *run, st *workflow.State, sc scope, data map[string]any, se
 	switch {
 	case len(st.Conversation) > 0:
 		s.kind, s.max = "list", len(st.Conversation)+1
-	case st.Agent != nil && st.Agent.Mode == workflow.ModeConversation:
+	case talksToUser(st):
 		s.kind = "input"
-		if c := st.Agent.Session; c != nil && (c.MaxTurns > 0 || c.StopCondition != nil) {
-			s.kind, s.max = "repeat", c.MaxTurns
-			if s.max == 0 {
-				s.max = workflow.DefaultMaxTurns
-			}
+	case st.Agent != nil && st.Agent.Mode == workflow.ModeConversation:
+		s.kind, s.max = "repeat", st.Agent.Session.MaxTurns
+		if s.max == 0 {
+			s.max = workflow.DefaultMaxTurns
 		}
 	}
 	s.multi = s.kind != "single"
 	return s
+}
+
+// talksToUser reports whether st is a conversation whose follow-up turns
+// the user types: one without a list of messages, max_turns or
+// stop_condition.
+func talksToUser(st *workflow.State) bool {
+	if len(st.Conversation) > 0 || st.Agent == nil || st.Agent.Mode != workflow.ModeConversation {
+		return false
+	}
+	c := st.Agent.Session
+	return c == nil || (c.MaxTurns == 0 && c.StopCondition == nil)
 }
 
 // label numbers a turn for the display.

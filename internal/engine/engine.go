@@ -114,6 +114,10 @@ type Engine struct {
 	Limits transcript.Limits
 	// Display receives the human-readable progress; nil discards it.
 	Display io.Writer
+	// StepOutput says how the display shows what steps print (their
+	// commands, agents' replies, hooks); the transcript keeps all of it
+	// whatever the choice.
+	StepOutput StepOutput
 	// OutputLimit caps the stdout and stderr kept per command step
 	// (DefaultOutputLimit when 0).
 	OutputLimit int

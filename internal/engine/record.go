@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -211,13 +212,49 @@ func (r *run) display(line string) {
 	fmt.Fprintln(w, line)
 }
 
+// StepOutput is how the display shows what a step prints (AWF's run
+// --output modes).
+type StepOutput int
+
+const (
+	// StreamOutput shows each line as the step prints it.
+	StreamOutput StepOutput = iota
+	// BufferOutput shows a step's lines together once it ends (its
+	// stdout, then its stderr), so parallel branches do not interleave.
+	BufferOutput
+	// HideOutput shows none of them: only steps starting and ending.
+	HideOutput
+)
+
+// displayLines writes lines to the display as one block, so that no other
+// step's line lands between them.
+func (r *run) displayLines(lines []string) {
+	w := r.e.Display
+	if w == nil || r.planning || len(lines) == 0 {
+		return
+	}
+	var b strings.Builder
+	for _, l := range lines {
+		b.WriteString(r.e.mask(l))
+		b.WriteByte('\n')
+	}
+	r.e.displayMu.Lock()
+	defer r.e.displayMu.Unlock()
+	io.WriteString(w, b.String())
+}
+
 // outputWriter streams a step's output to the display line by line, each
 // line prefixed with the step's path, so parallel steps stay readable.
+// Its owner calls flush once the step's output has ended.
 type outputWriter struct {
 	r      *run
 	prefix string
 	lines  *transcript.LineMasker // masks private key blocks line by line
 	buf    []byte
+	// held are the lines a BufferOutput display shows at flush.
+	held []string
+	// live shows every line at once whatever StepOutput says.
+	live bool
 	// scanned is how much of buf is known to hold no safe cut, so that a
 	// process printing a long line byte by byte is not rescanned each time.
 	scanned int
@@ -231,8 +268,18 @@ func (r *run) newOutputWriter(path string) *outputWriter {
 	return w
 }
 
+// show displays one line of output now, or at flush when buffering.
+func (w *outputWriter) show(line string) {
+	line = w.prefix + w.lines.KeyBlock(line)
+	if w.r.e.StepOutput == BufferOutput && !w.live {
+		w.held = append(w.held, line)
+		return
+	}
+	w.r.display(line)
+}
+
 func (w *outputWriter) Write(p []byte) (int, error) {
-	if w.r.e.Display == nil {
+	if w.r.e.Display == nil || (w.r.e.StepOutput == HideOutput && !w.live) {
 		return len(p), nil
 	}
 	// Only p can hold a newline: what was held has none. Searching just p
@@ -245,7 +292,7 @@ func (w *outputWriter) Write(p []byte) (int, error) {
 			break
 		}
 		i += from
-		w.r.display(w.prefix + w.lines.KeyBlock(strings.TrimRight(string(w.buf[:i]), "\r")))
+		w.show(strings.TrimRight(string(w.buf[:i]), "\r"))
 		w.buf = w.buf[i+1:]
 		from, w.scanned = 0, 0
 	}
@@ -313,18 +360,18 @@ const (
 
 func (w *outputWriter) flushLong() {
 	if w.r.e.Masker == nil {
-		w.flush()
+		w.flushLine()
 		return
 	}
 	i := transcript.SafeCut(w.buf, w.scanned)
 	if i > 0 {
-		w.r.display(w.prefix + w.lines.KeyBlock(string(w.buf[:i])))
+		w.show(string(w.buf[:i]))
 		w.buf = w.buf[:copy(w.buf, w.buf[i:])]
 	}
 	// i was the last cut: none is left in buf
 	w.scanned = len(w.buf)
 	if len(w.buf) > maxHeldLine {
-		w.flush()
+		w.flushLine()
 	}
 }
 
@@ -332,9 +379,18 @@ func isSpace(c byte) bool {
 	return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'
 }
 
+// flush shows what is left once the step's output has ended: the last
+// line if it had no newline, and every line a BufferOutput display held.
 func (w *outputWriter) flush() {
+	w.flushLine()
+	w.r.displayLines(w.held)
+	w.held = nil
+}
+
+// flushLine shows the line held so far, newline or not.
+func (w *outputWriter) flushLine() {
 	if len(w.buf) > 0 && w.r.e.Display != nil {
-		w.r.display(w.prefix + w.lines.KeyBlock(string(w.buf)))
+		w.show(string(w.buf))
 	}
 	w.buf = w.buf[:0]
 	w.scanned = 0

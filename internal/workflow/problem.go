@@ -2,6 +2,7 @@ package workflow
 
 import (
 	"fmt"
+	"regexp"
 	"sort"
 	"strings"
 )
@@ -82,6 +83,18 @@ func DidYouMean(s string, candidates []string) string {
 		return fmt.Sprintf(" (did you mean %q?)", sg)
 	}
 	return ""
+}
+
+// hint matches what DidYouMean appends: a Go-quoted candidate.
+var hint = regexp.MustCompile(` \(did you mean "(?:[^"\\]|\\.)*"\?\)`)
+
+// StripHints is msg without the suggestions DidYouMean put in it, for
+// users who asked for none (AWF's --no-hints).
+func StripHints(msg string) string {
+	if !strings.Contains(msg, "(did you mean ") {
+		return msg
+	}
+	return hint.ReplaceAllString(msg, "")
 }
 
 func suggest(s string, candidates []string) string {

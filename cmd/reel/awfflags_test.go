@@ -1,0 +1,125 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// AWF's command lines, as its documentation writes them, run under reel.
+func TestAWFCommandLines(t *testing.T) {
+	dir := t.TempDir()
+	wfs := filepath.Join(dir, ".awf", "workflows")
+	writeFile(t, filepath.Join(wfs, "deploy.yaml"), `
+name: deploy
+inputs: [{name: env, required: true}]
+states:
+  initial: ship
+  ship: {type: step, command: 'echo shipping {{.inputs.env}}; echo checked >&2', on_success: done}
+  done: {type: terminal}
+`, 0o644)
+	writeFile(t, filepath.Join(wfs, "typo.yaml"), `
+name: typo
+states:
+  initial: a
+  a: {type: step, command: 'echo a', on_success: dnoe}
+  done: {type: terminal}
+`, 0o644)
+	writeFile(t, filepath.Join(wfs, "flaky.yaml"), `
+name: flaky
+states:
+  initial: try
+  try: {type: step, command: 'test -f fixed && echo fine', on_success: done}
+  done: {type: terminal}
+`, 0o644)
+
+	type check func(t *testing.T, res cliResult)
+	exit := func(code int) check {
+		return func(t *testing.T, res cliResult) {
+			if res.code != code {
+				t.Errorf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", res.code, code, res.stdout, res.stderr)
+			}
+		}
+	}
+	stdout := func(want string, yes bool) check {
+		return func(t *testing.T, res cliResult) {
+			if strings.Contains(res.stdout, want) != yes {
+				t.Errorf("stdout has %q: %v, want %v\n%s", want, !yes, yes, res.stdout)
+			}
+		}
+	}
+	stderr := func(want string, yes bool) check {
+		return func(t *testing.T, res cliResult) {
+			if strings.Contains(res.stderr, want) != yes {
+				t.Errorf("stderr has %q: %v, want %v\n%s", want, !yes, yes, res.stderr)
+			}
+		}
+	}
+	isJSON := func(field, want string) check {
+		return func(t *testing.T, res cliResult) {
+			var v any
+			if err := json.Unmarshal([]byte(res.stdout), &v); err != nil {
+				t.Fatalf("stdout is not JSON: %v\n%s", err, res.stdout)
+			}
+			if field == "" {
+				return
+			}
+			if m, _ := v.(map[string]any); m[field] != want {
+				t.Errorf("%s = %v, want %q\n%s", field, m[field], want, res.stdout)
+			}
+		}
+	}
+	equals := func(want string) check {
+		return func(t *testing.T, res cliResult) {
+			if res.stdout != want {
+				t.Errorf("stdout %q, want %q", res.stdout, want)
+			}
+		}
+	}
+	// in order: the status and resume cases read the runs before them
+	for _, c := range []struct {
+		args   string
+		checks []check
+	}{
+		{"run deploy --input env=prod --output streaming", []check{exit(0), stdout("ship │ shipping prod", true), stdout("ship │ checked", true)}},
+		{"run deploy --input env=prod --output buffered", []check{exit(0), stdout("ship │ shipping prod", true)}},
+		{"run deploy -i env=prod -o silent", []check{exit(0), stdout("✔ ship", true), stdout("│", false)}},
+		{"run deploy --input env=prod --format json", []check{exit(0), isJSON("status", "success")}},
+		{"run deploy -i env=prod -f json -o streaming", []check{exit(0), isJSON("status", "success")}},
+		{"run deploy -i env=prod -f quiet", []check{exit(0), equals(""), stderr("run ", false)}},
+		{"run deploy -i env=prod -f table --verbose --skip-plugins --no-hints", []check{exit(0), stdout("ship │ shipping prod", true)}},
+		{"run deploy -i env=prod -o bogus", []check{exit(1), stderr("invalid output mode: bogus (valid: silent, streaming, buffered)", true)}},
+		{"run deploy -i env=prod -f bogus", []check{exit(1), stderr("invalid output format: bogus (valid: text, json, table, quiet)", true)}},
+		{"run deploy -i env=prod -f json -q", []check{exit(1), stderr("exclude each other", true)}},
+		{"run deploy -i env=prod -f json -f quiet", []check{exit(1), stderr("exclude each other", true)}},
+		{"status --latest -f quiet", []check{exit(0), equals("success\n")}},
+		{"status --latest -f json", []check{exit(0), isJSON("status", "success")}},
+		{"list -f quiet", []check{exit(0), equals("deploy\nflaky\ntypo\n")}},
+		{"list -f json", []check{exit(0), isJSON("", "")}},
+		{"list -f table", []check{exit(0), stdout("NAME", true), stdout("deploy", true)}},
+		{"validate deploy --verbose --skip-plugins", []check{exit(0), stdout("deploy.yaml: ok", true)}},
+		{"validate deploy -f json", []check{exit(0), stdout(`"valid": true`, true)}},
+		{"validate typo", []check{exit(2), stdout(`unknown state "dnoe" (did you mean "done"?)`, true)}},
+		{"validate typo --no-hints", []check{exit(2), stdout(`unknown state "dnoe"`, true), stdout("did you mean", false)}},
+		{"validate typo --no-hints -f json", []check{exit(2), stdout(`unknown state \"dnoe\"`, true), stdout("did you mean", false)}},
+		{"run typo --no-hints", []check{exit(2), stderr(`unknown state "dnoe"`, true), stderr("did you mean", false)}},
+		{"run flaky -o silent", []check{exit(3)}},
+		{"resume --latest -o buffered -f json --verbose", []check{exit(3), isJSON("status", "failure")}},
+	} {
+		t.Run(c.args, func(t *testing.T) {
+			res := runBinary(t, dir, strings.Fields(c.args)...)
+			for _, ch := range c.checks {
+				ch(t, res)
+			}
+		})
+	}
+	writeFile(t, filepath.Join(dir, "fixed"), "", 0o644)
+	res := runBinary(t, dir, "resume", "--latest", "-o", "buffered", "--format", "json")
+	if res.code != 0 {
+		t.Fatalf("resume after the fix: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	if res := runBinary(t, dir, "status", "--latest", "-f", "quiet"); res.stdout != "success\n" {
+		t.Errorf("status after the resume: %q", res.stdout)
+	}
+}
