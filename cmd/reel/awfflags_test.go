@@ -122,4 +122,28 @@ states:
 	if res := runBinary(t, dir, "status", "--latest", "-f", "quiet"); res.stdout != "success\n" {
 		t.Errorf("status after the resume: %q", res.stdout)
 	}
+
+	// awf history: seven runs of deploy, flaky's one run resumed to success
+	res = runBinary(t, dir, "history", "--stats", "-f", "json")
+	var tally runTally
+	if err := json.Unmarshal([]byte(res.stdout), &tally); err != nil || res.code != 0 {
+		t.Fatalf("history --stats: exit %d, %v\n%s%s", res.code, err, res.stdout, res.stderr)
+	}
+	if tally.Runs != 8 || tally.ByStatus["success"] != 8 || tally.ByStatus["failure"] != 0 || tally.AvgDurationMS <= 0 {
+		t.Errorf("history --stats: %+v", tally)
+	}
+	flaky := runBinary(t, dir, "status", "--latest", "--json")
+	var at struct {
+		RunID string `json:"run_id"`
+	}
+	json.Unmarshal([]byte(flaky.stdout), &at)
+	if res := runBinary(t, dir, "history", "-w", "flaky", "-s", "completed", "-n", "5", "-f", "quiet"); res.stdout != at.RunID+"\n" {
+		t.Errorf("history -w flaky -s completed -f quiet: %q, want the run id %s\n%s", res.stdout, at.RunID, res.stderr)
+	}
+	if res := runBinary(t, dir, "history", "-s", "failed", "-f", "quiet"); res.code != 0 || res.stdout != "" {
+		t.Errorf("history -s failed: exit %d, %q", res.code, res.stdout)
+	}
+	if res := runBinary(t, dir, "history", "--stats"); !strings.Contains(res.stdout, "success       8\n") {
+		t.Errorf("history --stats:\n%s", res.stdout)
+	}
 }

@@ -18,23 +18,33 @@ func newRunsCmd() *cobra.Command {
 	var (
 		storage      string
 		asJSON       bool
+		quiet, stats bool
 		f            index.Filter
 		since, until string
 	)
 	cmd := &cobra.Command{
-		Use:   "runs",
-		Short: "List the runs in the storage, newest first (history)",
+		Use:     "runs",
+		Aliases: []string{"history"},
+		Short:   "List the runs in the storage, newest first (history)",
 		Long: `List the runs in the storage, newest first: id, workflow, status, start,
 duration, tokens and cost. Child runs (sub-workflows) are marked with ↳.
 
 Statuses: ` + strings.Join(runstatus.All, ", ") + `.
 
+--stats prints only how many runs there are in each status, their average
+duration, tokens and cost. reel history is reel runs, with AWF's history
+flags (-w, -s with AWF's status names too, -n, --stats, -f).
+
 The list comes from the run index (<storage>/index.db), which is brought up
 to date with the transcripts first; reel index --rebuild rebuilds it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := jsonOrQuiet(asJSON, quiet); err != nil {
+				return err
+			}
 			now := time.Now()
 			var err error
+			f.Status = runstatus.FromAWF(f.Status)
 			if f.Since, err = parseWhen(since, now); err != nil {
 				return fmt.Errorf("--since: %w", err)
 			}
@@ -70,8 +80,18 @@ to date with the transcripts first; reel index --rebuild rebuilds it.`,
 				f.After = page.Next
 			}
 			out := cmd.OutOrStdout()
-			if asJSON {
+			switch {
+			case stats && asJSON:
+				return writeJSON(out, tallyRuns(runs))
+			case stats:
+				return writeTally(out, tallyRuns(runs))
+			case asJSON:
 				return writeJSON(out, runs)
+			case quiet:
+				for _, r := range runs {
+					fmt.Fprintln(out, r.RunID)
+				}
+				return nil
 			}
 			return writeRuns(out, runs, palette{on: useColor(cmd, out)}, termWidth(out))
 		},
@@ -79,14 +99,73 @@ to date with the transcripts first; reel index --rebuild rebuilds it.`,
 	fl := cmd.Flags()
 	fl.StringVar(&storage, "storage", "", storageUsage)
 	fl.BoolVar(&asJSON, "json", false, "print JSON")
-	fl.StringVar(&f.Workflow, "workflow", "", "only runs of this workflow")
-	fl.StringVar(&f.Status, "status", "", "only runs in this status ("+strings.Join(runstatus.All, ", ")+")")
+	fl.StringVarP(&f.Workflow, "workflow", "w", "", "only runs of this workflow")
+	fl.StringVarP(&f.Status, "status", "s", "", "only runs in this status ("+strings.Join(runstatus.All, ", ")+"; AWF's completed and failed too)")
 	fl.StringVar(&f.Provider, "provider", "", "only runs with an agent step of this provider")
 	fl.StringVar(&f.Model, "model", "", "only runs with an agent step of this model")
 	fl.StringVar(&since, "since", "", "only runs started at or after this time (RFC 3339, 2006-01-02, or a duration ago: 24h)")
 	fl.StringVar(&until, "until", "", "only runs started before this time")
 	fl.IntVarP(&f.Limit, "limit", "n", 0, "at most this many runs (0: all)")
+	fl.BoolVarP(&quiet, "quiet", "q", false, "print only the run ids, one a line")
+	fl.BoolVar(&stats, "stats", false, "print only the runs' count in each status, average duration, tokens and cost")
+	addFormatFlag(cmd, &asJSON, &quiet, "only the run ids, as --quiet")
+	cmd.MarkFlagsMutuallyExclusive("json", "quiet")
+	cmd.MarkFlagsMutuallyExclusive("stats", "quiet")
 	return cmd
+}
+
+// runTally is what runs --stats prints.
+type runTally struct {
+	Runs     int            `json:"runs"`
+	ByStatus map[string]int `json:"by_status"`
+	// AvgDurationMS is over the runs that ended.
+	AvgDurationMS int64 `json:"avg_duration_ms"`
+	Tokens        int64 `json:"tokens"`
+	// CostUSD adds the runs with a known cost; PricedRuns counts them.
+	CostUSD    float64 `json:"cost_usd"`
+	PricedRuns int     `json:"priced_runs"`
+}
+
+func tallyRuns(runs []index.Run) runTally {
+	t := runTally{Runs: len(runs), ByStatus: map[string]int{}}
+	for _, s := range runstatus.All {
+		t.ByStatus[s] = 0
+	}
+	var total time.Duration
+	ended := 0
+	for _, r := range runs {
+		t.ByStatus[r.Status]++
+		t.Tokens += r.Tokens
+		if r.CostUSD != nil {
+			t.CostUSD += *r.CostUSD
+			t.PricedRuns++
+		}
+		if runstatus.Ended(r.Status) {
+			total += time.Duration(r.DurationMS) * time.Millisecond
+			ended++
+		}
+	}
+	if ended > 0 {
+		t.AvgDurationMS = (total / time.Duration(ended)).Milliseconds()
+	}
+	return t
+}
+
+func writeTally(out io.Writer, t runTally) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "runs          %d\n", t.Runs)
+	for _, s := range runstatus.All {
+		fmt.Fprintf(&b, "%-13s %d\n", s, t.ByStatus[s])
+	}
+	fmt.Fprintf(&b, "avg duration  %s\n", time.Duration(t.AvgDurationMS)*time.Millisecond)
+	fmt.Fprintf(&b, "tokens        %d\n", t.Tokens)
+	cost := "-"
+	if t.PricedRuns > 0 {
+		cost = fmt.Sprintf("$%.4f (%d of %d runs priced)", t.CostUSD, t.PricedRuns, t.Runs)
+	}
+	fmt.Fprintf(&b, "cost          %s\n", cost)
+	_, err := io.WriteString(out, b.String())
+	return err
 }
 
 // writeRuns prints the runs as a table fitting width (0: any), statuses

@@ -49,6 +49,18 @@ func Valid(s string) bool {
 	return false
 }
 
+// FromAWF is s in this vocabulary when it is one of AWF's status names
+// (completed, failed), else s.
+func FromAWF(s string) string {
+	switch s {
+	case "completed":
+		return Success
+	case "failed":
+		return Failure
+	}
+	return s
+}
+
 // Ended reports whether a run in status s has finished by itself (it has a
 // run.completed).
 func Ended(s string) bool { return s == Success || s == Failure || s == Cancelled }
