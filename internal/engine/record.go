@@ -201,11 +201,15 @@ func fmtDuration(d time.Duration) string {
 // masked like the transcript: a user who asks for masking expects no secret
 // on the terminal or in a captured log either.
 func (r *run) display(line string) {
+	r.show(r.e.mask(line))
+}
+
+// show writes one display line that is masked already.
+func (r *run) show(line string) {
 	w := r.e.Display
 	if w == nil || r.planning {
 		return
 	}
-	line = r.e.mask(line)
 	r.e.displayMu.Lock()
 	defer r.e.displayMu.Unlock()
 	fmt.Fprintln(w, line)
@@ -216,17 +220,19 @@ func (r *run) display(line string) {
 type outputWriter struct {
 	r      *run
 	prefix string
-	lines  *transcript.LineMasker // masks private key blocks line by line
-	buf    []byte
+	// lines masks what is shown: each line, the lines of a private key
+	// block, the pieces of a long line (nil: no masking).
+	lines *transcript.LineMasker
+	buf   []byte
 	// scanned is how much of buf is known to hold no safe cut, so that a
 	// process printing a long line byte by byte is not rescanned each time.
 	scanned int
 }
 
 func (r *run) newOutputWriter(path string) *outputWriter {
-	w := &outputWriter{r: r, prefix: r.indent() + "  " + path + " │ "}
+	w := &outputWriter{r: r, prefix: r.e.mask(r.indent() + "  " + path + " │ ")}
 	if r.e.Masker != nil {
-		w.lines = r.e.Masker.Lines()
+		w.lines = r.e.Masker.Lines(r.e.lineMasker())
 	}
 	return w
 }
@@ -245,7 +251,7 @@ func (w *outputWriter) Write(p []byte) (int, error) {
 			break
 		}
 		i += from
-		w.r.display(w.prefix + w.lines.KeyBlock(strings.TrimRight(string(w.buf[:i]), "\r")))
+		w.r.show(w.prefix + w.lines.MaskLine(strings.TrimRight(string(w.buf[:i]), "\r")))
 		w.buf = w.buf[i+1:]
 		from, w.scanned = 0, 0
 	}
@@ -305,7 +311,8 @@ func newLineMasker(m *transcript.Masker, environ []string) *transcript.Masker {
 // a process printing a progress bar without newlines cannot grow the
 // buffer. Masking works on whole strings, so a masking display cuts such a
 // line only where no credential shape can straddle the cut, holding at most
-// maxHeldLine bytes while it finds one.
+// maxHeldLine bytes while it finds one; past that, LineMasker.Force cuts
+// it and carries what it masked across the cut.
 const (
 	longLine    = 4096
 	maxHeldLine = 64 << 10
@@ -318,14 +325,18 @@ func (w *outputWriter) flushLong() {
 	}
 	i := transcript.SafeCut(w.buf, w.scanned)
 	if i > 0 {
-		w.r.display(w.prefix + w.lines.KeyBlock(string(w.buf[:i])))
+		w.r.show(w.prefix + w.lines.MaskLine(string(w.buf[:i])))
 		w.buf = w.buf[:copy(w.buf, w.buf[i:])]
+	}
+	for len(w.buf) > maxHeldLine {
+		// Force keeps what may begin a secret and masks a token cut
+		// open to its end.
+		s, n := w.lines.Force(w.buf)
+		w.r.show(w.prefix + s)
+		w.buf = w.buf[:copy(w.buf, w.buf[n:])]
 	}
 	// i was the last cut: none is left in buf
 	w.scanned = len(w.buf)
-	if len(w.buf) > maxHeldLine {
-		w.flush()
-	}
 }
 
 func isSpace(c byte) bool {
@@ -334,7 +345,7 @@ func isSpace(c byte) bool {
 
 func (w *outputWriter) flush() {
 	if len(w.buf) > 0 && w.r.e.Display != nil {
-		w.r.display(w.prefix + w.lines.KeyBlock(string(w.buf)))
+		w.r.show(w.prefix + w.lines.MaskLine(string(w.buf)))
 	}
 	w.buf = w.buf[:0]
 	w.scanned = 0
