@@ -72,51 +72,6 @@ func (m *Masker) MaskString(s string) string {
 	return maskShapes(s)
 }
 
-// LineMasker masks text that arrives a line at a time, such as a
-// process's output shown on a terminal. Besides what MaskString masks in
-// each line, it masks the lines between the BEGIN and END lines of a
-// private key block, which no single line gives away.
-type LineMasker struct {
-	m     *Masker
-	inKey bool
-}
-
-// Lines returns a LineMasker for one stream of lines.
-func (m *Masker) Lines() *LineMasker { return &LineMasker{m: m} }
-
-// MaskLine masks one line (without its newline): KeyBlock, then
-// MaskString.
-func (l *LineMasker) MaskLine(line string) string {
-	if l == nil || l.m == nil {
-		return line
-	}
-	if kb := l.KeyBlock(line); kb != line {
-		return kb
-	}
-	return l.m.MaskString(line)
-}
-
-// KeyBlock returns Masked for a line inside a private key block (between
-// its BEGIN and END lines) and line itself otherwise, following the
-// block from line to line. It is MaskLine for a caller that applies
-// MaskString anyway.
-func (l *LineMasker) KeyBlock(line string) string {
-	if l == nil {
-		return line
-	}
-	if l.inKey {
-		if strings.Contains(line, pemEnd) {
-			l.inKey = false
-			return line
-		}
-		return Masked
-	}
-	if i := strings.Index(line, pemBegin); i >= 0 && strings.Contains(line[i:], "PRIVATE KEY") && !strings.Contains(line[i:], pemEnd) {
-		l.inKey = true
-	}
-	return line
-}
-
 // MaskEvent masks every string of e's payload in place. Payload structs are
 // copied first, so the caller's values are not modified.
 func (m *Masker) MaskEvent(e *ExchangeEvent) {

@@ -214,9 +214,22 @@ type shapeIndex struct {
 
 var index = buildIndex()
 
+// tokenBytes are the bytes that may continue a credential token: every
+// shape's body, a word glued to it, and the bodies of the hand-matched
+// rules. valueBytes continue the value of an assignment. A LineMasker masks
+// them after a forced cut inside a masked span (see LineMasker.Force).
+var tokenBytes, valueBytes charSet
+
 func buildIndex() *shapeIndex {
 	x := &shapeIndex{}
+	for _, cs := range []*charSet{gluedWord, tokenish, azureBody} {
+		unionInto(&tokenBytes, cs)
+	}
+	for c := range valueBytes {
+		valueBytes[c] = !valueEnd(byte(c))
+	}
 	for i, s := range shapes {
+		unionInto(&tokenBytes, s.body)
 		shapes[i].inWord = len(s.prefix) >= 4 && strings.ContainsAny(s.prefix, "_-.")
 		x.addPair(s.prefix[0], s.prefix[1])
 		x.byFirst[s.prefix[0]] = append(x.byFirst[s.prefix[0]], i)
@@ -239,6 +252,12 @@ func buildIndex() *shapeIndex {
 	return x
 }
 
+func unionInto(dst, src *charSet) {
+	for c, in := range src {
+		dst[c] = dst[c] || in
+	}
+}
+
 func (x *shapeIndex) addPair(a, b byte) {
 	p := uint16(a)<<8 | uint16(b)
 	x.pairs[p>>6] |= 1 << (p & 63)
@@ -249,8 +268,13 @@ func (x *shapeIndex) hasPair(a, b byte) bool {
 	return x.pairs[p>>6]&(1<<(p&63)) != 0
 }
 
-// span is a part of a string to replace by Masked.
-type span struct{ start, end int }
+// span is a part of a string to replace by Masked. cont is the set of
+// bytes that would have extended it had the string gone on (nil:
+// tokenBytes); a LineMasker masks them after a forced cut.
+type span struct {
+	start, end int
+	cont       *charSet
+}
 
 // scan is what one maskShapes call learned that keeps it linear on
 // hostile input: where rules that look far ahead already failed.
@@ -283,6 +307,14 @@ func (sc *scan) valueEndFrom(s string, p int) int {
 
 // maskShapes masks every credential shape and secret assignment in s.
 func maskShapes(s string) string {
+	s, _ = maskShapesOpen(s)
+	return s
+}
+
+// maskShapesOpen is maskShapes that also tells, when the last masked span
+// runs to the end of s, which bytes would have extended it (nil when none
+// does).
+func maskShapesOpen(s string) (string, *charSet) {
 	var spans []span
 	sc := scan{curl: -2, term: -1}
 	for i := 0; i < len(s); {
@@ -308,7 +340,14 @@ func maskShapes(s string) string {
 		i++
 	}
 	if len(spans) == 0 {
-		return s
+		return s, nil
+	}
+	var open *charSet
+	if last := spans[len(spans)-1]; last.end == len(s) {
+		open = last.cont
+		if open == nil {
+			open = &tokenBytes
+		}
 	}
 	var b strings.Builder
 	b.Grow(len(s))
@@ -322,7 +361,7 @@ func maskShapes(s string) string {
 		last = sp.end
 	}
 	b.WriteString(s[last:])
-	return b.String()
+	return b.String(), open
 }
 
 // matchAt tries every rule that may start at i.
@@ -391,7 +430,7 @@ func (sh *shape) match(s string, i int) (sp span, ok bool, runEnd int) {
 	for end < len(s) && gluedWord[s[end]] {
 		end++
 	}
-	return span{i + sh.keep, end}, true, j + n
+	return span{i + sh.keep, end, nil}, true, j + n
 }
 
 // privateKey masks the body of a PEM private key block, keeping its BEGIN
@@ -406,9 +445,9 @@ func privateKey(s string, i int) (span, bool) {
 	start := i + len(pemBegin) + eol + len("-----")
 	end := strings.Index(s[start:], pemEnd)
 	if end < 0 {
-		return span{start, len(s)}, true
+		return span{start, len(s), nil}, true
 	}
-	return span{start, start + end}, true
+	return span{start, start + end, nil}, true
 }
 
 // urlPassword masks the password of scheme://user:password@host, keeping
@@ -427,7 +466,7 @@ func urlPassword(s string, i int) (span, bool) {
 			if colon < 0 || k == colon+1 {
 				return span{}, false
 			}
-			return span{colon + 1, k}, true
+			return span{colon + 1, k, nil}, true
 		case c == '/' || c == '?' || c == '#' || c <= ' ' || c == '"' || c == '\'' || c == '<' || c == '>' || c == '`':
 			return span{}, false
 		}
@@ -458,7 +497,7 @@ func azureSecret(s string, i int) (span, bool) {
 	if n < 31 || n > 34 {
 		return span{}, false
 	}
-	return span{start, i + 2 + n}, true
+	return span{start, i + 2 + n, nil}, true
 }
 
 // curlUser masks the password of curl's -u user:password (or --user).
@@ -496,7 +535,7 @@ func curlUser(s string, i int) (span, bool) {
 	if colon <= j || k-colon-1 < 3 || allDigits(s[colon+1:k]) {
 		return span{}, false
 	}
-	return span{colon + 1, k}, true
+	return span{colon + 1, k, &valueBytes}, true
 }
 
 // bearer masks the token of "Bearer <token>", keeping the keyword.
@@ -519,7 +558,7 @@ func bearer(s string, i int) (span, bool) {
 	if n < 12 {
 		return span{}, false
 	}
-	return span{j, j + n}, true
+	return span{j, j + n, nil}, true
 }
 
 // authSchemes are the schemes of an Authorization value that the
@@ -569,7 +608,7 @@ func authorization(s string, i int) (span, bool) {
 	if n < 8 {
 		return span{}, false
 	}
-	return span{j, j + n}, true
+	return span{j, j + n, nil}, true
 }
 
 // maxValue bounds the value of an assignment (or curl -u) the masker
@@ -650,7 +689,7 @@ func assignment(sc *scan, s string, i int) (span, bool) {
 	if !maskableValue(s[v0:v1]) {
 		return span{}, false
 	}
-	return span{v0, v1}, true
+	return span{v0, v1, &valueBytes}, true
 }
 
 // maskableValue reports whether the value of a secret-named field is worth
@@ -817,7 +856,7 @@ func isCutSpace(c byte) bool {
 
 // introducesSecret reports whether the text before a run of whitespace
 // ends in something whose credential follows that whitespace.
-func introducesSecret(b []byte) bool {
+func introducesSecret[T string | []byte](b T) bool {
 	switch b[len(b)-1] {
 	case ':', '=':
 		return true
@@ -833,6 +872,6 @@ func introducesSecret(b []byte) bool {
 	return false
 }
 
-func hasSuffixFold(b []byte, suffix string) bool {
+func hasSuffixFold[T string | []byte](b T, suffix string) bool {
 	return len(b) >= len(suffix) && strings.EqualFold(string(b[len(b)-len(suffix):]), suffix)
 }

@@ -381,7 +381,19 @@ func FuzzMaskedOutputWriter(f *testing.F) {
 			want.WriteString(m.MaskString(line))
 		}
 		if got := strings.Join(pieces, ""); got != want.String() {
-			t.Fatalf("pieces do not mask as the whole lines do\ngot:  %.300q\nwant: %.300q", got, want.String())
+			// A line with no safe cut in maxHeldLine bytes is cut anyway,
+			// and what is cut open stays masked to its end: more may be
+			// masked, never less.
+			forced := false
+			for _, l := range lines {
+				forced = forced || len(l) > maxHeldLine
+			}
+			if !forced {
+				t.Fatalf("pieces do not mask as the whole lines do\ngot:  %.300q\nwant: %.300q", got, want.String())
+			}
+			if leak := unmaskedBeyond(got, want.String()); leak != "" {
+				t.Fatalf("pieces show %.300q, which the whole lines mask\ngot:  %.300q\nwant: %.300q", leak, got, want.String())
+			}
 		}
 		for _, p := range pieces {
 			if strings.Contains(p, envSecret) || strings.Contains(p, shapeSecret) {
@@ -389,6 +401,64 @@ func FuzzMaskedOutputWriter(f *testing.F) {
 			}
 		}
 	})
+}
+
+// unmaskedBeyond returns a run of text that got shows and want masks, or
+// "": got must be want with more masked, so each run of text between two
+// Masked in got lies within one such run of want.
+func unmaskedBeyond(got, want string) string {
+	for seg := range strings.SplitSeq(got, transcript.Masked) {
+		found := false
+		for w := range strings.SplitSeq(want, transcript.Masked) {
+			if strings.Contains(w, seg) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return seg
+		}
+	}
+	return ""
+}
+
+// A token longer than maxHeldLine with no whitespace is cut where the
+// display must show it, and its rest, without the prefix that made it a
+// credential, stays masked up to its end (found by FuzzMaskedOutputWriter:
+// the rest was shown).
+func TestMaskedTokenLongerThanHeldLine(t *testing.T) {
+	m := transcript.NewMasker([]string{"REEL_TEST_API_KEY=" + envSecret})
+	token := strings.Repeat("sk-"+strings.Repeat("0123456789", 2), 2913)
+	for _, c := range []struct {
+		input string
+		chunk int
+	}{
+		{token, 229},
+		{token, 1 << 20},
+		{"x " + token + " after " + shapeSecret + "\n", 4096},
+		{strings.Repeat("y", maxHeldLine-4) + ",sk-" + strings.Repeat("7", 40) + " tail", 1},
+		{strings.Repeat("y", maxHeldLine-5) + " " + envSecret + " tail", 100},
+		{strings.Repeat("y", maxHeldLine-5) + " Bearer " + strings.Repeat("t", 40) + " tail", 7},
+		{strings.Repeat("y", maxHeldLine) + "," + `"api_key":"` + strings.Repeat("v", 40) + `"` + " tail", 3},
+	} {
+		chunks := make([]int, len(c.input)/c.chunk+1)
+		for i := range chunks {
+			chunks[i] = c.chunk
+		}
+		pieces := displayedPieces(t, m, c.input, chunks)
+		got := strings.Join(pieces, "")
+		for _, secret := range []string{"0123456789", "7777777777", envSecret, shapeSecret, "tttttttttt", "vvvvvvvvvv"} {
+			if strings.Contains(got, secret) {
+				t.Errorf("chunks of %d: display shows %q: %.200q … %.200q", c.chunk, secret, got, got[max(0, len(got)-200):])
+			}
+		}
+		if !strings.Contains(c.input, "\n") && !strings.HasSuffix(got, " tail") && strings.HasSuffix(c.input, " tail") {
+			t.Errorf("chunks of %d: the text after the token is lost: %.200q", c.chunk, got[max(0, len(got)-200):])
+		}
+		if leak := unmaskedBeyond(got, m.MaskString(strings.TrimSuffix(c.input, "\n"))); leak != "" {
+			t.Errorf("chunks of %d: display shows %.100q, masked whole", c.chunk, leak)
+		}
+	}
 }
 
 // BenchmarkMaskedDisplay streams 1 MiB of command output (a secret every

@@ -202,11 +202,15 @@ func fmtDuration(d time.Duration) string {
 // masked like the transcript: a user who asks for masking expects no secret
 // on the terminal or in a captured log either.
 func (r *run) display(line string) {
+	r.show(r.e.mask(line))
+}
+
+// show writes one display line that is masked already.
+func (r *run) show(line string) {
 	w := r.e.Display
 	if w == nil || r.planning {
 		return
 	}
-	line = r.e.mask(line)
 	r.e.displayMu.Lock()
 	defer r.e.displayMu.Unlock()
 	fmt.Fprintln(w, line)
@@ -226,16 +230,16 @@ const (
 	HideOutput
 )
 
-// displayLines writes lines to the display as one block, so that no other
-// step's line lands between them.
-func (r *run) displayLines(lines []string) {
+// showLines writes lines, masked already, to the display as one block, so
+// that no other step's line lands between them.
+func (r *run) showLines(lines []string) {
 	w := r.e.Display
 	if w == nil || r.planning || len(lines) == 0 {
 		return
 	}
 	var b strings.Builder
 	for _, l := range lines {
-		b.WriteString(r.e.mask(l))
+		b.WriteString(l)
 		b.WriteByte('\n')
 	}
 	r.e.displayMu.Lock()
@@ -249,8 +253,10 @@ func (r *run) displayLines(lines []string) {
 type outputWriter struct {
 	r      *run
 	prefix string
-	lines  *transcript.LineMasker // masks private key blocks line by line
-	buf    []byte
+	// lines masks what is shown: each line, the lines of a private key
+	// block, the pieces of a long line (nil: no masking).
+	lines *transcript.LineMasker
+	buf   []byte
 	// held are the lines a BufferOutput display shows at flush.
 	held []string
 	// live shows every line at once whatever StepOutput says.
@@ -261,21 +267,22 @@ type outputWriter struct {
 }
 
 func (r *run) newOutputWriter(path string) *outputWriter {
-	w := &outputWriter{r: r, prefix: r.indent() + "  " + path + " │ "}
+	w := &outputWriter{r: r, prefix: r.e.mask(r.indent() + "  " + path + " │ ")}
 	if r.e.Masker != nil {
-		w.lines = r.e.Masker.Lines()
+		w.lines = r.e.Masker.Lines(r.e.lineMasker())
 	}
 	return w
 }
 
-// show displays one line of output now, or at flush when buffering.
-func (w *outputWriter) show(line string) {
-	line = w.prefix + w.lines.KeyBlock(line)
+// show displays one masked line of output now, or at flush when
+// buffering.
+func (w *outputWriter) show(masked string) {
+	line := w.prefix + masked
 	if w.r.e.StepOutput == BufferOutput && !w.live {
 		w.held = append(w.held, line)
 		return
 	}
-	w.r.display(line)
+	w.r.show(line)
 }
 
 func (w *outputWriter) Write(p []byte) (int, error) {
@@ -292,7 +299,7 @@ func (w *outputWriter) Write(p []byte) (int, error) {
 			break
 		}
 		i += from
-		w.show(strings.TrimRight(string(w.buf[:i]), "\r"))
+		w.show(w.lines.MaskLine(strings.TrimRight(string(w.buf[:i]), "\r")))
 		w.buf = w.buf[i+1:]
 		from, w.scanned = 0, 0
 	}
@@ -352,7 +359,8 @@ func newLineMasker(m *transcript.Masker, environ []string) *transcript.Masker {
 // a process printing a progress bar without newlines cannot grow the
 // buffer. Masking works on whole strings, so a masking display cuts such a
 // line only where no credential shape can straddle the cut, holding at most
-// maxHeldLine bytes while it finds one.
+// maxHeldLine bytes while it finds one; past that, LineMasker.Force cuts
+// it and carries what it masked across the cut.
 const (
 	longLine    = 4096
 	maxHeldLine = 64 << 10
@@ -365,14 +373,18 @@ func (w *outputWriter) flushLong() {
 	}
 	i := transcript.SafeCut(w.buf, w.scanned)
 	if i > 0 {
-		w.show(string(w.buf[:i]))
+		w.show(w.lines.MaskLine(string(w.buf[:i])))
 		w.buf = w.buf[:copy(w.buf, w.buf[i:])]
+	}
+	for len(w.buf) > maxHeldLine {
+		// Force keeps what may begin a secret and masks a token cut
+		// open to its end.
+		s, n := w.lines.Force(w.buf)
+		w.show(s)
+		w.buf = w.buf[:copy(w.buf, w.buf[n:])]
 	}
 	// i was the last cut: none is left in buf
 	w.scanned = len(w.buf)
-	if len(w.buf) > maxHeldLine {
-		w.flushLine()
-	}
 }
 
 func isSpace(c byte) bool {
@@ -383,14 +395,14 @@ func isSpace(c byte) bool {
 // line if it had no newline, and every line a BufferOutput display held.
 func (w *outputWriter) flush() {
 	w.flushLine()
-	w.r.displayLines(w.held)
+	w.r.showLines(w.held)
 	w.held = nil
 }
 
 // flushLine shows the line held so far, newline or not.
 func (w *outputWriter) flushLine() {
 	if len(w.buf) > 0 && w.r.e.Display != nil {
-		w.show(string(w.buf))
+		w.show(w.lines.MaskLine(string(w.buf)))
 	}
 	w.buf = w.buf[:0]
 	w.scanned = 0
