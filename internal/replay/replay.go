@@ -168,13 +168,19 @@ func (r *renderer) toolIDs(file string, tn *turns) (calls, results map[string]bo
 		if err != nil {
 			continue
 		}
-		if env.Parse(line) == nil {
-			tn.event(transcript.EventType(env.Type), string(env.Path), env.Iteration)
+		t, ok, _ := rawjson.Field(line, "type")
+		switch string(t) {
+		case `"run.started"`, `"step.started"`, `"step.completed"`, `"message.user"`:
+			// only these move the turn count: the envelope of the others
+			// is not read
+			if env.Parse(line) == nil {
+				tn.event(transcript.EventType(env.Type), string(env.Path), env.Iteration)
+			}
+			continue
 		}
 		if len(calls)+len(results) >= maxToolIDs {
 			continue
 		}
-		t, ok, _ := rawjson.Field(line, "type")
 		isCall := ok && string(t) == `"tool.call"`
 		if !isCall && (!ok || string(t) != `"tool.result"`) {
 			continue
