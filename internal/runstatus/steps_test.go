@@ -34,8 +34,12 @@ func TestStepCounts(t *testing.T) {
 	run := func(reused [][2]int, known bool) tallyEvent {
 		return tallyEvent{kind: 'r', reused: reused, known: known}
 	}
-	start := func(p string, it, attempt int) tallyEvent { return tallyEvent{kind: 's', path: p, iteration: it, attempt: attempt} }
-	done := func(p string, it int, err string) tallyEvent { return tallyEvent{kind: 'c', path: p, iteration: it, err: err} }
+	start := func(p string, it, attempt int) tallyEvent {
+		return tallyEvent{kind: 's', path: p, iteration: it, attempt: attempt}
+	}
+	done := func(p string, it int, err string) tallyEvent {
+		return tallyEvent{kind: 'c', path: p, iteration: it, err: err}
+	}
 	for _, c := range []struct {
 		name string
 		evs  []tallyEvent
