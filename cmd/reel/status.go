@@ -15,31 +15,25 @@ import (
 
 // runAt is where one run stands: what `reel status --json` prints.
 type runAt struct {
-	RunID      string           `json:"run_id"`
-	Workflow   string           `json:"workflow"`
-	Status     string           `json:"status"`
-	Attempts   int              `json:"attempts,omitempty"`
-	Started    time.Time        `json:"started,omitzero"`
-	DurationMS int64            `json:"duration_ms"`
-	ExitCode   *int             `json:"exit_code,omitempty"`
-	Error      string           `json:"error,omitempty"`
-	Steps      stepCounts       `json:"steps"`
-	Open       []stepAt         `json:"open,omitempty"`
-	Failed     []stepAt         `json:"failed,omitempty"`
-	Usage      transcript.Usage `json:"usage"`
-	CostUSD    float64          `json:"cost_usd,omitempty"`
-	SubRuns    int              `json:"sub_runs,omitempty"`
-	Transcript string           `json:"transcript"`
-	Warnings   []string         `json:"warnings,omitempty"`
-}
-
-// stepCounts counts step executions (sub-workflows' included) by status.
-type stepCounts struct {
-	Succeeded   int `json:"succeeded"`
-	Failed      int `json:"failed"`
-	Cancelled   int `json:"cancelled,omitempty"`
-	Running     int `json:"running,omitempty"`
-	Interrupted int `json:"interrupted,omitempty"`
+	RunID      string    `json:"run_id"`
+	Workflow   string    `json:"workflow"`
+	Status     string    `json:"status"`
+	Attempts   int       `json:"attempts,omitempty"`
+	Started    time.Time `json:"started,omitzero"`
+	DurationMS int64     `json:"duration_ms"`
+	ExitCode   *int      `json:"exit_code,omitempty"`
+	Error      string    `json:"error,omitempty"`
+	// Steps counts the steps where the run stands (runstatus.StepCounts:
+	// retries and what a resume ran again counted once, by the outcome
+	// that stands), sub-workflows' included.
+	Steps      runstatus.StepCounts `json:"steps"`
+	Open       []stepAt             `json:"open,omitempty"`
+	Failed     []stepAt             `json:"failed,omitempty"`
+	Usage      transcript.Usage     `json:"usage"`
+	CostUSD    float64              `json:"cost_usd,omitempty"`
+	SubRuns    int                  `json:"sub_runs,omitempty"`
+	Transcript string               `json:"transcript"`
+	Warnings   []string             `json:"warnings,omitempty"`
 }
 
 // stepAt is one step execution worth naming.
@@ -112,10 +106,25 @@ func standing(t *runtree.Tree, path string) runAt {
 	if !runstatus.Ended(at.Status) && !root.Start.IsZero() && at.Status == runstatus.Running {
 		at.DurationMS = time.Since(root.Start).Milliseconds()
 	}
-	runtree.Walk(root, func(n *runtree.Node, _ int) {
-		if n == root {
+	var visit, step func(n *runtree.Node)
+	visit = func(n *runtree.Node) {
+		switch n.Superseded {
+		case runstatus.SupersededByResume:
+			// Nor its subtree: a sub-workflow it called is the one the
+			// resume's execution continued, counted there.
+			at.Steps.Rerun++
+			return
+		case runstatus.SupersededByRetry:
 			return
 		}
+		if n != root {
+			step(n)
+		}
+		for _, c := range n.Children {
+			visit(c)
+		}
+	}
+	step = func(n *runtree.Node) {
 		if n.Kind == transcript.KindWorkflow {
 			at.SubRuns++
 			return
@@ -123,21 +132,10 @@ func standing(t *runtree.Tree, path string) runAt {
 		if n.Kind == runtree.KindIteration {
 			return
 		}
-		switch n.Status {
-		case runstatus.Success:
-			at.Steps.Succeeded++
-		case runstatus.Failure:
-			at.Steps.Failed++
-		case runstatus.Cancelled:
-			at.Steps.Cancelled++
-		case runstatus.Running:
-			at.Steps.Running++
-		case runstatus.Interrupted:
-			at.Steps.Interrupted++
-		}
+		at.Steps.Add(n.Status)
 		deepest := true
 		for _, c := range n.Children {
-			if c.Status == n.Status || c.Kind == runtree.KindIteration {
+			if c.Superseded == "" && (c.Status == n.Status || c.Kind == runtree.KindIteration) {
 				deepest = false
 			}
 		}
@@ -154,7 +152,8 @@ func standing(t *runtree.Tree, path string) runAt {
 		case runstatus.Failure:
 			at.Failed = append(at.Failed, s)
 		}
-	})
+	}
+	visit(root)
 	return at
 }
 
@@ -162,7 +161,7 @@ func writeStanding(w io.Writer, at runAt, p palette) {
 	key := func(k string) string { return p.bold(fmt.Sprintf("%-10s", k)) }
 	id := at.RunID
 	if at.Attempts > 1 {
-		id += p.dim(fmt.Sprintf("  (%d attempts)", at.Attempts))
+		id += p.dim(fmt.Sprintf("  (attempt %d, resumed)", at.Attempts))
 	}
 	fmt.Fprintf(w, "%s %s\n", key("run"), id)
 	fmt.Fprintf(w, "%s %s\n", key("workflow"), at.Workflow)
@@ -196,6 +195,13 @@ func writeStanding(w io.Writer, at runAt, p palette) {
 	steps := strings.Join(parts, ", ")
 	if at.SubRuns > 0 {
 		steps += fmt.Sprintf(" (with %d sub-workflow run(s))", at.SubRuns)
+	}
+	switch c.Rerun {
+	case 0:
+	case 1:
+		steps += "; 1 step re-run after resume"
+	default:
+		steps += fmt.Sprintf("; %d steps re-run after resume", c.Rerun)
 	}
 	fmt.Fprintf(w, "%s %s\n", key("steps"), steps)
 	for _, s := range at.Open {

@@ -69,7 +69,7 @@ import (
 
 // schemaVersion changes whenever the schema or what is indexed changes; an
 // index of another version is rebuilt.
-const schemaVersion = "2"
+const schemaVersion = "3"
 
 // FileName is the index's file name under the storage directory.
 const FileName = "index.db"

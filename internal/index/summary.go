@@ -5,6 +5,7 @@ import (
 	"errors"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -37,8 +38,11 @@ type Run struct {
 	Usage   transcript.Usage `json:"usage"`
 	CostUSD *float64         `json:"cost_usd,omitempty"`
 	Error   string           `json:"error,omitempty"`
-	// Steps counts step executions, FailedSteps those that ended with an
-	// error, ToolCalls tool.call events, ToolErrors tool results with an
+	// Steps counts the run's steps where it stands, and FailedSteps those
+	// of them that failed, by the rule reel status counts them with
+	// (runstatus.StepCounts: a step's retries, and the executions a
+	// resume ran again, count once, by the outcome that stands).
+	// ToolCalls counts tool.call events, ToolErrors tool results with an
 	// error.
 	Steps       int      `json:"steps"`
 	FailedSteps int      `json:"failed_steps,omitempty"`
@@ -75,17 +79,17 @@ type fold struct {
 	// totals (yet). Unreported adds up, by model, the usage of the agent
 	// steps whose provider reported no cost: it is priced when the row is
 	// written (cost), so the fold does not depend on a price table.
-	AgentUsage  transcript.Usage            `json:"agent_usage"`
-	AgentCost   *float64                    `json:"agent_cost,omitempty"`
-	Unreported  map[string]transcript.Usage `json:"unreported,omitempty"`
-	Steps       int                         `json:"steps"`
-	FailedSteps int                         `json:"failed_steps"`
-	ToolCalls   int                         `json:"tool_calls"`
-	ToolErrors  int                         `json:"tool_errors"`
-	Events      int                         `json:"events"`
-	LastSeq     uint64                      `json:"last_seq"`
-	Providers   []string                    `json:"providers,omitempty"`
-	Models      []string                    `json:"models,omitempty"`
+	AgentUsage transcript.Usage            `json:"agent_usage"`
+	AgentCost  *float64                    `json:"agent_cost,omitempty"`
+	Unreported map[string]transcript.Usage `json:"unreported,omitempty"`
+	// Steps decides how the steps count (Run.Steps, Run.FailedSteps).
+	Steps      runstatus.Tally `json:"steps"`
+	ToolCalls  int             `json:"tool_calls"`
+	ToolErrors int             `json:"tool_errors"`
+	Events     int             `json:"events"`
+	LastSeq    uint64          `json:"last_seq"`
+	Providers  []string        `json:"providers,omitempty"`
+	Models     []string        `json:"models,omitempty"`
 }
 
 // line folds one complete transcript line in. env is reused between calls.
@@ -128,7 +132,11 @@ func (f *fold) line(env *rawevent.Envelope, line []byte) error {
 			}
 		}
 	case transcript.StepStarted:
-		f.Steps++
+		attempt := 0
+		if v, ok, _ := rawjson.Field(env.Payload, "attempt"); ok {
+			attempt, _ = strconv.Atoi(string(v))
+		}
+		f.Steps.StepStarted(string(env.Path), env.Iteration, attempt)
 	case transcript.RunStarted, transcript.RunCompleted, transcript.StepCompleted:
 		ev, err := transcript.DecodeEvent(line)
 		if err != nil && !errors.Is(err, transcript.ErrUnknownBlockType) {
@@ -155,6 +163,9 @@ func (f *fold) event(ev *transcript.ExchangeEvent) {
 		if !ev.Timestamp.IsZero() && f.Started == 0 {
 			f.Started = ev.Timestamp.UnixMicro()
 		}
+		var in transcript.RunInput
+		known := sp != nil && sp.Input != nil && transcript.DecodeResult(sp.Input, &in) == nil
+		f.Steps.RunStarted(in.Reused, known)
 		// A resumed run opens a new span: until its run.completed the
 		// run has not ended.
 		f.Ended, f.Status, f.ExitCode, f.RunUsage, f.RunCost, f.Error = false, "", nil, nil, nil, ""
@@ -179,9 +190,7 @@ func (f *fold) event(ev *transcript.ExchangeEvent) {
 		if sp == nil {
 			return
 		}
-		if sp.Error != "" {
-			f.FailedSteps++
-		}
+		f.Steps.StepCompleted(ev.Path, ev.Iteration, sp.Error)
 		if sp.Kind != transcript.KindAgent || sp.Result == nil {
 			return
 		}

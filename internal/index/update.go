@@ -17,6 +17,7 @@ import (
 
 	"github.com/reelhq/reel/internal/rawevent"
 	"github.com/reelhq/reel/internal/rawjson"
+	"github.com/reelhq/reel/internal/runstatus"
 	"github.com/reelhq/reel/internal/safefile"
 	"github.com/reelhq/reel/transcript"
 )
@@ -418,6 +419,7 @@ func (ix *Index) apply(ctx context.Context, tx *txWriter, p *prepared) (int64, e
 		return 0, fmt.Errorf("index %s: %w", p.path, err)
 	}
 	u := f.usage()
+	steps := f.Steps.Counts(runstatus.Running) // an open execution is neither failed nor anything Total leaves out
 	var exit, cost any
 	if f.ExitCode != nil {
 		exit = *f.ExitCode
@@ -428,7 +430,7 @@ func (ix *Index) apply(ctx context.Context, tx *txWriter, p *prepared) (int64, e
 	_, err = tx.run.ExecContext(ctx,
 		p.runID, f.ParentRunID, f.Workflow, f.imported(), f.Started, f.Last, f.Ended, f.Status,
 		exit, f.durationMS(), f.Error, u.InputTokens, u.OutputTokens, u.CacheReadTokens, u.CacheWriteTokens, u.ReasoningTokens, u.TotalTokens,
-		cost, f.Steps, f.FailedSteps, f.ToolCalls, f.ToolErrors, f.Events, joinSet(f.Providers), joinSet(f.Models),
+		cost, steps.Total(), steps.Failed, f.ToolCalls, f.ToolErrors, f.Events, joinSet(f.Providers), joinSet(f.Models),
 		p.path, p.size, p.mtime, p.head, p.offset, string(foldJSON))
 	if err != nil {
 		return 0, fmt.Errorf("index %s: %w", p.path, err)

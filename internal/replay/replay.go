@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/reelhq/reel/internal/normalize"
+	"github.com/reelhq/reel/internal/rawevent"
 	"github.com/reelhq/reel/internal/rawjson"
 	"github.com/reelhq/reel/internal/runstore"
 	"github.com/reelhq/reel/internal/safefile"
@@ -145,7 +146,7 @@ const maxToolIDs = 1 << 20
 // toolIDs reads the file's tool.call and tool.result call ids, the raw
 // fields only, so that the rendering pass can leave out the tool blocks of
 // messages whose invocation has its own pair.
-func (r *renderer) toolIDs(file string) (calls, results map[string]bool, err error) {
+func (r *renderer) toolIDs(file string, tn *turns) (calls, results map[string]bool, err error) {
 	f, err := safefile.Open(file)
 	if err != nil {
 		return nil, nil, fmt.Errorf("open transcript %s: %w", file, err)
@@ -154,6 +155,7 @@ func (r *renderer) toolIDs(file string) (calls, results map[string]bool, err err
 	rd := transcript.NewReader(f)
 	rd.SetLimits(r.opts.Limits)
 	calls, results = map[string]bool{}, map[string]bool{}
+	var env rawevent.Envelope
 	for {
 		line, err := rd.NextLine()
 		if err == io.EOF {
@@ -163,10 +165,22 @@ func (r *renderer) toolIDs(file string) (calls, results map[string]bool, err err
 		if err != nil && (!errors.As(err, &le) || errors.Is(err, transcript.ErrFileTooLarge)) {
 			break
 		}
-		if err != nil || len(calls)+len(results) >= maxToolIDs {
+		if err != nil {
 			continue
 		}
 		t, ok, _ := rawjson.Field(line, "type")
+		switch string(t) {
+		case `"run.started"`, `"step.started"`, `"step.completed"`, `"message.user"`:
+			// only these move the turn count: the envelope of the others
+			// is not read
+			if env.Parse(line) == nil {
+				tn.event(transcript.EventType(env.Type), string(env.Path), env.Iteration)
+			}
+			continue
+		}
+		if len(calls)+len(results) >= maxToolIDs {
+			continue
+		}
 		isCall := ok && string(t) == `"tool.call"`
 		if !isCall && (!ok || string(t) != `"tool.result"`) {
 			continue
@@ -218,7 +232,9 @@ func (r *renderer) file(ctx context.Context, file string, depth int) error {
 	// Tool invocations are shown from their tool.call/tool.result events;
 	// the same invocation's blocks inside messages are not repeated. The
 	// ids come from a first pass over the file.
-	calls, results, err := r.toolIDs(file)
+	tn := &turns{count: true}
+	calls, results, err := r.toolIDs(file, tn)
+	tn.rewind()
 	if err != nil {
 		if depth == 0 {
 			return err
@@ -245,6 +261,7 @@ func (r *renderer) file(ctx context.Context, file string, depth int) error {
 		// before the call (agents record the call first, as soon as they
 		// see it).
 		for _, ev := range normalize.TextFirst(window) {
+			turn, of := tn.event(ev.Type, ev.Path, ev.Iteration)
 			if !r.keep(&ev) {
 				continue
 			}
@@ -256,6 +273,9 @@ func (r *renderer) file(ctx context.Context, file string, depth int) error {
 				completed = false
 			case transcript.RunCompleted:
 				completed = true
+			}
+			if of > 1 {
+				r.turn(turn, of)
 			}
 			r.event(&ev, depth, calls, results)
 			if ev.Type == transcript.CallWorkflowStarted && ev.ChildRunID != "" {
@@ -455,6 +475,16 @@ func (r *renderer) event(ev *transcript.ExchangeEvent, depth int, calls, results
 	default:
 		r.line(r.pal.dim, fmt.Sprintf("  (event of unknown type %q)", ev.Type))
 	}
+}
+
+// turn heads turn n of a conversation step's of turns, as reel tree counts
+// them.
+func (r *renderer) turn(n, of int) {
+	if r.md {
+		fmt.Fprintf(r.w, "**turn %d/%d**\n\n", n, of)
+		return
+	}
+	fmt.Fprintf(r.w, "  %s── turn %d/%d ──%s\n", r.pal.bold, n, of, r.pal.reset)
 }
 
 func stepLabel(ev *transcript.ExchangeEvent) string {

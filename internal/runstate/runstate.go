@@ -19,7 +19,6 @@ import (
 	"fmt"
 	"io"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/reelhq/reel/internal/runstatus"
@@ -115,7 +114,7 @@ func (e *Execution) Reusable() bool { return e.Completed && (e.Error == "" || e.
 // Cancelled reports whether the execution was cut short by a cancel (its
 // error says so, as the engine writes it).
 func (e *Execution) Cancelled() bool {
-	return e.Completed && (e.Error == "cancelled" || strings.HasPrefix(e.Error, "cancelled: "))
+	return e.Completed && runstatus.StepError(e.Error) == runstatus.Cancelled
 }
 
 // Prompt returns the prompt and system prompt of an agent execution's first
@@ -443,7 +442,4 @@ func Ranges(ordinals []int) [][2]int {
 }
 
 // InRanges reports whether ordinal lies in one of the inclusive ranges.
-func InRanges(ranges [][2]int, ordinal int) bool {
-	i := sort.Search(len(ranges), func(i int) bool { return ranges[i][1] >= ordinal })
-	return i < len(ranges) && ranges[i][0] <= ordinal
-}
+func InRanges(ranges [][2]int, ordinal int) bool { return runstatus.InRanges(ranges, ordinal) }

@@ -85,6 +85,11 @@ type Node struct {
 	// attempt leave it out, and so do those of runs never resumed.
 	Attempts   int `json:"attempts,omitempty"`
 	RunAttempt int `json:"run_attempt,omitempty"`
+	// Superseded, on an execution that no longer counts among the run's
+	// steps, says what stands in its place (package runstatus, Tally): a
+	// later retry attempt ("retry") or a resume that ran the step again
+	// ("resume").
+	Superseded string `json:"superseded,omitempty"`
 
 	// ToolSeq names the first MaxToolSeq tools the step called, in order,
 	// and ToolsDigest digests the names of all of them. Output is the
@@ -99,10 +104,11 @@ type Node struct {
 	OutputDigest [sha256.Size]byte `json:"-"`
 	HasOutput    bool              `json:"-"`
 
-	open  bool
-	seq   int           // order of start, to pick the latest of several open nodes
-	iters map[int]*Node // a loop's iteration groups by index
-	ranMS int64         // a run's own duration_ms, from its last run.completed
+	open    bool
+	seq     int           // order of start, to pick the latest of several open nodes
+	ordinal int           // position of its step.started among the file's
+	iters   map[int]*Node // a loop's iteration groups by index
+	ranMS   int64         // a run's own duration_ms, from its last run.completed
 	// computed is the part of the subtree's cost reel priced from the
 	// table (steps whose provider reported none).
 	computed float64
@@ -230,6 +236,10 @@ type builder struct {
 	attempt   int  // run.started events seen
 	completed bool // the last attempt has its run.completed
 	prices    *pricing.Table
+	// tally decides which executions count among the run's steps;
+	// nodes are the file's step executions, to be told.
+	tally runstatus.Tally
+	nodes []*Node
 }
 
 type pathIter struct {
@@ -285,6 +295,10 @@ func (t *Tree) buildFile(path string, opts Options, visiting map[string]bool, de
 		root.End = b.last
 	}
 	b.closeOpen(open)
+	for _, n := range b.nodes {
+		_, n.Superseded = b.tally.Status(n.ordinal, open)
+	}
+	b.nodes = nil
 	if b.attempt > 1 {
 		root.Attempts = b.attempt
 	}
@@ -388,6 +402,9 @@ func (b *builder) line(t *Tree, path string, lineNo int, line []byte) bool {
 	switch ev.Type {
 	case transcript.RunStarted:
 		b.attempt++
+		var in transcript.RunInput
+		known := sp != nil && sp.Input != nil && transcript.DecodeResult(sp.Input, &in) == nil
+		b.tally.RunStarted(in.Reused, known)
 		if b.attempt > 1 {
 			// A resume: what the attempt before left open stays so,
 			// ended at that attempt's last event.
@@ -440,6 +457,7 @@ func (b *builder) line(t *Tree, path string, lineNo int, line []byte) bool {
 			t.warn("%s: line %d: step.started without a step payload", path, lineNo)
 			return false
 		}
+		ord := b.tally.StepStarted(ev.Path, ev.Iteration, sp.Attempt)
 		if t.nodesLeft <= 0 {
 			t.cut++
 			return false
@@ -449,8 +467,9 @@ func (b *builder) line(t *Tree, path string, lineNo int, line []byte) bool {
 		b.count++
 		n := &Node{
 			Kind: sp.Kind, Name: sp.Name, Path: ev.Path, Iteration: ev.Iteration,
-			Attempt: sp.Attempt, Start: ev.Timestamp, open: true, seq: b.count,
+			Attempt: sp.Attempt, Start: ev.Timestamp, open: true, seq: b.count, ordinal: ord,
 		}
+		b.nodes = append(b.nodes, n)
 		if b.attempt > 1 {
 			n.RunAttempt = b.attempt
 		}
@@ -461,6 +480,7 @@ func (b *builder) line(t *Tree, path string, lineNo int, line []byte) bool {
 			t.warn("%s: line %d: step.completed without a step payload", path, lineNo)
 			return false
 		}
+		b.tally.StepCompleted(ev.Path, ev.Iteration, sp.Error)
 		n := b.take(ev.Path, ev.Iteration)
 		if n == nil && t.cut > 0 {
 			return false // its start was past MaxNodes
@@ -473,14 +493,7 @@ func (b *builder) line(t *Tree, path string, lineNo int, line []byte) bool {
 		n.End = ev.Timestamp
 		n.open = false
 		n.Error = sp.Error
-		n.Status = StatusSuccess
-		switch {
-		case sp.Error == "cancelled" || strings.HasPrefix(sp.Error, "cancelled: "):
-			// the engine's words for a step a cancel cut short
-			n.Status = StatusCancelled
-		case sp.Error != "":
-			n.Status = StatusFailure
-		}
+		n.Status = runstatus.StepError(sp.Error)
 		if n.Kind == "" {
 			n.Kind = sp.Kind
 		}

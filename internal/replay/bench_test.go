@@ -1,0 +1,61 @@
+package replay
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/reelhq/reel/internal/transcripttest"
+	"github.com/reelhq/reel/transcript"
+)
+
+// stdlibRender is the baseline: decode every line with encoding/json and
+// print its type and path, as a replay without its two passes would.
+func stdlibRender(w io.Writer, path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	bw := bufio.NewWriter(w)
+	for sc.Scan() {
+		var ev transcript.ExchangeEvent
+		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+			return err
+		}
+		bw.WriteString(string(ev.Type) + " " + ev.Path + "\n")
+	}
+	if err := sc.Err(); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+// BenchmarkReplay renders a 100k-event run (both passes: tool ids and turn
+// counts, then the conversation) beside the baseline.
+func BenchmarkReplay(b *testing.B) {
+	path := transcripttest.WriteLoopRun(b, b.TempDir(), 20000)
+	st, _ := os.Stat(path)
+	b.SetBytes(st.Size())
+	var reel, std time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		t0 := time.Now()
+		if _, err := Replay(context.Background(), io.Discard, path, Options{}); err != nil {
+			b.Fatal(err)
+		}
+		t1 := time.Now()
+		if err := stdlibRender(io.Discard, path); err != nil {
+			b.Fatal(err)
+		}
+		reel += t1.Sub(t0)
+		std += time.Since(t1)
+	}
+	b.ReportMetric(float64(std)/float64(reel), "x-vs-stdlib")
+}

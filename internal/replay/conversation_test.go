@@ -1,0 +1,166 @@
+package replay
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/reelhq/reel/internal/engine"
+	"github.com/reelhq/reel/internal/golden"
+	"github.com/reelhq/reel/internal/runstate"
+	"github.com/reelhq/reel/internal/runtree"
+	"github.com/reelhq/reel/internal/workflow"
+	"github.com/reelhq/reel/transcript"
+)
+
+// conversationWorkflow has both multi-turn forms: reel's list of follow-ups
+// (review, 3 turns) and AWF's mode: conversation repeating its prompt
+// until max_turns (approve, 2 turns). FAKE is the fake claude.
+const conversationWorkflow = `
+name: chats
+states:
+  initial: review
+  review:
+    type: agent
+    provider: claude
+    prompt: Review main.go.
+    options: {command: FAKE}
+    conversation:
+      - "Which of these matters most: {{ .turn.Output }}"
+      - Write the fix.
+    on_success: approve
+  approve:
+    type: agent
+    provider: claude
+    mode: conversation
+    prompt: Review the fix in main.go.
+    options: {command: FAKE}
+    conversation:
+      max_turns: 2
+      stop_condition: "inputs.response contains 'NEVER'"
+    on_success: done
+  done: {type: terminal}
+`
+
+// conversationRuns runs conversationWorkflow with the real engine and the
+// example fake claude (examples/agents/fake-cli.sh), whose second turn of
+// review fails the first time: the run fails inside the conversation, is
+// resumed (review runs again, whole), and is then replayed (run
+// --replay-from). It returns the resumed run's file and the replay's.
+func conversationRuns(t *testing.T) (resumed, replayed string) {
+	t.Helper()
+	dir := t.TempDir()
+	cli, err := filepath.Abs(filepath.Join("..", "..", "examples", "agents", "fake-cli.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fake := filepath.Join(dir, "fake-claude")
+	script := "#!/bin/sh\nfor a in \"$@\"; do last=$a; done\n" +
+		"case \"$last\" in *matters*) [ -e \"$0.failed\" ] || { : > \"$0.failed\"; echo 'rate limited' >&2; exit 1; } ;; esac\n" +
+		"exec " + cli + " \"$@\"\n"
+	if err := os.WriteFile(fake, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	wfPath := filepath.Join(dir, "chats.yaml")
+	if err := os.WriteFile(wfPath, []byte(strings.ReplaceAll(conversationWorkflow, "FAKE", fake)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e := &engine.Engine{Storage: filepath.Join(dir, "storage"), ProjectDir: dir}
+	load := func() *workflow.Workflow {
+		wf, err := workflow.Load(wfPath, e.LoadOptions())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return wf
+	}
+	ctx := context.Background()
+	rep, err := e.Run(ctx, load(), engine.RunOptions{})
+	if err != nil || rep.Status != "failure" {
+		t.Fatalf("first attempt: %v %+v", err, rep)
+	}
+	rec, err := runstate.Load(rep.TranscriptPath, runstate.Options{Exchange: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep, err = e.Resume(ctx, load(), rec, engine.ResumeOptions{}); err != nil || rep.Status != "success" {
+		t.Fatalf("resume: %v %+v", err, rep)
+	}
+	resumed = rep.TranscriptPath
+	if rec, err = runstate.Load(resumed, runstate.Options{Exchange: true}); err != nil {
+		t.Fatal(err)
+	}
+	if rep, err = e.Run(ctx, load(), engine.RunOptions{ReplayFrom: rec}); err != nil || rep.Status != "success" {
+		t.Fatalf("replay: %v %+v", err, rep)
+	}
+	return resumed, rep.TranscriptPath
+}
+
+var turnHead = regexp.MustCompile(`── turn (\d+)/(\d+) ──`)
+
+// Replay numbers a conversation step's turns per execution, as reel tree
+// counts them: the attempt cut short in its second turn has two, the
+// resume's run of the step its own three (not four to six), and a replay
+// of the run the same as the run.
+func TestReplayNumbersTurns(t *testing.T) {
+	resumed, replayed := conversationRuns(t)
+	var all bytes.Buffer
+	for _, file := range []string{resumed, replayed} {
+		var out bytes.Buffer
+		warnings, err := Replay(context.Background(), &out, file, Options{})
+		if err != nil || len(warnings) > 0 {
+			t.Fatalf("%v %q", err, warnings)
+		}
+		tree, err := runtree.Build(file, runtree.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The headings, in order, are 1/N … N/N for each agent execution
+		// the tree shows with N turns.
+		var want []string
+		runtree.Walk(tree.Root, func(n *runtree.Node, _ int) {
+			if n.Kind == transcript.KindAgent && n.UserTurns > 1 {
+				for i := 1; i <= n.UserTurns; i++ {
+					want = append(want, fmt.Sprintf("── turn %d/%d ──", i, n.UserTurns))
+				}
+			}
+		})
+		got := turnHead.FindAllString(out.String(), -1)
+		if strings.Join(got, "|") != strings.Join(want, "|") {
+			t.Errorf("%s: turn headings\n%q\nwant (from the tree)\n%q\n%s", filepath.Base(file), got, want, out.String())
+		}
+		all.Write(out.Bytes())
+	}
+	if got := turnHead.FindAllString(all.String(), -1); len(got) != 2+3+2+3+2 {
+		t.Errorf("%d turn headings, want 12: %q", len(got), got)
+	}
+	golden.Check(t, filepath.Join("testdata", "conversation.txt"), stable(all.Bytes()))
+
+	var md bytes.Buffer
+	if _, err := Replay(context.Background(), &md, resumed, Options{Format: Markdown}); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(md.String(), "**turn "); n != 7 {
+		t.Errorf("markdown: %d turn headings, want 7:\n%s", n, md.String())
+	}
+}
+
+var (
+	uuidRE     = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
+	timeRE     = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z`)
+	durationRE = regexp.MustCompile(`\b\d+(\.\d+)?(ms|µs|s|m)\b`)
+	pathRE     = regexp.MustCompile(`/\S*/fake-claude`)
+)
+
+// stable replaces what differs between runs: ids, times, durations and the
+// temporary directory.
+func stable(b []byte) []byte {
+	b = uuidRE.ReplaceAll(b, []byte("RUN-ID"))
+	b = timeRE.ReplaceAll(b, []byte("TIME"))
+	b = durationRE.ReplaceAll(b, []byte("DURATION"))
+	return pathRE.ReplaceAll(b, []byte("…/fake-claude"))
+}
