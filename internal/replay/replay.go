@@ -146,7 +146,7 @@ const maxToolIDs = 1 << 20
 // toolIDs reads the file's tool.call and tool.result call ids, the raw
 // fields only, so that the rendering pass can leave out the tool blocks of
 // messages whose invocation has its own pair.
-func (r *renderer) toolIDs(file string, tn *turns) (calls, results map[string]bool, err error) {
+func (r *renderer) toolIDs(file string, tn *Turns) (calls, results map[string]bool, err error) {
 	f, err := safefile.Open(file)
 	if err != nil {
 		return nil, nil, fmt.Errorf("open transcript %s: %w", file, err)
@@ -174,7 +174,7 @@ func (r *renderer) toolIDs(file string, tn *turns) (calls, results map[string]bo
 			// only these move the turn count: the envelope of the others
 			// is not read
 			if env.Parse(line) == nil {
-				tn.event(transcript.EventType(env.Type), string(env.Path), env.Iteration)
+				tn.Event(transcript.EventType(env.Type), string(env.Path), env.Iteration)
 			}
 			continue
 		}
@@ -232,9 +232,9 @@ func (r *renderer) file(ctx context.Context, file string, depth int) error {
 	// Tool invocations are shown from their tool.call/tool.result events;
 	// the same invocation's blocks inside messages are not repeated. The
 	// ids come from a first pass over the file.
-	tn := &turns{count: true}
+	tn := NewTurns()
 	calls, results, err := r.toolIDs(file, tn)
-	tn.rewind()
+	tn.Rewind()
 	if err != nil {
 		if depth == 0 {
 			return err
@@ -261,7 +261,7 @@ func (r *renderer) file(ctx context.Context, file string, depth int) error {
 		// before the call (agents record the call first, as soon as they
 		// see it).
 		for _, ev := range normalize.TextFirst(window) {
-			turn, of := tn.event(ev.Type, ev.Path, ev.Iteration)
+			turn, of := tn.Event(ev.Type, ev.Path, ev.Iteration)
 			if !r.keep(&ev) {
 				continue
 			}

@@ -6,7 +6,7 @@ import (
 	"github.com/reelhq/reel/transcript"
 )
 
-// turns numbers the turns of agent steps as reel tree counts them
+// Turns numbers the turns of agent steps as reel tree counts them
 // (runtree.Node.UserTurns): each message.user of a step execution is a
 // turn, numbered from 1 within that execution. A resumed run's re-run of a
 // step is an execution of its own, so its numbering starts again at 1 and
@@ -14,7 +14,11 @@ import (
 // retry. The same walk runs in the first pass (counting each execution's
 // turns) and in the rendering pass (numbering them), so both name
 // executions alike: by the ordinal of their step.started.
-type turns struct {
+//
+// Feed every event of a file to Event in a counting pass, call Rewind,
+// then feed them again: the second pass returns each message.user's turn
+// and its execution's number of turns.
+type Turns struct {
 	open  map[string][]int // executions open, by path and iteration
 	total []int32          // turns by ordinal-1, from the first pass
 	seen  []int32          // turns rendered so far, by ordinal-1
@@ -27,9 +31,9 @@ func turnKey(path string, iteration int) string { return path + "\x00" + strconv
 // turns are not numbered.
 const maxExecutions = 1 << 22
 
-// event follows one event and, for a message.user, returns its turn and the
+// Event follows one event and, for a message.user, returns its turn and the
 // execution's number of turns (0, 0 when it belongs to no open execution).
-func (t *turns) event(typ transcript.EventType, path string, iteration int) (n, of int) {
+func (t *Turns) Event(typ transcript.EventType, path string, iteration int) (n, of int) {
 	switch typ {
 	case transcript.RunStarted:
 		// A resume: what the attempt before left open was cut short.
@@ -74,9 +78,12 @@ func (t *turns) event(typ transcript.EventType, path string, iteration int) (n, 
 	return 0, 0
 }
 
-// rewind readies a counted walk for the rendering pass.
-func (t *turns) rewind() {
+// Rewind readies a counted walk for the rendering pass.
+func (t *Turns) Rewind() {
 	clear(t.open)
 	t.seen = t.seen[:0]
 	t.count = false
 }
+
+// NewTurns returns Turns ready for its counting pass.
+func NewTurns() *Turns { return &Turns{count: true} }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/reelhq/reel/internal/replay"
 	"github.com/reelhq/reel/internal/runstatus"
 	"github.com/reelhq/reel/internal/runstore"
 	"github.com/reelhq/reel/internal/runtree"
@@ -261,9 +262,17 @@ func (l *loader) file(path, prefix string, depth int) ([]Event, fileMeta, error)
 		}
 	}
 	paired := func(id string) bool { return pairs[id] }
+	// a conversation step's user messages are numbered as reel tree and
+	// reel replay number them
+	tn := replay.NewTurns()
+	for i := range evs {
+		tn.Event(evs[i].Type, evs[i].Path, evs[i].Iteration)
+	}
+	tn.Rewind()
 	out := make([]Event, 0, len(evs))
 	for i := range evs {
 		ev := &evs[i]
+		turn, of := tn.Event(ev.Type, ev.Path, ev.Iteration)
 		if l.opts.Redact != nil {
 			l.opts.Redact.Event(ev)
 		}
@@ -278,6 +287,9 @@ func (l *loader) file(path, prefix string, depth int) ([]Event, fileMeta, error)
 			meta.ended, meta.completed = true, ev.Step()
 		}
 		e := l.event(ev, prefix, paired)
+		if of > 1 {
+			e.Title += fmt.Sprintf(" · turn %d/%d", turn, of)
+		}
 		switch ev.Type {
 		case transcript.ToolCall:
 			tp := ev.Tool()

@@ -1,0 +1,66 @@
+package webview
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/reelhq/reel/internal/engine"
+	"github.com/reelhq/reel/internal/workflow"
+)
+
+// The page numbers a conversation step's user messages as reel tree and
+// reel replay do; a step of one turn gets no number.
+func TestRunPageNumbersTurns(t *testing.T) {
+	dir := t.TempDir()
+	cli, err := filepath.Abs(filepath.Join("..", "..", "examples", "agents", "fake-cli.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wfPath := filepath.Join(dir, "chat.yaml")
+	body := `
+name: chat
+states:
+  initial: once
+  once: {type: agent, provider: claude, prompt: Say hello., options: {command: FAKE}, on_success: review}
+  review:
+    type: agent
+    provider: claude
+    prompt: Review main.go.
+    options: {command: FAKE}
+    conversation:
+      - "Which of these matters most: {{ .turn.Output }}"
+      - Write the fix.
+    on_success: done
+  done: {type: terminal}
+`
+	if err := os.WriteFile(wfPath, []byte(strings.ReplaceAll(body, "FAKE", cli)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e := &engine.Engine{Storage: filepath.Join(dir, "storage"), ProjectDir: dir}
+	wf, err := workflow.Load(wfPath, e.LoadOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := e.Run(context.Background(), wf, engine.RunOptions{})
+	if err != nil || rep.Status != "success" {
+		t.Fatalf("run: %v %+v", err, rep)
+	}
+	run, err := LoadRun(rep.TranscriptPath, RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var titles []string
+	for _, ev := range run.Events {
+		if ev.Type == "message.user" {
+			titles = append(titles, ev.Path+": "+ev.Title)
+		}
+	}
+	want := []string{"once: user", "review: user · turn 1/3", "review: user · turn 2/3", "review: user · turn 3/3"}
+	if !slices.Equal(titles, want) {
+		t.Errorf("user messages %q, want %q", titles, want)
+	}
+}
