@@ -77,7 +77,8 @@ states:
 			}
 		}
 	}
-	// in order: the status and resume cases read the runs before them
+	// in order: the status, history and resume cases read the runs before
+	// them
 	for _, c := range []struct {
 		args   string
 		checks []check
@@ -105,6 +106,7 @@ states:
 		{"validate typo --no-hints -f json", []check{exit(2), stdout(`unknown state \"dnoe\"`, true), stdout("did you mean", false)}},
 		{"run typo --no-hints", []check{exit(2), stderr(`unknown state "dnoe"`, true), stderr("did you mean", false)}},
 		{"run flaky -o silent", []check{exit(3)}},
+		{"resume-list", []check{exit(0), stdout("flaky", true), stdout("deploy", false)}},
 		{"resume --latest -o buffered -f json --verbose", []check{exit(3), isJSON("status", "failure")}},
 	} {
 		t.Run(c.args, func(t *testing.T) {

@@ -160,6 +160,21 @@ func resumeRun(cmd *cobra.Command, path, wfFile, from string, interactive bool, 
 	return out.finish(cmd, e, wf, rep, err)
 }
 
+// newResumeListCmd is AWF's resume-list: reel resume --list.
+func newResumeListCmd() *cobra.Command {
+	var storage string
+	cmd := &cobra.Command{
+		Use:   "resume-list",
+		Short: "List the runs that can be resumed (reel resume --list)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return listResumable(cmd, storage)
+		},
+	}
+	cmd.Flags().StringVar(&storage, "storage", "", storageUsage)
+	return cmd
+}
+
 // listResumable prints the top-level runs that did not succeed.
 func listResumable(cmd *cobra.Command, storage string) error {
 	dir, err := storageDir(storage)

@@ -23,6 +23,7 @@ func newRootCmd() *cobra.Command {
 	root.PersistentFlags().Bool(noHintsFlag, false, `leave "did you mean" suggestions out of problems and errors`)
 	root.AddCommand(
 		awfUsage(newResumeCmd()),
+		awfUsage(newResumeListCmd()),
 		newListCmd(),
 		newStatusCmd(),
 		awfUsage(newDiagramCmd()),
