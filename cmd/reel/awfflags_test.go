@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -147,5 +148,45 @@ states:
 	}
 	if res := runBinary(t, dir, "history", "--stats"); !strings.Contains(res.stdout, "success       8\n") {
 		t.Errorf("history --stats:\n%s", res.stdout)
+	}
+}
+
+// awf resume --from current|previous: the state the run stopped in (a
+// plain resume) and the state before it, run again with what follows.
+func TestResumeFromAWFKeywords(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "wf.yaml"), `
+name: keywords
+states:
+  initial: prep
+  prep: {type: step, command: 'echo prep >> ran.txt', on_success: check}
+  check: {type: step, command: 'echo check >> ran.txt; test -f fixed', on_success: report}
+  report: {type: step, command: 'echo report >> ran.txt'}
+`, 0o644)
+	writeFile(t, filepath.Join(dir, "first.yaml"), `
+name: first
+states:
+  initial: only
+  only: {type: step, command: 'exit 4'}
+`, 0o644)
+	ran := func() string {
+		b, _ := os.ReadFile(filepath.Join(dir, "ran.txt"))
+		return strings.Join(strings.Fields(string(b)), " ")
+	}
+	if res := runBinary(t, dir, "run", "wf.yaml"); res.code != 3 {
+		t.Fatalf("run: %+v", res)
+	}
+	if res := runBinary(t, dir, "resume", "--latest", "--from", "previous"); res.code != 3 || ran() != "prep check prep check" {
+		t.Fatalf("--from previous: exit %d, ran %q\n%s", res.code, ran(), res.stderr)
+	}
+	writeFile(t, filepath.Join(dir, "fixed"), "", 0o644)
+	if res := runBinary(t, dir, "resume", "--latest", "--from", "current"); res.code != 0 || ran() != "prep check prep check check report" {
+		t.Fatalf("--from current: exit %d, ran %q\n%s", res.code, ran(), res.stderr)
+	}
+	if res := runBinary(t, dir, "run", "first.yaml"); res.code != 3 {
+		t.Fatalf("run first: %+v", res)
+	}
+	if res := runBinary(t, dir, "resume", "--latest", "--from", "previous"); res.code != 1 || !strings.Contains(res.stderr, "only, where the run stopped, is the first state it ran") {
+		t.Fatalf("--from previous at the first state: %+v", res)
 	}
 }

@@ -60,7 +60,7 @@ Exit status as for reel run; 1 when the run cannot be resumed.`,
 	}
 	refs.register(cmd)
 	fl := cmd.Flags()
-	fl.StringVar(&from, "from", "", "run this state's latest execution, and what was recorded after it, again")
+	fl.StringVar(&from, "from", "", "run this state's latest execution, and what was recorded after it, again (AWF's current and previous: the state the run stopped in, the one before it)")
 	fl.StringVar(&wfFile, "workflow", "", "read the workflow from `FILE` instead of the file the run recorded")
 	fl.StringArrayVarP(&f.inputs, "input", "i", nil, "override a recorded input, `key=value` (repeatable)")
 	fl.BoolVarP(&list, "list", "l", false, "list the runs that can be resumed")

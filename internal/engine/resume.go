@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"math"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -215,13 +216,38 @@ func (e *Engine) prepare(ctx context.Context, wf *workflow.Workflow, rec *runsta
 }
 
 // cutFrom is the first ordinal --from drops: that of the first attempt of
-// the latest recorded visit of the state.
+// the latest recorded visit of the state. AWF's keywords name states by
+// where the run stopped, unless a state of that name ran: current is the
+// state it stopped in, where a plain resume starts (a loop resumes at the
+// iteration that did not finish), previous the state the flow ran before
+// it, which runs again with everything after it.
 func cutFrom(rec *runstate.Run, from string) (int, error) {
 	var hit *runstate.Execution
 	for _, x := range rec.Executions {
 		if x.Path == from || x.Name == from {
 			hit = x
 		}
+	}
+	if hit == nil && (from == "current" || from == "previous") {
+		var top []*runstate.Execution
+		for _, x := range rec.Executions {
+			if !strings.Contains(x.Path, ".") {
+				top = append(top, x)
+			}
+		}
+		if len(top) == 0 {
+			return 0, &ResumeError{RunID: rec.RunID, Reasons: []string{"--from " + from + ": the run recorded no state"}}
+		}
+		current := top[len(top)-1]
+		if from == "current" {
+			return math.MaxInt, nil // drop nothing: a plain resume
+		}
+		for i := len(top) - 2; i >= 0; i-- {
+			if top[i].Path != current.Path {
+				return cutFrom(rec, top[i].Path)
+			}
+		}
+		return 0, &ResumeError{RunID: rec.RunID, Reasons: []string{fmt.Sprintf("--from previous: %s, where the run stopped, is the first state it ran", current.Path)}}
 	}
 	if hit == nil {
 		var names []string
