@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/reelhq/reel/internal/verify"
 )
@@ -121,5 +122,20 @@ func copyTree(t testing.TB, src, dst string) {
 	})
 	if err != nil {
 		t.Fatalf("copy %s: %v", src, err)
+	}
+}
+
+// waitForFile waits up to 10 seconds for path to exist (a step's sign
+// that it started), failing with msg otherwise.
+func waitForFile(t testing.TB, path, msg string) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		if _, err := os.Stat(path); err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal(msg)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

@@ -225,15 +225,7 @@ states:
 	storage := filepath.Join(dir, "st")
 	cmd, id := startRun(t, dir, "run", "slow.yaml", "--storage", storage)
 	defer cmd.Process.Kill()
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		if _, err := os.Stat(filepath.Join(dir, "started")); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("step b never started")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitForFile(t, filepath.Join(dir, "started"), "step b never started")
 	check := func(want string) {
 		t.Helper()
 		var runs []struct{ Status string }

@@ -2,12 +2,10 @@ package main
 
 import (
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/reelhq/reel/internal/runstatus"
 )
@@ -40,15 +38,7 @@ states:
 			storage := filepath.Join(dir, "st")
 			cmd, id := startRun(t, dir, "run", "wf.yaml", "--storage", storage)
 			defer cmd.Process.Kill()
-			for deadline := time.Now().Add(10 * time.Second); ; {
-				if _, err := os.Stat(filepath.Join(dir, "started")); err == nil {
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Fatal("step b never started")
-				}
-				time.Sleep(10 * time.Millisecond)
-			}
+			waitForFile(t, filepath.Join(dir, "started"), "step b never started")
 			cmd.Process.Signal(sig)
 			cmd.Wait()
 			if res := runBinary(t, dir, "resume", id, "--storage", storage); res.code != 0 {
