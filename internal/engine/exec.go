@@ -113,6 +113,14 @@ func (r *run) execute(ctx context.Context) *Report {
 	r.display(fmt.Sprintf("%s● %s", r.indent(), r.wf.Name))
 
 	end := r.storageEnding(r.hooked(ctx, r.walk))
+	if r.past != nil {
+		// A resumed run's total is what all its attempts spent.
+		spent, err := r.past.spentBefore()
+		if err != nil {
+			r.display(fmt.Sprintf("%s! what earlier attempts spent leaves out %v", r.indent(), err))
+		}
+		r.addUsage(spent.Usage, spent.CostUSD)
+	}
 
 	d := r.ran + time.Since(r.started)
 	rep := &Report{RunID: r.id, Status: end.status, ExitCode: end.exitCode, Duration: d, Attempt: max(r.attempt, 1), fatal: end.fatal}

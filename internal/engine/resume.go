@@ -297,6 +297,39 @@ type past struct {
 	// live holds, by key, the recorded visit a live execution replaces,
 	// for a call_workflow step to find its child.
 	live map[runstate.Key]*runstate.Visit
+	// continued names the child runs of earlier attempts that this one
+	// continued (childRun): their reports already hold what they spent.
+	continued map[string]bool
+}
+
+// continueChild notes that the run continues the child run id.
+func (p *past) continueChild(id string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.continued[id] = true
+}
+
+// spentBefore is what the earlier attempts of the run spent that the
+// resumed run's own executions do not report again (runstate, Spent): all
+// their agent executions, kept or not, and the sub-workflow runs they
+// started that this attempt did not continue. A child that cannot be read
+// counts as nothing; the error says which.
+func (p *past) spentBefore() (runstate.Spend, error) {
+	s := p.rec.Spent()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var first error
+	for _, id := range p.rec.ChildRuns() {
+		if p.continued[id] {
+			continue
+		}
+		c, err := runstate.ChildSpent(p.rec.Path, id)
+		if err != nil && first == nil {
+			first = err
+		}
+		s.Add(c.Usage, c.CostUSD)
+	}
+	return s, first
 }
 
 // arm turns a planned past into the one the resumed run walks: the same
@@ -305,6 +338,7 @@ func (p *past) arm() {
 	p.plan = false
 	p.queues = cloneQueues(p.all)
 	p.live = map[runstate.Key]*runstate.Visit{}
+	p.continued = map[string]bool{}
 }
 
 // reusedRanges names the kept executions for run.started.
@@ -471,8 +505,7 @@ func (p *past) changed(v *runstate.Visit, st *workflow.State) string {
 }
 
 // restore puts a kept visit's recorded result where the run's templates
-// and expressions read it, adds its tokens to the run, and returns the
-// outcome the flow continues from.
+// and expressions read it and returns the outcome the flow continues from.
 func (p *past) restore(r *run, st *workflow.State, v *runstate.Visit, key runstate.Key) outcome {
 	x := v.Last()
 	o := outcome{ok: x.Error == "", err: x.Error, cancelled: x.Cancelled()}
@@ -491,13 +524,8 @@ func (p *past) restore(r *run, st *workflow.State, v *runstate.Visit, key runsta
 	case workflow.TypeAgent:
 		var ar transcript.AgentResult
 		_ = transcript.DecodeResult(x.Result, &ar)
-		// every attempt spent its tokens
-		for _, a := range v.Executions {
-			var u transcript.AgentResult
-			if transcript.DecodeResult(a.Result, &u) == nil {
-				r.addUsage(u.Usage, u.CostUSD)
-			}
-		}
+		// Its tokens, and its retries', are in what the earlier attempts
+		// spent (spentBefore).
 		var conv *conversationLog
 		if st.Tracked() {
 			conv = conversationOf(x, &ar)
@@ -532,7 +560,7 @@ func (p *past) restore(r *run, st *workflow.State, v *runstate.Visit, key runsta
 		}
 		val = callValue(o, cr.Outputs)
 		if c := x.ChildResult; c != nil {
-			r.addUsage(c.Usage, c.CostUSD)
+			// What the child spent is in spentBefore.
 			val["TokensUsed"] = c.Usage.TotalTokens
 		}
 	default:
@@ -571,8 +599,12 @@ func (r *run) childRun(ctx context.Context, sp *span, child *workflow.Workflow, 
 	}
 	switch {
 	case prior != nil && prior.Status == runstatus.Success:
+		// What the child spent, read from its files as spentBefore
+		// would have counted it.
+		spent, _ := prior.TotalSpent()
 		rep := &Report{RunID: prior.RunID, TranscriptPath: prior.Path, Status: prior.Status, ExitCode: prior.Result.ExitCode,
-			Duration: prior.Ran(), Usage: prior.Result.Usage, CostUSD: prior.Result.CostUSD, Outputs: prior.Result.Outputs, Attempt: prior.Attempts()}
+			Duration: prior.Ran(), Usage: spent.Usage, CostUSD: spent.CostUSD, Outputs: prior.Result.Outputs, Attempt: prior.Attempts()}
+		r.past.continueChild(prior.RunID)
 		r.display(fmt.Sprintf("%s↷ %s: sub-workflow %s succeeded in attempt %d, kept", r.indent(), sp.path, child.Name, prior.Attempts()))
 		return prior.RunID, func(context.Context) *Report { return rep }, nil
 	case prior != nil:
@@ -589,6 +621,7 @@ func (r *run) childRun(ctx context.Context, sp *span, child *workflow.Workflow, 
 		}
 		r.inherit(cr)
 		cr.attempt, cr.ran, cr.past = prior.Attempts()+1, prior.Ran(), p
+		r.past.continueChild(prior.RunID)
 		return cr.id, cr.execute, nil
 	}
 	id := transcript.NewRunID()

@@ -45,6 +45,10 @@ type Run struct {
 	// order: every execution of the last attempt, and those of earlier
 	// attempts that the later ones kept.
 	Executions []*Execution
+	// All are the step executions of every attempt, in file order: those
+	// the run stands on and those a retry or a resume ran again, which
+	// spent what they spent all the same (Spent).
+	All []*Execution
 	// Warnings name lines that could not be read; what could is here.
 	Warnings []string
 }
@@ -376,6 +380,7 @@ func (b *builder) finish() (*Run, error) {
 	} else {
 		r.Status = runstatus.Open(r.Path)
 	}
+	r.All = b.all
 	r.Executions = append(append([]*Execution{}, b.kept...), b.own...)
 	sort.SliceStable(r.Executions, func(i, j int) bool { return r.Executions[i].Ordinal < r.Executions[j].Ordinal })
 	return r, nil

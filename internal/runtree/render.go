@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/reelhq/reel/internal/pricing"
+	"github.com/reelhq/reel/internal/runstatus"
 
 	"github.com/reelhq/reel/transcript"
 )
@@ -64,6 +65,14 @@ func label(n *Node, top bool) string {
 		}
 	}
 	parts = append(parts, n.Status)
+	// What no longer counts among the run's steps says what stands in
+	// its place.
+	switch n.Superseded {
+	case runstatus.SupersededByResume:
+		parts = append(parts, "(re-run after resume)")
+	case runstatus.SupersededByRetry:
+		parts = append(parts, "(retried)")
+	}
 	if n.Duration > 0 || n.Status != StatusInterrupted && n.Status != StatusRunning {
 		parts = append(parts, FormatDuration(time.Duration(n.Duration)))
 	}

@@ -302,13 +302,25 @@ func (t *Tree) buildFile(path string, opts Options, visiting map[string]bool, de
 	if b.attempt > 1 {
 		root.Attempts = b.attempt
 	}
+	// A child run a resume continued keeps its run id: it hangs once,
+	// under the latest execution that started it (the one that stands),
+	// so that it is neither shown nor added up twice. The superseded
+	// executions keep its id.
+	carrier := map[string]*Node{}
+	Walk(root, func(n *Node, _ int) {
+		if n.ChildRunID != "" {
+			if c := carrier[n.ChildRunID]; c == nil || n.seq > c.seq {
+				carrier[n.ChildRunID] = n
+			}
+		}
+	})
 	// Children first so their totals are known when the parents add up.
 	var attach func(n *Node)
 	attach = func(n *Node) {
 		for _, c := range n.Children {
 			attach(c)
 		}
-		if n.ChildRunID == "" {
+		if n.ChildRunID == "" || carrier[n.ChildRunID] != n {
 			return
 		}
 		cp, err := runstore.ChildPath(path, n.ChildRunID)
@@ -413,6 +425,9 @@ func (b *builder) line(t *Tree, path string, lineNo int, line []byte) bool {
 			b.last = before
 			b.completed = false
 			b.root.open = true
+			// The account of the attempt before is no longer the run's:
+			// until this one completes, the subtree's sum stands in.
+			b.root.Usage, b.root.CostUSD, b.root.ExitCode, b.root.Error = transcript.Usage{}, 0, nil, ""
 			return false
 		}
 		b.root.RunID = ev.RunID
