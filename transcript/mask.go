@@ -113,16 +113,34 @@ func (m *Masker) MaskEvent(e *ExchangeEvent) {
 	}
 }
 
+// maskBlocks masks a message's blocks. The chunks of a run of stream
+// blocks are the deltas of one streamed reply and are masked together
+// (maskChunks): a secret split across two deltas is masked in both.
 func (m *Masker) maskBlocks(in []ContentBlock) []ContentBlock {
 	out := make([]ContentBlock, len(in))
 	for i, b := range in {
 		b.Text = m.MaskString(b.Text)
 		b.Thinking = m.MaskString(b.Thinking)
 		b.Command = m.MaskString(b.Command)
-		b.Chunk = m.MaskString(b.Chunk)
 		b.ToolInput = m.maskValue(b.ToolInput)
 		b.ToolContent = m.maskValue(b.ToolContent)
 		out[i] = b
+	}
+	for i := 0; i < len(out); {
+		j := i
+		var chunks []string
+		for ; j < len(out) && out[j].Type == BlockStream; j++ {
+			chunks = append(chunks, out[j].Chunk)
+		}
+		if j == i {
+			out[i].Chunk = m.MaskString(out[i].Chunk)
+			i++
+			continue
+		}
+		for k, c := range m.maskChunks(chunks) {
+			out[i+k].Chunk = c
+		}
+		i = j
 	}
 	return out
 }

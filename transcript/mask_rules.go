@@ -315,6 +315,32 @@ func maskShapes(s string) string {
 // runs to the end of s, which bytes would have extended it (nil when none
 // does).
 func maskShapesOpen(s string) (string, *charSet) {
+	spans := shapeSpans(s)
+	if len(spans) == 0 {
+		return s, nil
+	}
+	var open *charSet
+	if last := spans[len(spans)-1]; last.end == len(s) {
+		open = last.cont
+		if open == nil {
+			open = &tokenBytes
+		}
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	last := 0
+	for _, sp := range spans {
+		b.WriteString(s[last:sp.start])
+		b.WriteString(Masked)
+		last = sp.end
+	}
+	b.WriteString(s[last:])
+	return b.String(), open
+}
+
+// shapeSpans returns the spans of s that maskShapes replaces, in order and
+// not overlapping.
+func shapeSpans(s string) []span {
 	var spans []span
 	sc := scan{curl: -2, term: -1}
 	for i := 0; i < len(s); {
@@ -339,29 +365,12 @@ func maskShapesOpen(s string) (string, *charSet) {
 		}
 		i++
 	}
-	if len(spans) == 0 {
-		return s, nil
+	// A rule that looks back (the Azure secret) may start inside the span
+	// before it.
+	for k := 1; k < len(spans); k++ {
+		spans[k].start = max(spans[k].start, spans[k-1].end)
 	}
-	var open *charSet
-	if last := spans[len(spans)-1]; last.end == len(s) {
-		open = last.cont
-		if open == nil {
-			open = &tokenBytes
-		}
-	}
-	var b strings.Builder
-	b.Grow(len(s))
-	last := 0
-	for _, sp := range spans {
-		// A rule that looks back (the Azure secret) may start inside
-		// the span before it.
-		sp.start = max(sp.start, last)
-		b.WriteString(s[last:sp.start])
-		b.WriteString(Masked)
-		last = sp.end
-	}
-	b.WriteString(s[last:])
-	return b.String(), open
+	return spans
 }
 
 // matchAt tries every rule that may start at i.
