@@ -49,6 +49,10 @@ func (r *Redactor) String(s string) string {
 // decoded as plain JSON, each string value redacted, and decoded back, so
 // free-form values (tool inputs, results) are covered like the rest.
 func (r *Redactor) Event(ev *transcript.ExchangeEvent) {
+	// The masker first sees the event whole: the stream blocks of a
+	// message are one reply's deltas, masked together, which the walk
+	// string by string below cannot do.
+	r.masker.MaskEvent(ev)
 	line, err := transcript.AppendEvent(nil, ev)
 	if err != nil {
 		// An event the strict encoder refuses (an unknown type read from

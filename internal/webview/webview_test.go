@@ -82,6 +82,38 @@ func TestRedaction(t *testing.T) {
 	}
 }
 
+// A secret two stream blocks (a reply's deltas) split is masked in the
+// page, though each block alone holds no secret.
+func TestRedactionOfSplitStreamDeltas(t *testing.T) {
+	dir := t.TempDir()
+	id := transcript.NewRunID()
+	r := transcripttest.NewRun(t, dir, id, "", transcripttest.Epoch)
+	r.Event(transcript.ExchangeEvent{Type: transcript.RunStarted, Payload: &transcript.StepPayload{Name: "stream", Kind: transcript.KindWorkflow}})
+	r.Event(transcript.ExchangeEvent{Type: transcript.StepStarted, Path: "a", Payload: &transcript.StepPayload{Name: "a", Kind: transcript.KindAgent}})
+	var blocks []transcript.ContentBlock
+	for _, d := range []string{"use sk-ant-", "api03-Xq7vT2mN9", "pL4kR8sW1yZ6bC3dF5gH0jKq now"} {
+		blocks = append(blocks, transcript.ContentBlock{Type: transcript.BlockStream, Fidelity: transcript.FidelityAgentEmitted,
+			Chunk: `{"delta":{"text":"` + d + `"}}`})
+	}
+	r.Event(transcript.ExchangeEvent{Type: transcript.MessageAssistant, Path: "a", Payload: &transcript.MessagePayload{Role: "assistant", Blocks: blocks}})
+	r.Event(transcript.ExchangeEvent{Type: transcript.StepCompleted, Path: "a", Payload: &transcript.StepPayload{Name: "a", Kind: transcript.KindAgent}})
+	r.Event(transcript.ExchangeEvent{Type: transcript.RunCompleted, Payload: &transcript.StepPayload{Name: "stream", Kind: transcript.KindWorkflow, Result: transcript.RunResult{Status: "success"}}})
+	r.Close()
+	red, err := NewRedactor(transcript.NewMasker(nil), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	html := standalone(t, filepath.Join(dir, id+".jsonl"), red)
+	for _, part := range []string{"api03-Xq7vT2mN9", "pL4kR8sW1yZ6bC3dF5gH0jKq"} {
+		if bytes.Contains(html, []byte(part)) {
+			t.Errorf("the page shows %q of the split key", part)
+		}
+	}
+	if !bytes.Contains(html, []byte("now")) || !bytes.Contains(html, []byte(transcript.Masked)) {
+		t.Error("the deltas are not shown masked")
+	}
+}
+
 func TestBlocks(t *testing.T) {
 	png := "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
 	b := value(json.RawMessage(`[{"type":"text","text":"here"},{"type":"image","source":{"type":"base64","media_type":"image/png","data":"`+png+`"}}]`), 0)
