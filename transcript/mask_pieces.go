@@ -36,35 +36,52 @@ func (m *Masker) MaskPieces(pieces []string) []string {
 	for j, p := range pieces {
 		bounds[j+1] = bounds[j] + len(p)
 	}
-	bufs := make([]strings.Builder, len(pieces))
-	// keep copies whole[x:y] into the pieces it spans.
+	// The masked pieces are written in order into one buffer; ends[j] is
+	// where piece j ends in it.
+	var buf strings.Builder
+	buf.Grow(len(whole))
+	ends := make([]int, len(pieces))
 	j := 0
+	to := func(k int) {
+		for ; j < k; j++ {
+			ends[j] = buf.Len()
+		}
+	}
+	// keep copies whole[x:y] into the pieces it spans.
 	keep := func(x, y int) {
 		for x < y {
-			for bounds[j+1] <= x {
-				j++
+			k := j
+			for bounds[k+1] <= x {
+				k++
 			}
+			to(k)
 			e := min(y, bounds[j+1])
-			bufs[j].WriteString(whole[x:e])
+			buf.WriteString(whole[x:e])
 			x = e
 		}
 	}
 	// at returns the piece holding byte x, the last one for x at the end.
 	at := func(x int) int {
-		for j < len(pieces)-1 && bounds[j+1] <= x {
-			j++
+		k := j
+		for k < len(pieces)-1 && bounds[k+1] <= x {
+			k++
 		}
-		return j
+		return k
 	}
 	last := 0
 	for _, e := range edits {
 		keep(last, e.start)
-		bufs[at(e.start)].WriteString(e.repl)
+		to(at(e.start))
+		buf.WriteString(e.repl)
 		last = e.end
 	}
 	keep(last, len(whole))
+	to(len(pieces))
+	all := buf.String()
+	from := 0
 	for j := range out {
-		out[j] = bufs[j].String()
+		out[j] = all[from:ends[j]]
+		from = ends[j]
 	}
 	return out
 }
