@@ -1,11 +1,6 @@
 package transcript
 
-import (
-	"encoding/json"
-	"io"
-	"strconv"
-	"strings"
-)
+import "strconv"
 
 // maskChunks masks the Chunk of consecutive stream blocks: the chunks of
 // one streamed reply, each usually a provider's delta in its own JSON
@@ -21,18 +16,26 @@ import (
 func (m *Masker) maskChunks(chunks []string) []string {
 	type ref struct{ chunk, leaf int }
 	parsed := make([][]chunkLeaf, len(chunks))
-	streams := map[string][]ref{}
-	var order []string
+	streams := map[streamPlace][]ref{}
+	var order []streamPlace
+	// The same few keys and paths come in every chunk.
+	keys := map[string]string{}
+	paths := map[nodePlace]string{}
 	for i, c := range chunks {
-		leaves, ok := chunkLeaves(c)
+		leaves, ok := chunkLeaves(c, paths)
 		if !ok {
-			leaves = []chunkLeaf{{start: 0, end: len(c), val: c, raw: true, stream: "\x00text"}}
+			leaves = []chunkLeaf{{start: 0, end: len(c), val: c, raw: true, stream: streamPlace{container: "text"}}}
 		}
 		for k := range leaves {
 			l := &leaves[k]
 			switch {
 			case l.key:
-				l.masked = m.MaskString(l.val)
+				mk, ok := keys[l.val]
+				if !ok {
+					mk = m.MaskString(l.val)
+					keys[l.val] = mk
+				}
+				l.masked = mk
 			case l.secretKey && maskableValue(l.val):
 				l.masked = Masked
 			default:
@@ -94,124 +97,161 @@ type chunkLeaf struct {
 	key        bool // an object key
 	secretKey  bool // the value of a secret-named key
 	// stream names the place of the string in the chunk.
-	stream string
+	stream streamPlace
+}
+
+// streamPlace is where a string sits in a chunk: the path of its
+// container, and its member (or element) there.
+type streamPlace struct {
+	container string
+	member    string
+	elem      int
 }
 
 // chunkNode is an object or array on the way to a string; index is its
 // "index" member, when it has a number there.
 type chunkNode struct {
 	parent *chunkNode
-	seg    string
+	member string
+	elem   int
 	index  string
+	path   string
+	done   bool
 }
 
-func (n *chunkNode) path() string {
-	var parts []string
-	for ; n != nil; n = n.parent {
-		parts = append(parts, n.seg+"#"+n.index)
+// nodePlace identifies a node's path from its parent's path; the paths
+// of a reply's chunks repeat, and paths keeps each once.
+type nodePlace struct {
+	parent, member, index string
+	elem                  int
+}
+
+func (n *chunkNode) key(paths map[nodePlace]string) string {
+	if n == nil {
+		return ""
 	}
-	return strings.Join(parts, "\x00")
+	if !n.done {
+		pl := nodePlace{parent: n.parent.key(paths), member: n.member, index: n.index, elem: n.elem}
+		path, ok := paths[pl]
+		if !ok {
+			path = pl.parent + "\x00" + n.member + "[" + strconv.Itoa(n.elem) + "]#" + n.index
+			paths[pl] = path
+		}
+		n.path, n.done = path, true
+	}
+	return n.path
 }
 
 // chunkLeaves returns the strings of c, a single JSON value, with their
 // places; ok is false when c is not one.
-func chunkLeaves(c string) (leaves []chunkLeaf, ok bool) {
-	dec := json.NewDecoder(strings.NewReader(c))
-	dec.UseNumber()
-	type frame struct {
-		node   *chunkNode
-		obj    bool
-		key    string // the member being read
-		wantK  bool   // an object expecting a key
-		n      int    // the next array element
-		secret bool   // key says secret
+func chunkLeaves(c string, paths map[nodePlace]string) (leaves []chunkLeaf, ok bool) {
+	p := chunkParser{c: c, d: decoder{data: []byte(c)}, leaves: make([]chunkLeaf, 0, 16), nodes: make([]*chunkNode, 0, 16)}
+	if err := p.value(nil, "", 0, false, 0); err != nil {
+		return nil, false
 	}
-	var stack []frame
-	var nodes []*chunkNode // per leaf, its container
-	var segs []string      // per leaf, its member or element
-	seg := func() string {
-		if len(stack) == 0 {
-			return ""
-		}
-		f := &stack[len(stack)-1]
-		if f.obj {
-			return "." + f.key
-		}
-		return "[" + strconv.Itoa(f.n) + "]"
+	if p.d.peek(); p.d.pos != len(p.d.data) {
+		return nil, false
 	}
-	advance := func() {
-		if len(stack) == 0 {
-			return
-		}
-		f := &stack[len(stack)-1]
-		if f.obj {
-			f.wantK = true
-		} else {
-			f.n++
+	for k := range p.leaves {
+		if !p.leaves[k].key {
+			p.leaves[k].stream.container = p.nodes[k].key(paths)
 		}
 	}
-	done := false
-	for {
-		off := int(dec.InputOffset())
-		tok, err := dec.Token()
-		if err == io.EOF {
-			break
+	return p.leaves, true
+}
+
+// chunkParser reads a chunk's strings with the transcript decoder's
+// scanner, which validates the JSON as it goes.
+type chunkParser struct {
+	c      string
+	d      decoder
+	leaves []chunkLeaf
+	nodes  []*chunkNode // per leaf, its container
+}
+
+// str reads the string at the decoder's position.
+func (p *chunkParser) str() (chunkLeaf, error) {
+	d := &p.d
+	start := d.pos
+	b, err := d.strBytes()
+	if err != nil {
+		return chunkLeaf{}, err
+	}
+	l := chunkLeaf{start: start, end: d.pos}
+	if len(b) == d.pos-start-2 {
+		l.val = p.c[start+1 : d.pos-1] // no escapes: no copy
+	} else {
+		l.val = string(b)
+	}
+	return l, nil
+}
+
+// value reads one value, the member (or element elem) of parent.
+func (p *chunkParser) value(parent *chunkNode, member string, elem int, secret bool, depth int) error {
+	d := &p.d
+	if depth > maxDepth {
+		return d.fail("nesting too deep")
+	}
+	switch d.peek() {
+	case '"':
+		l, err := p.str()
+		if err != nil {
+			return err
 		}
-		if err != nil || done {
-			return nil, false
+		l.secretKey = secret
+		l.stream = streamPlace{member: member, elem: elem}
+		p.leaves, p.nodes = append(p.leaves, l), append(p.nodes, parent)
+		return nil
+	case '{':
+		node := &chunkNode{parent: parent, member: member, elem: elem}
+		d.pos++
+		if d.peek() == '}' {
+			d.pos++
+			return nil
 		}
-		end := int(dec.InputOffset())
-		switch t := tok.(type) {
-		case json.Delim:
-			switch t {
-			case '{', '[':
-				var parent *chunkNode
-				if len(stack) > 0 {
-					parent = stack[len(stack)-1].node
-				}
-				node := &chunkNode{parent: parent, seg: seg()}
-				stack = append(stack, frame{node: node, obj: t == '{', wantK: t == '{'})
-			default:
-				stack = stack[:len(stack)-1]
-				advance()
+		for {
+			d.ws()
+			k, err := p.str()
+			if err != nil {
+				return err
 			}
-		case string:
-			start := off + strings.IndexByte(c[off:end], '"')
-			l := chunkLeaf{start: start, end: end, val: t}
-			var container *chunkNode
-			if len(stack) > 0 {
-				f := &stack[len(stack)-1]
-				container = f.node
-				if f.obj && f.wantK {
-					l.key = true
-					f.key, f.wantK, f.secret = t, false, secretName(t)
-					leaves = append(leaves, l)
-					nodes, segs = append(nodes, container), append(segs, "")
-					continue
-				}
-				l.secretKey = f.obj && f.secret
+			k.key = true
+			p.leaves, p.nodes = append(p.leaves, k), append(p.nodes, node)
+			if d.peek() != ':' {
+				return d.fail("expected : after object key")
 			}
-			leaves = append(leaves, l)
-			nodes, segs = append(nodes, container), append(segs, seg())
-			advance()
-		case json.Number:
-			if len(stack) > 0 {
-				if f := &stack[len(stack)-1]; f.obj && f.key == "index" {
-					f.node.index = t.String()
+			d.pos++
+			if k.val == "index" && d.peek() != '"' && d.peek() != '{' && d.peek() != '[' {
+				num, _, err := d.numberBytes()
+				if err != nil {
+					if err := d.skip(depth + 1); err != nil {
+						return err
+					}
+				} else {
+					node.index = string(num)
 				}
+			} else if err := p.value(node, k.val, 0, secretName(k.val), depth+1); err != nil {
+				return err
 			}
-			advance()
-		default:
-			advance()
+			if done, err := d.more('}'); done || err != nil {
+				return err
+			}
 		}
-		if len(stack) == 0 {
-			done = true
+	case '[':
+		node := &chunkNode{parent: parent, member: member, elem: elem}
+		d.pos++
+		if d.peek() == ']' {
+			d.pos++
+			return nil
+		}
+		for n := 0; ; n++ {
+			if err := p.value(node, "", n, false, depth+1); err != nil {
+				return err
+			}
+			if done, err := d.more(']'); done || err != nil {
+				return err
+			}
 		}
 	}
-	for k := range leaves {
-		if !leaves[k].key {
-			leaves[k].stream = nodes[k].path() + "\x00" + segs[k]
-		}
-	}
-	return leaves, true
+	return d.skip(depth)
 }

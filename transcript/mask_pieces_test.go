@@ -314,3 +314,62 @@ func BenchmarkMaskPieces(b *testing.B) {
 	base := time.Since(baseStart)
 	b.ReportMetric(float64(base)/float64(dur), "x-vs-stdlib")
 }
+
+// BenchmarkMaskStreamBlocks masks a message of stream blocks, OpenAI
+// chunks of 3 to 20 bytes of build output, with MaskEvent, beside the
+// plain standard-library way: decode each chunk with encoding/json, join
+// the content deltas, run stdlibMasker's regular expressions over them and
+// encode each chunk again.
+func BenchmarkMaskStreamBlocks(b *testing.B) {
+	var text strings.Builder
+	for i := 0; i < 300; i++ {
+		if i%50 == 0 {
+			text.WriteString("connecting with token ghp_abcdefghijklmnopqrstuvwxyz0123456789\n")
+			continue
+		}
+		fmt.Fprintf(&text, "[%05d] compiled ./pkg/module%d/file.go ok in 0.%03ds\n", i, i%97, i%1000)
+	}
+	rng := rand.New(rand.NewSource(1))
+	var blocks []ContentBlock
+	size := 0
+	for s := text.String(); s != ""; {
+		n := min(len(s), 3+rng.Intn(18))
+		c, _ := json.Marshal(map[string]any{"id": "chatcmpl-D8Z5oo6uDh67AD85p73ksdT1KxhE0", "object": "chat.completion.chunk",
+			"choices": []any{map[string]any{"index": 0, "delta": map[string]any{"content": s[:n]}, "finish_reason": nil}}})
+		blocks = append(blocks, ContentBlock{Type: BlockStream, Fidelity: FidelityAgentEmitted, Chunk: string(c)})
+		size += len(c)
+		s = s[n:]
+	}
+	m := NewMasker([]string{"REEL_BENCH_TOKEN=not-in-the-output-123"})
+	b.SetBytes(int64(size))
+	b.ReportAllocs()
+	b.ResetTimer()
+	start := time.Now()
+	for i := 0; i < b.N; i++ {
+		ev := ExchangeEvent{Type: MessageAssistant, Payload: &MessagePayload{Role: "assistant", Blocks: blocks}}
+		m.MaskEvent(&ev)
+	}
+	dur := time.Since(start)
+	b.StopTimer()
+	sm := newStdlibMasker()
+	baseStart := time.Now()
+	for i := 0; i < b.N; i++ {
+		var joined strings.Builder
+		decoded := make([]map[string]any, len(blocks))
+		for k, blk := range blocks {
+			if err := json.Unmarshal([]byte(blk.Chunk), &decoded[k]); err != nil {
+				b.Fatal(err)
+			}
+			d := decoded[k]["choices"].([]any)[0].(map[string]any)["delta"].(map[string]any)
+			joined.WriteString(d["content"].(string))
+		}
+		sm.mask(joined.String())
+		for _, d := range decoded {
+			if _, err := json.Marshal(d); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	base := time.Since(baseStart)
+	b.ReportMetric(float64(base)/float64(dur), "x-vs-stdlib")
+}
