@@ -17,13 +17,16 @@ func TestHoldWindow(t *testing.T) {
 // However a line is cut by Force, the pieces show no secret that masking
 // the whole line masks: a token cut open stays masked to its end, a tail
 // that may begin one is held for the next piece. Property test over random
-// lines of secrets, plain words and tokens longer than a piece.
+// lines of secrets, plain words and tokens longer than a piece. Left out:
+// a secret-named assignment glued to a credential token before it with
+// nothing between (sk-…API_KEY=value), whose value after a forced cut
+// inside the token may show its last bytes unmasked.
 func TestForcedPiecesShowNoSecret(t *testing.T) {
 	const env = "zq8-env-secret-value-4711"
 	m := NewMasker([]string{"REEL_TEST_API_KEY=" + env})
 	secrets := []string{env, "ghp_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5", "sk-ant-" + strings.Repeat("Q", 40),
 		"AKIA" + strings.Repeat("Z", 16),
-		"postgres://u:" + strings.Repeat("w", 20) + "@h", strings.Repeat("sk-"+strings.Repeat("9", 20), 300)}
+		"postgres://u:" + strings.Repeat("w", 20) + "@h", " Bearer " + strings.Repeat("T", 30) + " ", ",API_KEY=" + strings.Repeat("V", 30) + " ", strings.Repeat("sk-"+strings.Repeat("9", 20), 300)}
 	plain := []string{"plain", "x", ",", "progress=42%", "yyyyyyyyyyyyyyyyyyyy"}
 	seps := []string{" ", "", "", ","}
 	rng := rand.New(rand.NewSource(1))
@@ -65,7 +68,7 @@ func TestForcedPiecesShowNoSecret(t *testing.T) {
 				t.Fatalf("iteration %d: pieces show %.120q, which the whole line masks", iter, seg)
 			}
 		}
-		for _, s := range []string{env, "3zA5", "QQQQQQQQ", "ZZZZZZZZ", "wwwwwwww", "9999999999"} {
+		for _, s := range []string{env, "TTTTTTTT", "VVVVVVVV", "3zA5", "QQQQQQQQ", "ZZZZZZZZ", "wwwwwwww", "9999999999"} {
 			if strings.Contains(got.String(), s) && !strings.Contains(want, s) {
 				t.Fatalf("iteration %d: pieces show %q", iter, s)
 			}
