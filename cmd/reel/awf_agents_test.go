@@ -173,6 +173,31 @@ var agentDeliberate = map[string]struct {
 			}
 		},
 	},
+	"awf-agent-failures": {
+		why: "an agent step's retry is honoured in reel; AWF retries commands only and runs an agent step once",
+		check: func(t *testing.T, got, awf awfOutcome) {
+			a, g := agentCalls(awf.Files["agents-gemini.log"]), agentCalls(got.Files["agents-gemini.log"])
+			if len(a) != 1 || len(g) != 2 || g[0] != a[0] || g[1] != a[0] {
+				t.Errorf("gemini calls: reel %+v, AWF %+v (want AWF's once, reel's twice)", g, a)
+			}
+			if awf.ExitCode != 3 || awf.Final != "error" || awf.Steps["gem"].Status != "failed" {
+				t.Errorf("AWF's outcome changed: %+v", awf)
+			}
+			if got.ExitCode != 0 || got.Final != "done" || !strings.HasPrefix(got.Steps["gem"].Output, "gemini turn 2 ") {
+				t.Errorf("reel: %+v", got)
+			}
+			// The rest (failed steps, what follows them reads) is AWF's.
+			g2, a2 := got, awf
+			g2.Steps, a2.Steps = maps.Clone(got.Steps), maps.Clone(awf.Steps)
+			delete(g2.Steps, "gem")
+			delete(a2.Steps, "gem")
+			g2.Files, a2.Files = maps.Clone(got.Files), maps.Clone(awf.Files)
+			delete(g2.Files, "agents-gemini.log")
+			delete(a2.Files, "agents-gemini.log")
+			g2.ExitCode, g2.Status, g2.Final = a2.ExitCode, a2.Status, a2.Final
+			compareOutcomes(t, g2, a2, nil)
+		},
+	},
 	"awf-single-system": {
 		why: "a single-mode agent step's system_prompt reaches the CLI in reel (claude --append-system-prompt, ahead of the prompt for gemini and codex); AWF drops it (its CLI providers read it only in conversation mode)",
 		check: func(t *testing.T, got, awf awfOutcome) {
