@@ -179,6 +179,7 @@ var awfCases = []awfCase{
 	{name: "awf-agent-fields", own: true, agents: true},
 	{name: "awf-single-system", own: true, agents: true},
 	{name: "awf-agent-failures", own: true, agents: true},
+	{name: "awf-agent-outputs", own: true, agents: true, stdin: "more\nand more\n\n"},
 	{name: "awf-conversation-limits", own: true, agents: true, stdin: "typed\n\n\n"},
 	{name: "awf-interplay", own: true, collect: []string{"hooks.log"}},
 	{name: "awf-hook-failures", own: true, collect: []string{"hooks.log"}},

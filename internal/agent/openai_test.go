@@ -283,7 +283,7 @@ func TestOpenAIParallelCallsRunInOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Output != `{"files":1,"ok":true}` {
+	if res.Output != "{\"files\": 1,\n \"ok\": true}" {
 		t.Errorf("json output = %q", res.Output)
 	}
 	var ids []string

@@ -12,7 +12,8 @@
 #     keeps the id it was given and counts its turns on;
 #   - a prompt whose first line holds FAIL-ALWAYS fails (exit 1, the
 #     CLI's error shape); FAIL-ONCE fails the first time that prompt is
-#     sent.
+#     sent; REPLY-JSON gets a JSON document in a fenced block as the
+#     reply, SLEEP a reply 3 seconds late.
 #
 # Each call appends to $FAKE_AGENT_DIR/agents-PROVIDER.log what it was
 # asked, normalized across the tools' argv conventions (the session it
@@ -102,9 +103,9 @@ echo "$n" >"$turns"
 
 {
 	echo "== $provider call"
-	echo "resume: ${resume:--}"
-	echo "model: ${model:--}"
-	echo "system: ${system:--}"
+	printf 'resume: %s\n' "${resume:--}"
+	printf 'model: %s\n' "${model:--}"
+	printf 'system: %s\n' "${system:--}"
 	echo "prompt:"
 	printf '%s\n' "$prompt"
 } >>"$dir/agents-$provider.log"
@@ -130,39 +131,52 @@ json() {
 	printf '%s' "$1" | sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/	/\\t/g'
 }
 r=$(json "$reply")
+case $first in
+*REPLY-JSON*)
+	# a JSON document in a fenced block, as models answer when asked
+	r='```json\n{\"turn\": '"$n"', \"digest\": \"'"$digest"'\"}\n```'
+	reply=$r
+	;;
+esac
+case $first in
+*SLEEP*) sleep 3 ;;
+esac
+# line writes one line of output as is (dash's echo would read the
+# backslashes of JSON escapes).
+line() { printf '%s\n' "$1"; }
 in=$(( ${#prompt} / 4 + 1 ))
 out=$(( ${#reply} / 4 + 1 ))
 
 case $provider in
 claude)
-	echo '{"type":"system","subtype":"init","cwd":"'"$(json "$PWD")"'","session_id":"'"$session"'","tools":["Bash","Read"],"mcp_servers":[],"model":"claude-haiku-4-5-20251001","permissionMode":"default","apiKeySource":"none","claude_code_version":"2.1.285","output_style":"default"}'
+	line '{"type":"system","subtype":"init","cwd":"'"$(json "$PWD")"'","session_id":"'"$session"'","tools":["Bash","Read"],"mcp_servers":[],"model":"claude-haiku-4-5-20251001","permissionMode":"default","apiKeySource":"none","claude_code_version":"2.1.285","output_style":"default"}'
 	if [ -n "$fail" ]; then
-		echo '{"type":"result","subtype":"error_during_execution","is_error":true,"duration_ms":12,"duration_api_ms":0,"num_turns":0,"session_id":"'"$session"'","total_cost_usd":0,"usage":{"input_tokens":0,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":0},"permission_denials":[]}'
+		line '{"type":"result","subtype":"error_during_execution","is_error":true,"duration_ms":12,"duration_api_ms":0,"num_turns":0,"session_id":"'"$session"'","total_cost_usd":0,"usage":{"input_tokens":0,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":0},"permission_denials":[]}'
 		echo "claude: the fake was told to fail" >&2
 		exit 1
 	fi
-	echo '{"type":"assistant","message":{"model":"claude-haiku-4-5-20251001","id":"msg_fake'"$n"'","type":"message","role":"assistant","content":[{"type":"text","text":"'"$r"'"}],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":'"$in"',"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":'"$out"',"service_tier":"standard"}},"parent_tool_use_id":null,"session_id":"'"$session"'"}'
-	echo '{"type":"result","subtype":"success","is_error":false,"duration_ms":20,"duration_api_ms":15,"num_turns":1,"result":"'"$r"'","stop_reason":"end_turn","session_id":"'"$session"'","total_cost_usd":0.0001,"usage":{"input_tokens":'"$in"',"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":'"$out"',"service_tier":"standard"},"permission_denials":[]}'
+	line '{"type":"assistant","message":{"model":"claude-haiku-4-5-20251001","id":"msg_fake'"$n"'","type":"message","role":"assistant","content":[{"type":"text","text":"'"$r"'"}],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":'"$in"',"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":'"$out"',"service_tier":"standard"}},"parent_tool_use_id":null,"session_id":"'"$session"'"}'
+	line '{"type":"result","subtype":"success","is_error":false,"duration_ms":20,"duration_api_ms":15,"num_turns":1,"result":"'"$r"'","stop_reason":"end_turn","session_id":"'"$session"'","total_cost_usd":0.0001,"usage":{"input_tokens":'"$in"',"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":'"$out"',"service_tier":"standard"},"permission_denials":[]}'
 	;;
 gemini)
-	echo '{"type":"init","session_id":"'"$session"'","model":"'"${model:-gemini-2.5-pro}"'","timestamp":"2026-01-15T10:00:00Z"}'
+	line '{"type":"init","session_id":"'"$session"'","model":"'"${model:-gemini-2.5-pro}"'","timestamp":"2026-01-15T10:00:00Z"}'
 	if [ -n "$fail" ]; then
-		echo '{"type":"error","severity":"error","message":"the fake was told to fail","timestamp":"2026-01-15T10:00:02Z"}'
-		echo '{"type":"result","status":"error","error":{"type":"Error","message":"the fake was told to fail"},"stats":{"total_tokens":0,"input_tokens":0,"output_tokens":0},"timestamp":"2026-01-15T10:00:02Z"}'
+		line '{"type":"error","severity":"error","message":"the fake was told to fail","timestamp":"2026-01-15T10:00:02Z"}'
+		line '{"type":"result","status":"error","error":{"type":"Error","message":"the fake was told to fail"},"stats":{"total_tokens":0,"input_tokens":0,"output_tokens":0},"timestamp":"2026-01-15T10:00:02Z"}'
 		exit 1
 	fi
-	echo '{"type":"message","role":"assistant","content":"'"$r"'","timestamp":"2026-01-15T10:00:05Z"}'
-	echo '{"type":"result","status":"success","stats":{"total_tokens":'$((in + out))',"input_tokens":'"$in"',"output_tokens":'"$out"',"duration_ms":20,"tool_calls":0},"timestamp":"2026-01-15T10:00:06Z"}'
+	line '{"type":"message","role":"assistant","content":"'"$r"'","timestamp":"2026-01-15T10:00:05Z"}'
+	line '{"type":"result","status":"success","stats":{"total_tokens":'$((in + out))',"input_tokens":'"$in"',"output_tokens":'"$out"',"duration_ms":20,"tool_calls":0},"timestamp":"2026-01-15T10:00:06Z"}'
 	;;
 codex)
-	echo '{"type":"thread.started","thread_id":"'"$session"'"}'
-	echo '{"type":"turn.started"}'
+	line '{"type":"thread.started","thread_id":"'"$session"'"}'
+	line '{"type":"turn.started"}'
 	if [ -n "$fail" ]; then
-		echo '{"type":"error","message":"the fake was told to fail"}'
-		echo '{"type":"turn.failed","error":{"message":"the fake was told to fail"}}'
+		line '{"type":"error","message":"the fake was told to fail"}'
+		line '{"type":"turn.failed","error":{"message":"the fake was told to fail"}}'
 		exit 1
 	fi
-	echo '{"type":"item.completed","item":{"id":"item_0","type":"agent_message","text":"'"$r"'"}}'
-	echo '{"type":"turn.completed","usage":{"input_tokens":'"$in"',"cached_input_tokens":0,"output_tokens":'"$out"'}}'
+	line '{"type":"item.completed","item":{"id":"item_0","type":"agent_message","text":"'"$r"'"}}'
+	line '{"type":"turn.completed","usage":{"input_tokens":'"$in"',"cached_input_tokens":0,"output_tokens":'"$out"'}}'
 	;;
 esac
