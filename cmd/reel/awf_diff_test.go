@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -54,6 +55,17 @@ type awfCase struct {
 	// collect names files (relative to the project) whose content after
 	// the run is part of the outcome, such as a log the hooks append to.
 	collect []string
+	// agents: testdata/awfagents (fake claude, gemini and codex CLIs)
+	// comes first on PATH, and what each was asked is collected
+	// (agents-PROVIDER.log, written by the fakes in the project).
+	agents bool
+	// anthropic: ANTHROPIC_BASE_URL points at a local server answering
+	// chat completions (reel's anthropic provider; AWF has none).
+	anthropic bool
+	// stdin is the run's standard input: a mode conversation step's
+	// follow-up messages, one a line, an empty line ending each
+	// conversation.
+	stdin string
 	// own: the workflow is not one of AWF's fixtures but reel's, in
 	// testdata/awfown/, for what the corpus leaves out (hooks, loops,
 	// when, capture and depends_on together; failing hooks; a missing
@@ -143,6 +155,32 @@ var awfCases = []awfCase{
 	{name: "validation-patterns", inputs: []string{"email=ann@example.com"}},
 	{name: "validation-patterns/no-match", inputs: []string{"email=not-an-email"}},
 
+	// The agent fixtures run against the fake CLIs of testdata/awfagents.
+	// A mode conversation step reads its follow-ups from stdin, a line
+	// each, until an empty line; each fixture gets a second turn where
+	// the order of its steps is fixed (not in conversation-parallel,
+	// whose branches read stdin at once).
+	{name: "agent-simple", agents: true, inputs: []string{"task=list the files"}},
+	{name: "conversation-simple", agents: true, inputs: []string{"task=review main.go"}, stdin: "now shorter\n\n"},
+	{name: "conversation-continue-from", agents: true, inputs: []string{"task=the build is slow"}, stdin: "why?\n\nand then?\n\n"},
+	{name: "conversation-multiturn", agents: true, inputs: []string{"initial_request=explain goroutines"}, stdin: "an example\n\nanother\n\n"},
+	{name: "conversation-error", agents: true, inputs: []string{"task=count the lines"}, stdin: "\n\n"},
+	{name: "conversation-error/fails", agents: true, inputs: []string{"task=FAIL-ALWAYS"}, stdin: "\n\n"},
+	{name: "conversation-error/flaky", agents: true, inputs: []string{"task=FAIL-ONCE"}, stdin: "\n\n"},
+	{name: "conversation-error/no-input", agents: true, inputs: []string{"task=count the lines"}},
+	{name: "conversation-inject-context", agents: true, inputs: []string{"task=hello"}, stdin: "  spaced reply  \n\n"},
+	{name: "conversation-max-turns", agents: true, inputs: []string{"task=caching"}, stdin: "one\n\ntwo\n\nthree\n\nfour\n\n"},
+	{name: "conversation-parallel", agents: true, inputs: []string{"task=queues"}, stdin: "\n\n\n\n"},
+	{name: "conversation-stop-condition", agents: true, inputs: []string{"task=ship it"}, stdin: "COMPLETE\n\n\nlast\n\n\n"},
+	{name: "conversation-window", agents: true, inputs: []string{"task=testing"}, stdin: "a\nb\nc\n\n\n\n"},
+	{name: "conversation-simple/exit", agents: true, inputs: []string{"task=review main.go"}, stdin: "exit\n\n"},
+	{name: "expr-agent-fields", agents: true, anthropic: true},
+
+	{name: "awf-agent-fields", own: true, agents: true},
+	{name: "awf-single-system", own: true, agents: true},
+	{name: "awf-agent-failures", own: true, agents: true},
+	{name: "awf-agent-outputs", own: true, agents: true, stdin: "more\nand more\n\n"},
+	{name: "awf-conversation-limits", own: true, agents: true, stdin: "typed\n\n\n"},
 	{name: "awf-interplay", own: true, collect: []string{"hooks.log"}},
 	{name: "awf-hook-failures", own: true, collect: []string{"hooks.log"}},
 	{name: "awf-hook-retry", own: true, collect: []string{"hooks.log"}},
@@ -164,22 +202,11 @@ var awfCases = []awfCase{
 // awfOutOfScope are the fixtures AWF accepts that the differential test
 // does not run, and why.
 var awfOutOfScope = map[string]string{
-	"agent-simple":                "calls an agent CLI (claude)",
-	"conversation-continue-from":  "calls an agent CLI",
-	"conversation-error":          "calls an agent CLI",
-	"conversation-inject-context": "calls an agent CLI",
-	"conversation-max-turns":      "calls an agent CLI",
-	"conversation-multiturn":      "calls an agent CLI",
-	"conversation-parallel":       "calls agent CLIs (claude, gemini, codex)",
-	"conversation-simple":         "calls an agent CLI",
-	"conversation-stop-condition": "calls an agent CLI",
-	"conversation-window":         "calls an agent CLI",
-	"expr-agent-fields":           "calls an agent (provider anthropic)",
-	"subworkflow-circular-b":      "the same cycle as subworkflow-circular-a, entered from the other side",
-	"subworkflow-nested-b":        "run as the child of subworkflow-nested-a",
-	"subworkflow-nested-c":        "run as the grandchild of subworkflow-nested-a",
-	"valid-with-dir":              "its first state runs in /tmp/project: the outcome depends on whether that directory exists on the machine",
-	"secrets-masked":              "tests AWF's masking of secret-named inputs in step output; reel masks only with --mask-secrets, by value (DECISIONS §9), see docs/awf-compat.md",
+	"subworkflow-circular-b": "the same cycle as subworkflow-circular-a, entered from the other side",
+	"subworkflow-nested-b":   "run as the child of subworkflow-nested-a",
+	"subworkflow-nested-c":   "run as the grandchild of subworkflow-nested-a",
+	"valid-with-dir":         "its first state runs in /tmp/project: the outcome depends on whether that directory exists on the machine",
+	"secrets-masked":         "tests AWF's masking of secret-named inputs in step output; reel masks only with --mask-secrets, by value (DECISIONS §9), see docs/awf-compat.md",
 }
 
 // awfDeliberate are cases where reel's outcome differs from AWF's on
@@ -363,7 +390,14 @@ func TestAWFDifferential(t *testing.T) {
 				t.Fatal(err)
 			}
 			got := runReelCase(t, fixtures, c)
-			if d, ok := awfDeliberate[c.name]; ok {
+			if c.agents {
+				agentDifferences(t, &got, &awf)
+			}
+			d, ok := awfDeliberate[c.name]
+			if !ok {
+				d, ok = agentDeliberate[c.name]
+			}
+			if ok {
 				t.Logf("deliberate difference: %s", d.why)
 				d.check(t, got, awf)
 				return
@@ -468,6 +502,7 @@ type caseEnv struct {
 	env                 []string
 	args                []string
 	server              string
+	stdin               string
 }
 
 func setupCase(t *testing.T, fixtures string, c awfCase) caseEnv {
@@ -503,7 +538,21 @@ func setupCase(t *testing.T, fixtures string, c awfCase) caseEnv {
 		// ("command not found") are part of what is compared.
 		"SHELL=/bin/bash",
 	)
+	if c.agents {
+		fakes, err := filepath.Abs(filepath.Join("testdata", "awfagents"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ce.env = append(ce.env, "PATH="+fakes+string(filepath.ListSeparator)+os.Getenv("PATH"), "FAKE_AGENT_DIR="+ce.proj,
+			"REEL_CLAUDE_BIN=", "REEL_GEMINI_BIN=", "REEL_CODEX_BIN=")
+	}
+	if c.anthropic {
+		srv := httptest.NewServer(http.HandlerFunc(chatHandler))
+		t.Cleanup(srv.Close)
+		ce.env = append(ce.env, "ANTHROPIC_BASE_URL="+srv.URL+"/v1", "ANTHROPIC_API_KEY=sk-ant-test")
+	}
 	ce.env = append(ce.env, c.env...)
+	ce.stdin = c.stdin
 	for _, in := range c.inputs {
 		ce.args = append(ce.args, "--input", in)
 	}
@@ -535,6 +584,25 @@ func echoHandler(w http.ResponseWriter, r *http.Request) {
 	fmt.Fprintf(w, `{"method":%q,"path":%q,"body":%q}`, r.Method, r.URL.Path, body)
 }
 
+// chatHandler answers a chat completions request with one streamed reply
+// and its usage, in OpenAI's SSE framing.
+func chatHandler(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost || r.URL.Path != "/v1/chat/completions" {
+		http.Error(w, `{"error":{"message":"no route"}}`, http.StatusNotFound)
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	const chunk = `{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1763780000,"model":"claude-haiku-4-5",`
+	for _, ev := range []string{
+		chunk + `"choices":[{"index":0,"delta":{"role":"assistant","content":"Hello!"},"finish_reason":null}]}`,
+		chunk + `"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`,
+		chunk + `"choices":[],"usage":{"prompt_tokens":10,"completion_tokens":3,"total_tokens":13}}`,
+		"[DONE]",
+	} {
+		fmt.Fprintf(w, "data: %s\n\n", ev)
+	}
+}
+
 // runTool runs a binary in the case's project and returns its exit status.
 func runTool(t *testing.T, ce caseEnv, bin string, args ...string) (int, string) {
 	t.Helper()
@@ -543,6 +611,9 @@ func runTool(t *testing.T, ce caseEnv, bin string, args ...string) (int, string)
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Dir = ce.proj
 	cmd.Env = ce.env
+	if ce.stdin != "" {
+		cmd.Stdin = strings.NewReader(ce.stdin)
+	}
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()
@@ -601,11 +672,15 @@ func runAWFCase(t *testing.T, fixtures string, c awfCase, bin string) awfOutcome
 
 // collectFiles reads the case's collected files, normalized.
 func collectFiles(t *testing.T, c awfCase, ce caseEnv) map[string]string {
-	if len(c.collect) == 0 {
+	names := c.collect
+	if c.agents {
+		names = append(slices.Clip(names), agentLogs...)
+	}
+	if len(names) == 0 {
 		return nil
 	}
 	out := map[string]string{}
-	for _, name := range c.collect {
+	for _, name := range names {
 		b, err := os.ReadFile(filepath.Join(ce.proj, name))
 		if err != nil && !os.IsNotExist(err) {
 			t.Fatal(err)
@@ -614,6 +689,12 @@ func collectFiles(t *testing.T, c awfCase, ce caseEnv) map[string]string {
 	}
 	return out
 }
+
+// agentLogs are the files the fake agents write in the project: what each
+// CLI was asked (the session it resumes, the model, the system prompt and
+// the prompt), one call after another. Their raw argv, which differs
+// between the tools, is left out (docs/awf-compat.md).
+var agentLogs = []string{"agents-claude.log", "agents-gemini.log", "agents-codex.log"}
 
 // runReelCase runs the case under reel and reads its outcome back from the
 // run's transcript, which must pass reel verify.
@@ -692,6 +773,11 @@ func reelStep(t *testing.T, p *transcript.StepPayload, ce caseEnv) awfStep {
 		}
 		if err := transcript.DecodeResult(p.Result, &hr); err == nil && hr.StatusCode != 0 {
 			s.Output = httpOutput(hr.StatusCode, awfNormalize(hr.Body, ce))
+		}
+	case transcript.KindAgent:
+		var ar transcript.AgentResult
+		if err := transcript.DecodeResult(p.Result, &ar); err == nil {
+			s.Output = awfNormalize(ar.Output, ce)
 		}
 	case transcript.KindForEach, transcript.KindWhile:
 		var lr struct{ Iterations int }

@@ -106,7 +106,8 @@ type Request struct {
 	// Options are the state's options: model, command (executable
 	// override), args, base_url, api_key_env, max_turns, temperature, …
 	Options map[string]any
-	// OutputFormat is "text" (or empty) or "json".
+	// OutputFormat is empty (the reply as it came), "text" (the reply
+	// without a code fence around it) or "json".
 	OutputFormat string
 	// Dir is the working directory; builtin tools are confined to it.
 	Dir string

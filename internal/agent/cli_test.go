@@ -131,7 +131,7 @@ func TestCLIOwnRecordingWithJSONOutput(t *testing.T) {
 	if got := readArgs(t, argsFile); got != want {
 		t.Errorf("argv = %q\nwant   %q", got, want)
 	}
-	if res.Output != `{"files":["a.txt","b.txt"]}` || res.Model != "claude-sonnet-4-5-20250929" || res.SessionID == "" ||
+	if res.Output != `{"files": ["a.txt", "b.txt"]}` || res.Model != "claude-sonnet-4-5-20250929" || res.SessionID == "" ||
 		res.CostUSD == nil || *res.CostUSD != 0.0123 || res.Usage.InputTokens != 52+1024 || res.Usage.CacheReadTokens != 1024 || res.Usage.OutputTokens != 42 {
 		t.Errorf("result = %+v", res)
 	}

@@ -229,7 +229,7 @@ func TestConversationJSONOutputIsTheLastTurns(t *testing.T) {
 		}
 	}
 	res, err := s.Result()
-	if err != nil || res.Output != `{"files":["a.txt","b.txt"]}` {
+	if err != nil || res.Output != `{"files": ["a.txt", "b.txt"]}` {
 		t.Fatalf("result %+v, %v", res, err)
 	}
 }
@@ -290,7 +290,7 @@ func TestConversationOpenAIHistory(t *testing.T) {
 	}
 	c.checkPairs(t)
 	res, err := s.Result()
-	if err != nil || res.Output != `{"files":1,"ok":true}` || res.Turns != 4 ||
+	if err != nil || res.Output != "{\"files\": 1,\n \"ok\": true}" || res.Turns != 4 ||
 		res.Usage.InputTokens != 412+498+560+150 || res.Usage.TotalTokens != first.Usage.TotalTokens+159 {
 		t.Errorf("result = %+v, %v", res, err)
 	}

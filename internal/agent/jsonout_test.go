@@ -9,16 +9,17 @@ import (
 
 func TestExtractJSON(t *testing.T) {
 	cases := []struct{ in, want string }{
-		{`{"a": 1}`, `{"a":1}`},
-		{"  [1, 2]\n", `[1,2]`},
+		{`{"a": 1}`, `{"a": 1}`},
+		{"  [1, 2]\n", `[1, 2]`},
 		{`"just a string"`, `"just a string"`},
-		{"```json\n{\"a\": [1, 2]}\n```", `{"a":[1,2]}`},
-		{"Here you go:\n\n```\n{\"ok\": true}\n```\nAnything else?", `{"ok":true}`},
-		{"```python\nprint(1)\n```\n```json\n{\"second\": 2}\n```", `{"second":2}`},
-		{"````json\n{\"fence\": \"```\"}\n````", "{\"fence\":\"```\"}"},
-		{"```json\n{\"cut\": 1}", `{"cut":1}`},
-		{"The answer is {\"x\": {\"y\": 1}} as requested.", `{"x":{"y":1}}`},
-		{"List: [\"a\", \"b\"] done", `["a","b"]`},
+		{"```json\n{\"a\": [1, 2]}\n```", `{"a": [1, 2]}`},
+		{"```json\n{\n  \"b\": 2,\n  \"a\": \"\\u00e9\"\n}\n```", "{\n  \"b\": 2,\n  \"a\": \"\\u00e9\"\n}"},
+		{"Here you go:\n\n```\n{\"ok\": true}\n```\nAnything else?", `{"ok": true}`},
+		{"```python\nprint(1)\n```\n```json\n{\"second\": 2}\n```", `{"second": 2}`},
+		{"````json\n{\"fence\": \"```\"}\n````", "{\"fence\": \"```\"}"},
+		{"```json\n{\"cut\": 1}", `{"cut": 1}`},
+		{"The answer is {\"x\": {\"y\": 1}} as requested.", `{"x": {"y": 1}}`},
+		{"List: [\"a\", \"b\"] done", `["a", "b"]`},
 	}
 	for _, c := range cases {
 		got, err := ExtractJSON(c.in)
@@ -38,8 +39,8 @@ func TestExtractJSON(t *testing.T) {
 	}
 }
 
-// Whatever the reply, ExtractJSON returns valid compact JSON or ErrNotJSON,
-// and a reply that is JSON comes back as that same value.
+// Whatever the reply, ExtractJSON returns valid JSON or ErrNotJSON, and a
+// reply that is JSON comes back as that same text, trimmed.
 func FuzzExtractJSON(f *testing.F) {
 	for _, s := range []string{`{"a":1}`, "```json\n[1]\n```", "text {\"x\":2} text", "```\n", "\x00\xff{", "[[[", `"\u0000"`} {
 		f.Add(s)
@@ -58,6 +59,9 @@ func FuzzExtractJSON(f *testing.F) {
 		if !json.Valid(got) {
 			t.Fatalf("ExtractJSON(%q) = %q: not JSON", in, got)
 		}
+		if json.Valid([]byte(in)) && string(got) != strings.TrimSpace(in) {
+			t.Fatalf("ExtractJSON(%q) = %q, want the reply trimmed", in, got)
+		}
 		if json.Valid([]byte(in)) {
 			var a, b any
 			if json.Unmarshal([]byte(in), &a) == nil && json.Unmarshal(got, &b) == nil {
@@ -67,6 +71,42 @@ func FuzzExtractJSON(f *testing.F) {
 					t.Fatalf("ExtractJSON(%q) = %s, changed the value", in, got)
 				}
 			}
+		}
+	})
+}
+
+// StripFence reads a reply as AWF's output_format text does.
+func TestStripFence(t *testing.T) {
+	cases := []struct{ in, want string }{
+		{"plain reply", "plain reply"},
+		{"```bash\nls -l\n```", "ls -l"},
+		{"  ```\r\nwindows\r\n```  \n", "windows"},
+		{"```json\n{\"a\": 1}\n```\nAnything else?", `{"a": 1}`},
+		{"```md\nuse ```go\nx\n``` here\n```", "use ```go\nx\n``` here"},
+		{"Intro\n```sh\nls\n```", "Intro\n```sh\nls\n```"},
+		{"```unclosed\nbody", "```unclosed\nbody"},
+		{"```\n```", "```\n```"},
+	}
+	for _, c := range cases {
+		if got := StripFence(c.in); got != c.want {
+			t.Errorf("StripFence(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+// Whatever the reply, StripFence returns a part of it, and a reply that
+// does not open with a fence unchanged.
+func FuzzStripFence(f *testing.F) {
+	for _, s := range []string{"```\nx\n```", "```go\na\n```\nb", " ```\r\n```\r\n```", "text", "```"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		got := StripFence(in)
+		if !strings.Contains(in, got) {
+			t.Fatalf("StripFence(%q) = %q: not a part of the reply", in, got)
+		}
+		if !strings.HasPrefix(strings.TrimSpace(in), "```") && got != in {
+			t.Fatalf("StripFence(%q) = %q: changed a reply without a fence", in, got)
 		}
 	})
 }

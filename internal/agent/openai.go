@@ -53,9 +53,9 @@ type openAIConfig struct {
 func openAIConfigFrom(req Request) (*openAIConfig, error) {
 	o := req.Options
 	c := &openAIConfig{baseURL: defaultBaseURL, maxTurns: defaultMaxTurns, maxRetries: 2}
-	keyEnv := "OPENAI_API_KEY"
+	keyEnv, urlEnv := "OPENAI_API_KEY", "OPENAI_BASE_URL"
 	if req.Provider == "anthropic" {
-		c.baseURL, keyEnv = anthropicBaseURL, "ANTHROPIC_API_KEY"
+		c.baseURL, keyEnv, urlEnv = anthropicBaseURL, "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"
 	}
 	provider := req.Provider
 	if provider == "" {
@@ -66,12 +66,21 @@ func openAIConfigFrom(req Request) (*openAIConfig, error) {
 	fail := func(err error) (*openAIConfig, error) {
 		return nil, fmt.Errorf("agent %s: %w", provider, err)
 	}
-	if s, err := optString(o, "base_url"); err != nil {
+	// options.base_url, else the variable the provider's own SDKs read
+	// (a proxy, a gateway, a local server), else the public endpoint.
+	s, err := optString(o, "base_url")
+	if err != nil {
 		return fail(err)
-	} else if s != "" {
+	}
+	source := "options.base_url"
+	if s == "" {
+		s, _ = lookupEnv(req.Env, urlEnv)
+		source = "$" + urlEnv
+	}
+	if s != "" {
 		u, perr := url.Parse(s)
 		if perr != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return fail(fmt.Errorf("options.base_url %q: want an http or https URL", s))
+			return fail(fmt.Errorf("%s %q: want an http or https URL", source, s))
 		}
 		c.baseURL = strings.TrimRight(s, "/")
 	}

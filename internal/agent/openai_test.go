@@ -283,7 +283,7 @@ func TestOpenAIParallelCallsRunInOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Output != `{"files":1,"ok":true}` {
+	if res.Output != "{\"files\": 1,\n \"ok\": true}" {
 		t.Errorf("json output = %q", res.Output)
 	}
 	var ids []string
@@ -489,5 +489,36 @@ func TestOpenAIToolNotOffered(t *testing.T) {
 	}
 	if r := c.events[3].Tool(); r.Name != "Write" || !strings.Contains(r.Error, "not enabled for this step") {
 		t.Errorf("tool.result = %+v", r)
+	}
+}
+
+// Without options.base_url the endpoint comes from the variable the
+// provider's SDKs read (ANTHROPIC_BASE_URL for anthropic, OPENAI_BASE_URL
+// for openai_compatible); options.base_url wins over it, and a bad value
+// is named by where it came from.
+func TestOpenAIBaseURLFromEnv(t *testing.T) {
+	srv := newChatServer(t, readTestdata(t, "read-write-3.sse"), readTestdata(t, "read-write-3.sse"))
+	req := openAIRequest(srv.URL, t.TempDir(), nil)
+	delete(req.Options, "base_url")
+	req.Provider = "anthropic"
+	req.Env = append(req.Env, "ANTHROPIC_BASE_URL="+srv.URL+"/v1/", "ANTHROPIC_API_KEY=sk-ant", "OPENAI_BASE_URL=http://127.0.0.1:1/v1")
+	if _, err := Run(context.Background(), req, newCollector(t).emit); err != nil {
+		t.Fatal(err)
+	}
+	if a := srv.headers[0].Get("Authorization"); a != "Bearer sk-ant" {
+		t.Errorf("Authorization = %q", a)
+	}
+
+	req.Provider = "openai_compatible"
+	req.Options["base_url"] = srv.URL + "/v1"
+	if _, err := Run(context.Background(), req, newCollector(t).emit); err != nil {
+		t.Fatalf("options.base_url should win over $OPENAI_BASE_URL: %v", err)
+	}
+
+	delete(req.Options, "base_url")
+	req.Env = append(req.Env, "OPENAI_BASE_URL=localhost:8080")
+	_, err := Run(context.Background(), req, newCollector(t).emit)
+	if err == nil || !strings.Contains(err.Error(), `$OPENAI_BASE_URL "localhost:8080": want an http or https URL`) {
+		t.Errorf("err = %v", err)
 	}
 }

@@ -249,7 +249,8 @@ func (s *Session) UserTurns() int { return s.sent }
 // session id, and the duration since the first turn began. With
 // OutputFormat json the output is the JSON value found in the last reply;
 // when it holds none, Result returns the raw reply with an error matching
-// ErrNotJSON.
+// ErrNotJSON. With OutputFormat text it is the last reply without the code
+// fence it opens with (StripFence).
 func (s *Session) Result() (*transcript.AgentResult, error) {
 	res := s.res
 	res.Provider = s.req.Provider
@@ -257,12 +258,15 @@ func (s *Session) Result() (*transcript.AgentResult, error) {
 	if s.sent > 0 {
 		res.DurationMS = time.Since(s.start).Milliseconds()
 	}
-	if s.req.OutputFormat == "json" {
+	switch s.req.OutputFormat {
+	case "json":
 		js, err := ExtractJSON(res.Output)
 		if err != nil {
 			return &res, fmt.Errorf("agent %s: output_format json: %w", s.req.Provider, err)
 		}
 		res.Output = string(js)
+	case "text":
+		res.Output = StripFence(res.Output)
 	}
 	return &res, nil
 }

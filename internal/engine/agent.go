@@ -158,16 +158,12 @@ func (r *run) agentRequest(st *workflow.State, data map[string]any) (agent.Reque
 	if err != nil {
 		return req, err
 	}
-	format := st.OutputFormat
-	if format == "" {
-		format = "text"
-	}
 	req = agent.Request{
 		Provider:     provider,
 		Prompt:       prompt,
 		SystemPrompt: sys,
 		Options:      r.agentOptions(opts),
-		OutputFormat: format,
+		OutputFormat: st.OutputFormat,
 		Dir:          r.e.workDir(),
 		Env:          r.e.environ(),
 	}
