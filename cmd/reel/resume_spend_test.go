@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/reelhq/reel/internal/transcripttest"
 	"github.com/reelhq/reel/transcript"
 )
 
@@ -52,15 +53,7 @@ states:
 func spendDir(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	cli, err := filepath.Abs(filepath.Join("..", "..", "examples", "agents", "fake-cli.sh"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	fake := filepath.Join(dir, "fake-claude")
-	writeFile(t, fake, "#!/bin/sh\nfor a in \"$@\"; do last=$a; done\ncase \"$last\" in\n"+
-		"*matters*) [ -e \"$0.m1\" ] || { : > \"$0.m1\"; echo 'rate limited' >&2; exit 1; } ;;\n"+
-		"*counts*) [ -e \"$0.m2\" ] || { : > \"$0.m2\"; echo 'rate limited' >&2; exit 1; } ;;\n"+
-		"esac\nexec "+cli+" \"$@\"\n", 0o755)
+	fake := transcripttest.FakeClaude(t, dir, "matters", "counts")
 	writeFile(t, filepath.Join(dir, "wf.yaml"), strings.ReplaceAll(spendWorkflow, "FAKE", fake), 0o644)
 	writeFile(t, filepath.Join(dir, "spendchild.yaml"), strings.ReplaceAll(spendChild, "FAKE", fake), 0o644)
 	return dir

@@ -14,6 +14,7 @@ import (
 	"github.com/reelhq/reel/internal/golden"
 	"github.com/reelhq/reel/internal/runstate"
 	"github.com/reelhq/reel/internal/runtree"
+	"github.com/reelhq/reel/internal/transcripttest"
 	"github.com/reelhq/reel/internal/workflow"
 	"github.com/reelhq/reel/transcript"
 )
@@ -55,17 +56,7 @@ states:
 func conversationRuns(t *testing.T) (resumed, replayed string) {
 	t.Helper()
 	dir := t.TempDir()
-	cli, err := filepath.Abs(filepath.Join("..", "..", "examples", "agents", "fake-cli.sh"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	fake := filepath.Join(dir, "fake-claude")
-	script := "#!/bin/sh\nfor a in \"$@\"; do last=$a; done\n" +
-		"case \"$last\" in *matters*) [ -e \"$0.failed\" ] || { : > \"$0.failed\"; echo 'rate limited' >&2; exit 1; } ;; esac\n" +
-		"exec " + cli + " \"$@\"\n"
-	if err := os.WriteFile(fake, []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	fake := transcripttest.FakeClaude(t, dir, "matters")
 	wfPath := filepath.Join(dir, "chats.yaml")
 	if err := os.WriteFile(wfPath, []byte(strings.ReplaceAll(conversationWorkflow, "FAKE", fake)), 0o644); err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/reelhq/reel/internal/engine"
+	"github.com/reelhq/reel/internal/transcripttest"
 	"github.com/reelhq/reel/internal/workflow"
 )
 
@@ -16,10 +17,7 @@ import (
 // reel replay do; a step of one turn gets no number.
 func TestRunPageNumbersTurns(t *testing.T) {
 	dir := t.TempDir()
-	cli, err := filepath.Abs(filepath.Join("..", "..", "examples", "agents", "fake-cli.sh"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	cli := transcripttest.FakeClaude(t, dir)
 	wfPath := filepath.Join(dir, "chat.yaml")
 	body := `
 name: chat
