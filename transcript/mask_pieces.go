@@ -103,16 +103,7 @@ func (m *Masker) edits(s string) []edit {
 	vals := m.valueSpans(s)
 	s1 := s
 	if len(vals) > 0 {
-		var b strings.Builder
-		b.Grow(len(s))
-		last := 0
-		for _, v := range vals {
-			b.WriteString(s[last:v.start])
-			b.WriteString(Masked)
-			last = v.end
-		}
-		b.WriteString(s[last:])
-		s1 = b.String()
+		s1 = maskSpans(s, vals)
 	}
 	shapes := shapeSpans(s1)
 	if len(shapes) == 0 {

@@ -326,6 +326,12 @@ func maskShapesOpen(s string) (string, *charSet) {
 			open = &tokenBytes
 		}
 	}
+	return maskSpans(s, spans), open
+}
+
+// maskSpans is s with each of spans (in order, not overlapping) replaced
+// by Masked.
+func maskSpans(s string, spans []span) string {
 	var b strings.Builder
 	b.Grow(len(s))
 	last := 0
@@ -335,7 +341,7 @@ func maskShapesOpen(s string) (string, *charSet) {
 		last = sp.end
 	}
 	b.WriteString(s[last:])
-	return b.String(), open
+	return b.String()
 }
 
 // shapeSpans returns the spans of s that maskShapes replaces, in order and

@@ -74,19 +74,18 @@ func (f *format) Set(s string) error {
 func (*format) Type() string { return "format" }
 
 // addFormatFlag adds -f/--format to cmd, setting *asJSON or *quiet;
-// quietMeans says what the command's quiet form prints.
+// quietMeans says what the command's quiet form prints. The command then
+// refuses json with quiet however each was asked for (cobra's exclusive
+// groups see only flags, and -f sets either).
 func addFormatFlag(cmd *cobra.Command, asJSON, quiet *bool, quietMeans string) {
 	cmd.Flags().VarP(&format{name: "text", json: asJSON, quiet: quiet}, "format", "f",
 		"AWF's output format: text or table (the usual display), json (as --json), quiet ("+quietMeans+")")
-}
-
-// jsonOrQuiet refuses --json with --quiet however each was asked for
-// (cobra's exclusive groups see flags, and -f sets either).
-func jsonOrQuiet(asJSON, quiet bool) error {
-	if asJSON && quiet {
-		return &exitError{code: exitUser, msg: "--json (or --format json) and --quiet (or --format quiet) exclude each other"}
+	cmd.PreRunE = func(*cobra.Command, []string) error {
+		if *asJSON && *quiet {
+			return &exitError{code: exitUser, msg: "--json (or --format json) and --quiet (or --format quiet) exclude each other"}
+		}
+		return nil
 	}
-	return nil
 }
 
 // noHintsFlag is the root's persistent --no-hints: problems and errors

@@ -47,9 +47,6 @@ Inputs are listed by name, * marking the required ones and =VALUE the
 defaults. An invalid file is listed with its problem count (reel validate
 shows them).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := jsonOrQuiet(asJSON, quiet); err != nil {
-				return err
-			}
 			dirs := args
 			if len(dirs) == 0 {
 				proj, err := findProject()
@@ -114,7 +111,6 @@ shows them).`,
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "print only the names, one a line")
 	addFormatFlag(cmd, &asJSON, &quiet, "only the names, as --quiet")
-	cmd.MarkFlagsMutuallyExclusive("json", "quiet")
 	return cmd
 }
 

@@ -74,15 +74,11 @@ Exit status as for reel run; 1 when the run cannot be resumed.`,
 	addOutputFlag(cmd, &f.stepOutput)
 	addFormatFlag(cmd, &f.asJSON, &f.quiet, "only errors, as --quiet")
 	addVerboseFlag(cmd)
-	cmd.MarkFlagsMutuallyExclusive("json", "quiet")
 	_ = cmd.RegisterFlagCompletionFunc("from", completeRunStates)
 	return cmd
 }
 
 func resumeRun(cmd *cobra.Command, path, wfFile, from string, interactive bool, f *runFlags) error {
-	if err := jsonOrQuiet(f.asJSON, f.quiet); err != nil {
-		return err
-	}
 	userErr := func(format string, args ...any) error {
 		return &exitError{code: exitUser, msg: fmt.Sprintf(format, args...)}
 	}

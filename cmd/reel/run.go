@@ -103,15 +103,11 @@ on_failure with a status exits with that status.`,
 	addSkipPluginsFlag(cmd)
 	addVerboseFlag(cmd)
 	cmd.MarkFlagsMutuallyExclusive("dry-run", "interactive")
-	cmd.MarkFlagsMutuallyExclusive("json", "quiet")
 	cmd.SetHelpFunc(workflowHelp(cmd.HelpFunc()))
 	return cmd
 }
 
 func runWorkflow(cmd *cobra.Command, ref string, f *runFlags) error {
-	if err := jsonOrQuiet(f.asJSON, f.quiet); err != nil {
-		return err
-	}
 	proj, err := findProject()
 	if err != nil {
 		return err

@@ -39,9 +39,6 @@ The list comes from the run index (<storage>/index.db), which is brought up
 to date with the transcripts first; reel index --rebuild rebuilds it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := jsonOrQuiet(asJSON, quiet); err != nil {
-				return err
-			}
 			now := time.Now()
 			var err error
 			f.Status = runstatus.FromAWF(f.Status)
@@ -109,7 +106,6 @@ to date with the transcripts first; reel index --rebuild rebuilds it.`,
 	fl.BoolVarP(&quiet, "quiet", "q", false, "print only the run ids, one a line")
 	fl.BoolVar(&stats, "stats", false, "print only the runs' count in each status, average duration, tokens and cost")
 	addFormatFlag(cmd, &asJSON, &quiet, "only the run ids, as --quiet")
-	cmd.MarkFlagsMutuallyExclusive("json", "quiet")
 	cmd.MarkFlagsMutuallyExclusive("stats", "quiet")
 	return cmd
 }

@@ -63,9 +63,6 @@ A run that did not succeed says how to resume it.`,
 		Args:              cobra.MaximumNArgs(1),
 		ValidArgsFunction: completeRunIDs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := jsonOrQuiet(asJSON, quiet); err != nil {
-				return err
-			}
 			paths, err := refs.resolve(args, 1)
 			if err != nil {
 				return err
@@ -94,7 +91,6 @@ A run that did not succeed says how to resume it.`,
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "print only the run's status (success, failure, cancelled, running, interrupted)")
 	addFormatFlag(cmd, &asJSON, &quiet, "only the status, as --quiet")
-	cmd.MarkFlagsMutuallyExclusive("json", "quiet")
 	return cmd
 }
 

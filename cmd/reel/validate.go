@@ -47,9 +47,6 @@ is invalid.`,
 			if err != nil {
 				return err
 			}
-			if err := jsonOrQuiet(asJSON, quiet); err != nil {
-				return err
-			}
 			e := newEngine(proj, "")
 			out := cmd.OutOrStdout()
 			hints := hintsOff(cmd)
@@ -133,6 +130,5 @@ is invalid.`,
 	addFormatFlag(cmd, &asJSON, &quiet, "only problems, as --quiet")
 	addSkipPluginsFlag(cmd)
 	addVerboseFlag(cmd)
-	cmd.MarkFlagsMutuallyExclusive("json", "quiet")
 	return cmd
 }
