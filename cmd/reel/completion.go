@@ -12,7 +12,7 @@ import (
 	"github.com/reelhq/reel/internal/index"
 	"github.com/reelhq/reel/internal/normalize"
 	"github.com/reelhq/reel/internal/pricing"
-	"github.com/reelhq/reel/internal/runstate"
+	"github.com/reelhq/reel/internal/rerun"
 	"github.com/reelhq/reel/internal/runstatus"
 	"github.com/reelhq/reel/internal/runstore"
 	"github.com/reelhq/reel/internal/workflow"
@@ -191,7 +191,7 @@ func completeRunStates(cmd *cobra.Command, args []string, toComplete string) ([]
 	if f := cmd.Flag("storage"); f != nil {
 		flag = f.Value.String()
 	}
-	rec, err := loadRun(flag, args[0], runstate.Options{})
+	rec, err := loadRun(flag, args[0], rerun.Options{})
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}

@@ -2,7 +2,7 @@ package main
 
 import (
 	"github.com/reelhq/reel/internal/query"
-	"github.com/reelhq/reel/internal/runtree"
+	"github.com/reelhq/reel/internal/exectree"
 	"github.com/spf13/cobra"
 )
 
@@ -32,11 +32,11 @@ differ, 2 they could not be compared.`,
 			if err != nil {
 				return err
 			}
-			a, err := runtree.Build(paths[0], runtree.Options{Prices: prices})
+			a, err := exectree.Build(paths[0], exectree.Options{Prices: prices})
 			if err != nil {
 				return err
 			}
-			b, err := runtree.Build(paths[1], runtree.Options{Prices: prices})
+			b, err := exectree.Build(paths[1], exectree.Options{Prices: prices})
 			if err != nil {
 				return err
 			}

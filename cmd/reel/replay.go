@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/reelhq/reel/internal/replay"
+	"github.com/reelhq/reel/internal/textview"
 	"github.com/reelhq/reel/internal/safefile"
 	"github.com/reelhq/reel/internal/webview"
 	"github.com/reelhq/reel/transcript"
@@ -58,8 +58,8 @@ once and plain. --format markdown writes Markdown for sharing.`,
 			}
 			out := cmd.OutOrStdout()
 			tty := isTerminal(out)
-			opts := replay.Options{
-				Format:   replay.Format(format),
+			opts := textview.Options{
+				Format:   textview.Format(format),
 				Step:     step,
 				Thinking: thinking,
 				MaxLines: maxLines,
@@ -84,11 +84,11 @@ once and plain. --format markdown writes Markdown for sharing.`,
 					return fmt.Errorf("--speed must be above 0")
 				}
 				opts.Speed = speed
-			case tty && format == string(replay.Text):
+			case tty && format == string(textview.Text):
 				opts.Speed = 1
 				opts.MaxGap = defaultReplayGap
 			}
-			warnings, err := replay.Replay(cmd.Context(), out, paths[0], opts)
+			warnings, err := textview.Replay(cmd.Context(), out, paths[0], opts)
 			if err != nil {
 				return err
 			}

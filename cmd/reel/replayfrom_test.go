@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/reelhq/reel/internal/runstate"
+	"github.com/reelhq/reel/internal/rerun"
 	"github.com/reelhq/reel/transcript"
 )
 
@@ -90,7 +90,7 @@ func calls(t *testing.T, dir string) int {
 // execution, without envelope.
 func exchange(t *testing.T, path string) map[string][]string {
 	t.Helper()
-	rec, err := runstate.Load(path, runstate.Options{Exchange: true})
+	rec, err := rerun.Load(path, rerun.Options{Exchange: true})
 	if err != nil {
 		t.Fatal(err)
 	}

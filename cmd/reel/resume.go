@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/reelhq/reel/internal/engine"
-	"github.com/reelhq/reel/internal/runstate"
+	"github.com/reelhq/reel/internal/rerun"
 	"github.com/reelhq/reel/internal/runstatus"
 	"github.com/reelhq/reel/internal/runstore"
 	"github.com/reelhq/reel/transcript"
@@ -83,7 +83,7 @@ func resumeRun(cmd *cobra.Command, path, wfFile, from string, interactive bool, 
 		return &exitError{code: exitUser, msg: fmt.Sprintf(format, args...)}
 	}
 	// the exchange rebuilds the conversations of kept agent steps
-	rec, err := runstate.Load(path, runstate.Options{Exchange: true})
+	rec, err := rerun.Load(path, rerun.Options{Exchange: true})
 	if err != nil {
 		return userErr("%v", err)
 	}
@@ -123,7 +123,7 @@ func resumeRun(cmd *cobra.Command, path, wfFile, from string, interactive bool, 
 		// A replay resumes as a replay: the recording it took its agent
 		// replies from, in the same storage, never the providers.
 		storage := filepath.Dir(filepath.Dir(path))
-		if opts.ReplayFrom, err = runstate.Load(filepath.Join(transcript.Dir(storage), replayed+".jsonl"), runstate.Options{Exchange: true}); err != nil {
+		if opts.ReplayFrom, err = rerun.Load(filepath.Join(transcript.Dir(storage), replayed+".jsonl"), rerun.Options{Exchange: true}); err != nil {
 			return userErr("run %s replays run %s, which cannot be read (%v): a resumed replay takes its agent replies from the same recording", rec.RunID, replayed, err)
 		}
 	} else if f.allowDrift {

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/reelhq/reel/internal/runstate"
+	"github.com/reelhq/reel/internal/rerun"
 	"github.com/reelhq/reel/internal/runstatus"
 	"github.com/reelhq/reel/transcript"
 )
@@ -200,7 +200,7 @@ func TestResumeAfterSIGKILL(t *testing.T) {
 			if res.code != exitUser || !strings.Contains(res.stderr, "nothing to resume") {
 				t.Fatalf("resume of a finished run: %+v", res)
 			}
-			rec, err := runstate.Load(path, runstate.Options{})
+			rec, err := rerun.Load(path, rerun.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -219,7 +219,7 @@ func TestResumeAfterSIGKILL(t *testing.T) {
 		if res := runBinary(t, dir, "verify", storage); res.code != 0 {
 			t.Fatalf("point %d (event %d): reel verify: exit %d\n%s%s", i, at, res.code, res.stdout, res.stderr)
 		}
-		rec, err := runstate.Load(path, runstate.Options{})
+		rec, err := rerun.Load(path, rerun.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

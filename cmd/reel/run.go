@@ -18,7 +18,7 @@ import (
 	"github.com/reelhq/reel/internal/engine"
 	"github.com/reelhq/reel/internal/pricing"
 	"github.com/reelhq/reel/internal/project"
-	"github.com/reelhq/reel/internal/runstate"
+	"github.com/reelhq/reel/internal/rerun"
 	"github.com/reelhq/reel/internal/workflow"
 	"github.com/reelhq/reel/transcript"
 )
@@ -162,7 +162,7 @@ func runWorkflow(cmd *cobra.Command, ref string, f *runFlags) error {
 	}
 	opts := engine.RunOptions{Inputs: given, Step: f.step, Mocks: mocks, AllowPromptDrift: f.allowDrift}
 	if f.replayFrom != "" {
-		rec, err := loadRun(f.storage, f.replayFrom, runstate.Options{Exchange: true})
+		rec, err := loadRun(f.storage, f.replayFrom, rerun.Options{Exchange: true})
 		if err != nil {
 			return userErr(fmt.Errorf("--replay-from: %w", err))
 		}
@@ -471,13 +471,13 @@ func describeInput(in workflow.Input) string {
 }
 
 // loadRun finds a recorded run in the storage and reads it.
-func loadRun(storage, ref string, opts runstate.Options) (*runstate.Run, error) {
+func loadRun(storage, ref string, opts rerun.Options) (*rerun.Run, error) {
 	refs := runRefFlags{storage: storage}
 	paths, err := refs.resolve([]string{ref}, 1)
 	if err != nil {
 		return nil, err
 	}
-	return runstate.Load(paths[0], opts)
+	return rerun.Load(paths[0], opts)
 }
 
 // sortedKeys is the keys of m in order.

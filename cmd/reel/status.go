@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/reelhq/reel/internal/runstatus"
-	"github.com/reelhq/reel/internal/runtree"
+	"github.com/reelhq/reel/internal/exectree"
 	"github.com/reelhq/reel/transcript"
 )
 
@@ -67,7 +67,7 @@ A run that did not succeed says how to resume it.`,
 			if err != nil {
 				return err
 			}
-			tree, err := runtree.Build(paths[0], runtree.Options{})
+			tree, err := exectree.Build(paths[0], exectree.Options{})
 			if err != nil {
 				return err
 			}
@@ -94,7 +94,7 @@ A run that did not succeed says how to resume it.`,
 	return cmd
 }
 
-func standing(t *runtree.Tree, path string) runAt {
+func standing(t *exectree.Tree, path string) runAt {
 	root := t.Root
 	at := runAt{RunID: root.RunID, Workflow: root.Name, Status: root.Status, Attempts: root.Attempts, Started: root.Start,
 		DurationMS: time.Duration(root.Duration).Milliseconds(), ExitCode: root.ExitCode, Error: root.Error,
@@ -102,8 +102,8 @@ func standing(t *runtree.Tree, path string) runAt {
 	if !runstatus.Ended(at.Status) && !root.Start.IsZero() && at.Status == runstatus.Running {
 		at.DurationMS = time.Since(root.Start).Milliseconds()
 	}
-	var visit, step func(n *runtree.Node)
-	visit = func(n *runtree.Node) {
+	var visit, step func(n *exectree.Node)
+	visit = func(n *exectree.Node) {
 		switch n.Superseded {
 		case runstatus.SupersededByResume:
 			// Nor its subtree: a sub-workflow it called is the one the
@@ -120,18 +120,18 @@ func standing(t *runtree.Tree, path string) runAt {
 			visit(c)
 		}
 	}
-	step = func(n *runtree.Node) {
+	step = func(n *exectree.Node) {
 		if n.Kind == transcript.KindWorkflow {
 			at.SubRuns++
 			return
 		}
-		if n.Kind == runtree.KindIteration {
+		if n.Kind == exectree.KindIteration {
 			return
 		}
 		at.Steps.Add(n.Status)
 		deepest := true
 		for _, c := range n.Children {
-			if c.Superseded == "" && (c.Status == n.Status || c.Kind == runtree.KindIteration) {
+			if c.Superseded == "" && (c.Status == n.Status || c.Kind == exectree.KindIteration) {
 				deepest = false
 			}
 		}
@@ -161,7 +161,7 @@ func writeStanding(w io.Writer, at runAt, p palette) {
 	}
 	fmt.Fprintf(w, "%s %s\n", key("run"), id)
 	fmt.Fprintf(w, "%s %s\n", key("workflow"), at.Workflow)
-	d := runtree.FormatDuration(time.Duration(at.DurationMS) * time.Millisecond)
+	d := exectree.FormatDuration(time.Duration(at.DurationMS) * time.Millisecond)
 	st := p.status(at.Status)
 	switch at.Status {
 	case runstatus.Running:
@@ -205,7 +205,7 @@ func writeStanding(w io.Writer, at runAt, p palette) {
 		if s.Status == runstatus.Interrupted {
 			what = "cut short"
 		}
-		fmt.Fprintf(w, "%s %s  %s  %s\n", key(what), stepLabel(s), p.dim(s.Kind), runtree.FormatDuration(time.Duration(s.DurationMS)*time.Millisecond))
+		fmt.Fprintf(w, "%s %s  %s  %s\n", key(what), stepLabel(s), p.dim(s.Kind), exectree.FormatDuration(time.Duration(s.DurationMS)*time.Millisecond))
 	}
 	for _, s := range at.Failed {
 		fmt.Fprintf(w, "%s %s  %s\n", key("failed"), stepLabel(s), oneLine(s.Error, 100))
@@ -214,7 +214,7 @@ func writeStanding(w io.Writer, at runAt, p palette) {
 		fmt.Fprintf(w, "%s %s\n", key("error"), oneLine(at.Error, 100))
 	}
 	if u := at.Usage; u.InputTokens+u.OutputTokens > 0 {
-		tok := runtree.FormatUsage(u)
+		tok := exectree.FormatUsage(u)
 		if at.CostUSD > 0 {
 			tok += fmt.Sprintf("  $%.4f", at.CostUSD)
 		}

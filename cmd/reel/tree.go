@@ -1,7 +1,7 @@
 package main
 
 import (
-	"github.com/reelhq/reel/internal/runtree"
+	"github.com/reelhq/reel/internal/exectree"
 	"github.com/spf13/cobra"
 )
 
@@ -30,7 +30,7 @@ RUN is a run id, a unique prefix of one, or a transcript file.`,
 			if err != nil {
 				return err
 			}
-			tree, err := runtree.Build(paths[0], runtree.Options{Prices: prices})
+			tree, err := exectree.Build(paths[0], exectree.Options{Prices: prices})
 			if err != nil {
 				return err
 			}
@@ -39,7 +39,7 @@ RUN is a run id, a unique prefix of one, or a transcript file.`,
 				if err := writeJSON(out, tree); err != nil {
 					return err
 				}
-			} else if err := runtree.Render(out, tree); err != nil {
+			} else if err := exectree.Render(out, tree); err != nil {
 				return err
 			}
 			return reportWarnings(cmd, tree.Warnings)

@@ -82,7 +82,7 @@ import (
 	"time"
 
 	"github.com/reelhq/reel/internal/agent"
-	"github.com/reelhq/reel/internal/runstate"
+	"github.com/reelhq/reel/internal/rerun"
 	"github.com/reelhq/reel/internal/workflow"
 	"github.com/reelhq/reel/transcript"
 )
@@ -175,7 +175,7 @@ type RunOptions struct {
 	// calls and usage from this recorded run instead of calling their
 	// provider (see replay.go); AllowPromptDrift lets a step whose prompt
 	// differs from the recording replay anyway.
-	ReplayFrom       *runstate.Run
+	ReplayFrom       *rerun.Run
 	AllowPromptDrift bool
 	// Pause, when set, is asked before every step (interactive mode).
 	Pause PauseFunc

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/reelhq/reel/internal/runstate"
+	"github.com/reelhq/reel/internal/rerun"
 	"github.com/reelhq/reel/internal/runstatus"
 	"github.com/reelhq/reel/internal/runstore"
 	"github.com/reelhq/reel/internal/workflow"
@@ -65,7 +65,7 @@ type ResumeOptions struct {
 	// agent replies from, loaded with its exchange: a resumed replay goes
 	// on taking them from it. A replay is refused without it, rather than
 	// calling the providers. AllowPromptDrift is as in RunOptions.
-	ReplayFrom       *runstate.Run
+	ReplayFrom       *rerun.Run
 	AllowPromptDrift bool
 }
 
@@ -89,7 +89,7 @@ func (e *ResumeError) Error() string {
 // again). The error is set when the run cannot be resumed (*ResumeError,
 // *InputError, an unwritable storage); once it starts, a resume always ends
 // with a report like Run.
-func (e *Engine) Resume(ctx context.Context, wf *workflow.Workflow, rec *runstate.Run, opts ResumeOptions) (*Report, error) {
+func (e *Engine) Resume(ctx context.Context, wf *workflow.Workflow, rec *rerun.Run, opts ResumeOptions) (*Report, error) {
 	if err := resumable(wf, rec); err != nil {
 		return nil, err
 	}
@@ -124,7 +124,7 @@ func (e *Engine) Resume(ctx context.Context, wf *workflow.Workflow, rec *runstat
 }
 
 // resumable refuses runs there is nothing to continue in.
-func resumable(wf *workflow.Workflow, rec *runstate.Run) error {
+func resumable(wf *workflow.Workflow, rec *rerun.Run) error {
 	refuse := func(hint, format string, args ...any) error {
 		return &ResumeError{RunID: rec.RunID, Reasons: []string{fmt.Sprintf(format, args...)}, Hint: hint}
 	}
@@ -145,7 +145,7 @@ func resumable(wf *workflow.Workflow, rec *runstate.Run) error {
 
 // resumeInputs are the recorded inputs, with overrides, checked again
 // against the workflow's declarations.
-func resumeInputs(wf *workflow.Workflow, rec *runstate.Run, overrides map[string]string) (map[string]any, error) {
+func resumeInputs(wf *workflow.Workflow, rec *rerun.Run, overrides map[string]string) (map[string]any, error) {
 	recorded := rec.Spans[0].Input.Inputs
 	given := map[string]string{}
 	var probs []string
@@ -186,16 +186,16 @@ func inputText(v any) string {
 
 // prepare runs the plan walk of a resume and returns the past the resumed
 // run keeps.
-func (e *Engine) prepare(ctx context.Context, wf *workflow.Workflow, rec *runstate.Run, inputs map[string]any, from string, depth int, stack []string) (*past, error) {
+func (e *Engine) prepare(ctx context.Context, wf *workflow.Workflow, rec *rerun.Run, inputs map[string]any, from string, depth int, stack []string) (*past, error) {
 	execs := rec.Executions
 	if from != "" {
 		cut, err := cutFrom(rec, from)
 		if err != nil {
 			return nil, err
 		}
-		execs = slices.DeleteFunc(slices.Clone(execs), func(x *runstate.Execution) bool { return x.Ordinal >= cut })
+		execs = slices.DeleteFunc(slices.Clone(execs), func(x *rerun.Execution) bool { return x.Ordinal >= cut })
 	}
-	p := &past{wf: wf, rec: rec, all: runstate.Group(execs), plan: true, consumed: map[*runstate.Visit]bool{}}
+	p := &past{wf: wf, rec: rec, all: rerun.Group(execs), plan: true, consumed: map[*rerun.Visit]bool{}}
 	p.queues = cloneQueues(p.all)
 	pr := &run{
 		e: e, wf: wf, id: rec.RunID, inputs: inputs, depth: depth, stack: stack,
@@ -221,15 +221,15 @@ func (e *Engine) prepare(ctx context.Context, wf *workflow.Workflow, rec *runsta
 // state it stopped in, where a plain resume starts (a loop resumes at the
 // iteration that did not finish), previous the state the flow ran before
 // it, which runs again with everything after it.
-func cutFrom(rec *runstate.Run, from string) (int, error) {
-	var hit *runstate.Execution
+func cutFrom(rec *rerun.Run, from string) (int, error) {
+	var hit *rerun.Execution
 	for _, x := range rec.Executions {
 		if x.Path == from || x.Name == from {
 			hit = x
 		}
 	}
 	if hit == nil && (from == "current" || from == "previous") {
-		var top []*runstate.Execution
+		var top []*rerun.Execution
 		for _, x := range rec.Executions {
 			if !strings.Contains(x.Path, ".") {
 				top = append(top, x)
@@ -268,8 +268,8 @@ func cutFrom(rec *runstate.Run, from string) (int, error) {
 	return hit.Ordinal, nil
 }
 
-func cloneQueues(m map[runstate.Key][]*runstate.Visit) map[runstate.Key][]*runstate.Visit {
-	out := make(map[runstate.Key][]*runstate.Visit, len(m))
+func cloneQueues(m map[rerun.Key][]*rerun.Visit) map[rerun.Key][]*rerun.Visit {
+	out := make(map[rerun.Key][]*rerun.Visit, len(m))
 	for k, v := range m {
 		out[k] = slices.Clone(v)
 	}
@@ -279,16 +279,16 @@ func cloneQueues(m map[runstate.Key][]*runstate.Visit) map[runstate.Key][]*runst
 // past is what a resumed run takes from the attempts before it.
 type past struct {
 	wf  *workflow.Workflow
-	rec *runstate.Run
-	all map[runstate.Key][]*runstate.Visit
+	rec *rerun.Run
+	all map[rerun.Key][]*rerun.Visit
 
 	mu     sync.Mutex
-	queues map[runstate.Key][]*runstate.Visit // visits not yet reached
+	queues map[rerun.Key][]*rerun.Visit // visits not yet reached
 	// plan is set during the plan walk, which records what it can keep in
 	// consumed, where it stopped in frontiers (paths, in order) and why
 	// it cannot resume in problems.
 	plan      bool
-	consumed  map[*runstate.Visit]bool
+	consumed  map[*rerun.Visit]bool
 	frontiers []string
 	problems  []string
 	// changedStates are the kept states whose definition changed, in the
@@ -296,7 +296,7 @@ type past struct {
 	changedStates []string
 	// live holds, by key, the recorded visit a live execution replaces,
 	// for a call_workflow step to find its child.
-	live map[runstate.Key]*runstate.Visit
+	live map[rerun.Key]*rerun.Visit
 	// continued names the child runs of earlier attempts that this one
 	// continued (childRun): their reports already hold what they spent.
 	continued map[string]bool
@@ -310,11 +310,11 @@ func (p *past) continueChild(id string) {
 }
 
 // spentBefore is what the earlier attempts of the run spent that the
-// resumed run's own executions do not report again (runstate, Spent): all
+// resumed run's own executions do not report again (rerun, Spent): all
 // their agent executions, kept or not, and the sub-workflow runs they
 // started that this attempt did not continue. A child that cannot be read
 // counts as nothing; the error says which.
-func (p *past) spentBefore() (runstate.Spend, error) {
+func (p *past) spentBefore() (rerun.Spend, error) {
 	s := p.rec.Spent()
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -323,7 +323,7 @@ func (p *past) spentBefore() (runstate.Spend, error) {
 		if p.continued[id] {
 			continue
 		}
-		c, err := runstate.ChildSpent(p.rec.Path, id)
+		c, err := rerun.ChildSpent(p.rec.Path, id)
 		if err != nil && first == nil {
 			first = err
 		}
@@ -337,7 +337,7 @@ func (p *past) spentBefore() (runstate.Spend, error) {
 func (p *past) arm() {
 	p.plan = false
 	p.queues = cloneQueues(p.all)
-	p.live = map[runstate.Key]*runstate.Visit{}
+	p.live = map[rerun.Key]*rerun.Visit{}
 	p.continued = map[string]bool{}
 }
 
@@ -350,10 +350,10 @@ func (p *past) reusedRanges() [][2]int {
 		}
 	}
 	sort.Ints(ords)
-	return runstate.Ranges(ords)
+	return rerun.Ranges(ords)
 }
 
-func (p *past) pop(k runstate.Key) *runstate.Visit {
+func (p *past) pop(k rerun.Key) *rerun.Visit {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	q := p.queues[k]
@@ -364,7 +364,7 @@ func (p *past) pop(k runstate.Key) *runstate.Visit {
 	return q[0]
 }
 
-func (p *past) takeLive(k runstate.Key) *runstate.Visit {
+func (p *past) takeLive(k rerun.Key) *rerun.Visit {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	v := p.live[k]
@@ -420,7 +420,7 @@ func stateKind(st *workflow.State) string {
 // intercept answers for st when the resume keeps its recorded visit (or,
 // in the plan walk, when the walk stops there).
 func (p *past) intercept(ctx context.Context, r *run, sc scope, st *workflow.State) (outcome, bool) {
-	key := runstate.Key{Path: joinPath(sc.prefix, st.Name), Iteration: sc.iteration}
+	key := rerun.Key{Path: joinPath(sc.prefix, st.Name), Iteration: sc.iteration}
 	v := p.pop(key)
 	if p.plan {
 		return p.planned(ctx, r, sc, st, key, v), true
@@ -444,7 +444,7 @@ func (p *past) intercept(ctx context.Context, r *run, sc scope, st *workflow.Sta
 
 // planned is the plan walk's step: keep the visit, pass through a block to
 // keep what finished in it, or stop.
-func (p *past) planned(ctx context.Context, r *run, sc scope, st *workflow.State, key runstate.Key, v *runstate.Visit) outcome {
+func (p *past) planned(ctx context.Context, r *run, sc scope, st *workflow.State, key rerun.Key, v *rerun.Visit) outcome {
 	if v == nil || st.Type == workflow.TypeTerminal {
 		return p.frontier(key.Path)
 	}
@@ -483,7 +483,7 @@ func (p *past) planned(ctx context.Context, r *run, sc scope, st *workflow.State
 	return p.restore(r, st, v, key)
 }
 
-func (p *past) consume(v *runstate.Visit) {
+func (p *past) consume(v *rerun.Visit) {
 	p.mu.Lock()
 	p.consumed[v] = true
 	p.mu.Unlock()
@@ -491,7 +491,7 @@ func (p *past) consume(v *runstate.Visit) {
 
 // changed says why a kept visit's state no longer matches its record, or
 // "" when it does (or the record has no digest to compare).
-func (p *past) changed(v *runstate.Visit, st *workflow.State) string {
+func (p *past) changed(v *rerun.Visit, st *workflow.State) string {
 	span := p.rec.Span(v.Executions[0])
 	if span.Input.Workflow == nil {
 		return ""
@@ -506,7 +506,7 @@ func (p *past) changed(v *runstate.Visit, st *workflow.State) string {
 
 // restore puts a kept visit's recorded result where the run's templates
 // and expressions read it and returns the outcome the flow continues from.
-func (p *past) restore(r *run, st *workflow.State, v *runstate.Visit, key runstate.Key) outcome {
+func (p *past) restore(r *run, st *workflow.State, v *rerun.Visit, key rerun.Key) outcome {
 	x := v.Last()
 	o := outcome{ok: x.Error == "", err: x.Error, cancelled: x.Cancelled()}
 	if !o.ok {
@@ -586,14 +586,14 @@ func (p *past) restore(r *run, st *workflow.State, v *runstate.Visit, key runsta
 // had succeeded, its result is taken as it is. It returns the child's run
 // id and the function that runs it to its report.
 func (r *run) childRun(ctx context.Context, sp *span, child *workflow.Workflow, inputs map[string]any, stack []string) (string, func(context.Context) *Report, error) {
-	key := runstate.Key{Path: sp.path, Iteration: sp.iter}
-	var prior *runstate.Run
+	key := rerun.Key{Path: sp.path, Iteration: sp.iter}
+	var prior *rerun.Run
 	if r.past != nil && r.rec != nil {
 		if v := r.past.takeLive(key); v != nil && v.Last().ChildRunID != "" {
 			if cp, err := runstore.ChildPath(r.rec.Path(), v.Last().ChildRunID); err == nil {
 				// A child file without run.started was cut before its
 				// first event: the call starts a new child.
-				prior, _ = runstate.Load(cp, runstate.Options{Exchange: true})
+				prior, _ = rerun.Load(cp, rerun.Options{Exchange: true})
 			}
 		}
 	}

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/reelhq/reel/internal/runstate"
+	"github.com/reelhq/reel/internal/rerun"
 	"github.com/reelhq/reel/internal/runstatus"
 	"github.com/reelhq/reel/internal/verify"
 	"github.com/reelhq/reel/transcript"
@@ -133,7 +133,7 @@ func TestResumeFromEveryCut(t *testing.T) {
 		case cut == callAt+1:
 			write(childID+".jsonl", nil) // created, nothing written yet
 		}
-		rec, err := runstate.Load(filepath.Join(tdir, ref.RunID+".jsonl"), runstate.Options{})
+		rec, err := rerun.Load(filepath.Join(tdir, ref.RunID+".jsonl"), rerun.Options{})
 		if err != nil {
 			t.Fatalf("cut %d: %v", cut, err)
 		}
@@ -180,7 +180,7 @@ func TestResumeFromEveryCut(t *testing.T) {
 			os.WriteFile(path, bytes.Join(all[:cut2], nil), 0o600)
 			orphanChildren(t, tdir, all[:cut2], ref.RunID)
 			setState(t, state, all[:cut2])
-			rec, err := runstate.Load(path, runstate.Options{})
+			rec, err := rerun.Load(path, rerun.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -246,7 +246,7 @@ func TestResumeRefusesChangedSteps(t *testing.T) {
 	h.e.Register("stamp", func(context.Context, StepRequest) (StepResult, error) { return StepResult{Output: "s"}, nil })
 	body := "name: ch\nstates:\n  initial: a\n  a: {type: step, command: 'echo a', on_success: b}\n  b: {type: step, command: 'exit 1'}\n"
 	rep := h.run(context.Background(), body, nil)
-	rec, err := runstate.Load(rep.TranscriptPath, runstate.Options{})
+	rec, err := rerun.Load(rep.TranscriptPath, rerun.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -282,7 +282,7 @@ func TestResumeMaskedInput(t *testing.T) {
 	h.e.Masker = transcript.NewMasker([]string{"API_TOKEN=tok-1234567890abcdef"})
 	body := "name: m\ninputs: [{name: tok}]\nstates:\n  initial: a\n  a: {type: step, command: 'exit 1'}\n"
 	rep := h.run(context.Background(), body, map[string]string{"tok": "tok-1234567890abcdef"})
-	rec, _ := runstate.Load(rep.TranscriptPath, runstate.Options{})
+	rec, _ := rerun.Load(rep.TranscriptPath, rerun.Options{})
 	wf := h.load("wf.yaml", body)
 	_, err := h.e.Resume(context.Background(), wf, rec, ResumeOptions{})
 	var ie *InputError
@@ -347,7 +347,7 @@ states:
 	if err := os.WriteFile(fixed, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	rec, err := runstate.Load(rep.TranscriptPath, runstate.Options{})
+	rec, err := rerun.Load(rep.TranscriptPath, rerun.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -255,7 +255,7 @@ func isAncestor(a, p string) bool {
 
 // parentFor is the span a step at path p hangs under: the open step with
 // the longest ancestor path, the latest started among equals, else the
-// run (the rule package runtree rebuilds `reel tree` with).
+// run (the rule package exectree rebuilds `reel tree` with).
 func (m *mapper) parentFor(p string) trace.SpanID {
 	var best *step
 	for _, st := range m.open {

@@ -7,7 +7,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/reelhq/reel/internal/runtree"
+	"github.com/reelhq/reel/internal/exectree"
 	"github.com/reelhq/reel/transcript"
 )
 
@@ -17,18 +17,18 @@ type Side struct {
 	DurationMS int64            `json:"duration_ms"`
 	Usage      transcript.Usage `json:"usage"`
 	CostUSD    float64          `json:"cost_usd,omitempty"`
-	// Tools names the first tools the step called (runtree.MaxToolSeq);
+	// Tools names the first tools the step called (exectree.MaxToolSeq);
 	// ToolCalls counts them all.
 	Tools     []string `json:"tools,omitempty"`
 	ToolCalls int      `json:"tool_calls,omitempty"`
 	HasOutput bool     `json:"has_output"`
-	output    string   // as much as runtree keeps (runtree.MaxOutput)
+	output    string   // as much as exectree keeps (exectree.MaxOutput)
 	digest    [32]byte // of the whole output
 	tools     uint64   // digest of every tool name
 }
 
 // Output is the execution's final output (agent reply or command output),
-// for showing how it changed: its first runtree.MaxOutput bytes.
+// for showing how it changed: its first exectree.MaxOutput bytes.
 func (s *Side) Output() string { return s.output }
 
 // StepDiff compares one step execution across two runs. A or B is nil when
@@ -63,11 +63,11 @@ type RunSide struct {
 
 type entry struct {
 	key, label string
-	node       *runtree.Node
+	node       *exectree.Node
 }
 
 // Compare aligns the step executions of two trees and reports what differs.
-func Compare(a, b *runtree.Tree) *Diff {
+func Compare(a, b *exectree.Tree) *Diff {
 	d := &Diff{A: runSide(a.Root), B: runSide(b.Root)}
 	for _, w := range a.Warnings {
 		d.Warnings = append(d.Warnings, "a: "+w)
@@ -80,7 +80,7 @@ func Compare(a, b *runtree.Tree) *Diff {
 	for i, e := range ea {
 		inA[e.key] = i
 	}
-	inB := make(map[string]*runtree.Node, len(eb))
+	inB := make(map[string]*exectree.Node, len(eb))
 	for _, e := range eb {
 		inB[e.key] = e.node
 	}
@@ -128,11 +128,11 @@ func (d *Diff) Differs() bool {
 	return false
 }
 
-func runSide(n *runtree.Node) RunSide {
+func runSide(n *exectree.Node) RunSide {
 	return RunSide{RunID: n.RunID, Workflow: n.Name, Side: *side(n)}
 }
 
-func side(n *runtree.Node) *Side {
+func side(n *exectree.Node) *Side {
 	if n == nil {
 		return nil
 	}
@@ -142,7 +142,7 @@ func side(n *runtree.Node) *Side {
 	}
 }
 
-func compareStep(e entry, a, b *runtree.Node) StepDiff {
+func compareStep(e entry, a, b *exectree.Node) StepDiff {
 	s := StepDiff{Key: e.key, Label: e.label, Kind: e.node.Kind, A: side(a), B: side(b)}
 	switch {
 	case a == nil:
@@ -169,13 +169,13 @@ func compareStep(e entry, a, b *runtree.Node) StepDiff {
 // flatten lists the step executions in tree order with stable keys and
 // readable labels: the path, the loop iterations around it ("[1][0]") and
 // the attempt; steps of a sub-workflow are labelled under the calling step.
-func flatten(root *runtree.Node) []entry {
+func flatten(root *exectree.Node) []entry {
 	var out []entry
-	var walk func(n *runtree.Node, key, self, iters, prefix string)
-	walk = func(n *runtree.Node, key, self, iters, prefix string) {
+	var walk func(n *exectree.Node, key, self, iters, prefix string)
+	walk = func(n *exectree.Node, key, self, iters, prefix string) {
 		seen := map[string]int{}
 		for _, c := range n.Children {
-			if c.Kind == runtree.KindIteration {
+			if c.Kind == exectree.KindIteration {
 				seg := fmt.Sprintf("[%d]", c.Iteration)
 				walk(c, key+seg, self, iters+seg, prefix)
 				continue
@@ -220,7 +220,7 @@ func RenderDiff(w io.Writer, d *Diff) error {
 		s   RunSide
 	}{{"a", d.A}, {"b", d.B}} {
 		fmt.Fprintf(&sb, "%s  %s  %s  %s  %s  %s\n", r.tag, r.s.RunID, r.s.Workflow, r.s.Status,
-			runtree.FormatDuration(time.Duration(r.s.DurationMS)*time.Millisecond), runtree.FormatUsage(r.s.Usage))
+			exectree.FormatDuration(time.Duration(r.s.DurationMS)*time.Millisecond), exectree.FormatUsage(r.s.Usage))
 	}
 	same := 0
 	tw := tabwriter.NewWriter(&sb, 0, 0, 2, ' ', 0)
@@ -239,7 +239,7 @@ func RenderDiff(w io.Writer, d *Diff) error {
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", mark, s.Label, s.Kind,
 			pair(s, func(x *Side) string { return x.Status }),
-			pair(s, func(x *Side) string { return runtree.FormatDuration(time.Duration(x.DurationMS) * time.Millisecond) }),
+			pair(s, func(x *Side) string { return exectree.FormatDuration(time.Duration(x.DurationMS) * time.Millisecond) }),
 			pair(s, func(x *Side) string { return itoa(x.Usage.InputTokens + x.Usage.OutputTokens) }),
 			pair(s, toolList),
 			outputCol(s))

@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/reelhq/reel/internal/pricing"
-	"github.com/reelhq/reel/internal/replay"
-	"github.com/reelhq/reel/internal/runtree"
+	"github.com/reelhq/reel/internal/textview"
+	"github.com/reelhq/reel/internal/exectree"
 	"github.com/reelhq/reel/internal/transcripttest"
 	"github.com/reelhq/reel/internal/verify"
 	"github.com/reelhq/reel/transcript"
@@ -59,7 +59,7 @@ func FuzzReaders(f *testing.F) {
 				t.Fatalf("%s: %d warnings", what, n)
 			}
 		}
-		tree, err := runtree.Build(p, runtree.Options{})
+		tree, err := exectree.Build(p, exectree.Options{})
 		if empty {
 			if !errors.Is(err, transcript.ErrEmpty) {
 				t.Fatalf("Build of an empty file: %v", err)
@@ -70,7 +70,7 @@ func FuzzReaders(f *testing.F) {
 			t.Fatalf("Build: %v", err)
 		}
 		bounded("Build", len(tree.Warnings))
-		runtree.Render(io.Discard, tree)
+		exectree.Render(io.Discard, tree)
 		d := Compare(tree, tree)
 		bounded("Compare", len(d.Warnings))
 		RenderDiff(io.Discard, d)
@@ -88,7 +88,7 @@ func FuzzReaders(f *testing.F) {
 		RenderStats(io.Discard, rep)
 		vr := verify.Paths([]string{p}, verify.Options{})
 		bounded("verify", len(vr.Problems))
-		rw, err := replay.Replay(context.Background(), io.Discard, p, replay.Options{})
+		rw, err := textview.Replay(context.Background(), io.Discard, p, textview.Options{})
 		if err != nil {
 			t.Fatalf("Replay: %v", err)
 		}

@@ -14,7 +14,7 @@ import (
 
 	"github.com/reelhq/reel/internal/golden"
 	"github.com/reelhq/reel/internal/pricing"
-	"github.com/reelhq/reel/internal/runtree"
+	"github.com/reelhq/reel/internal/exectree"
 	"github.com/reelhq/reel/internal/transcripttest"
 	"github.com/reelhq/reel/transcript"
 )
@@ -230,11 +230,11 @@ func TestTools(t *testing.T) {
 func TestDiff(t *testing.T) {
 	dir, root := sample(t)
 	other := transcripttest.WriteSample(t, dir, transcripttest.Variant{ID: transcripttest.OtherID, ChildID: "44444444-4444-4444-8444-444444444444", LintFails: true, Review: "main.go has a bug."})
-	a, err := runtree.Build(root, runtree.Options{})
+	a, err := exectree.Build(root, exectree.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := runtree.Build(other, runtree.Options{})
+	b, err := exectree.Build(other, exectree.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,7 +259,7 @@ func TestDiff(t *testing.T) {
 	}
 	// The interrupted run lacks a step: it shows as only in a.
 	idir := t.TempDir()
-	c, _ := runtree.Build(transcripttest.WriteSample(t, idir, transcripttest.Variant{Interrupted: true}), runtree.Options{})
+	c, _ := exectree.Build(transcripttest.WriteSample(t, idir, transcripttest.Variant{Interrupted: true}), exectree.Options{})
 	d = Compare(a, c)
 	only := 0
 	for _, s := range d.Steps {
@@ -281,7 +281,7 @@ func TestDiff(t *testing.T) {
 // only in one run, in place.
 func TestDiffIterations(t *testing.T) {
 	dir := t.TempDir()
-	loop := func(id string, n int) *runtree.Tree {
+	loop := func(id string, n int) *exectree.Tree {
 		r := transcripttest.NewRun(t, dir, id, "", transcripttest.Epoch)
 		r.Event(transcript.ExchangeEvent{Type: transcript.RunStarted, Payload: &transcript.StepPayload{Name: "w", Kind: "workflow"}})
 		r.Start("poll", 0, transcript.KindWhile, 0)
@@ -292,7 +292,7 @@ func TestDiffIterations(t *testing.T) {
 		r.Command("after", 0, 0, "true", 0, "", "")
 		r.Event(transcript.ExchangeEvent{Type: transcript.RunCompleted, Payload: &transcript.StepPayload{Name: "w", Kind: "workflow"}})
 		r.Close()
-		tree, err := runtree.Build(r.Recorder().Path(), runtree.Options{})
+		tree, err := exectree.Build(r.Recorder().Path(), exectree.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

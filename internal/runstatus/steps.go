@@ -73,7 +73,7 @@ func StepError(err string) string {
 // Tally applies StepCounts' rule to a transcript read in order: fed its
 // run.started, step.started and step.completed events, it decides which
 // executions count and how. Executions are named by ordinal, the 1-based
-// position of their step.started among the file's (as runstate numbers
+// position of their step.started among the file's (as rerun numbers
 // them and RunInput.Reused names them).
 //
 // Its state is a byte per execution, the executions open, and the failed

@@ -19,7 +19,7 @@ import (
 	"github.com/reelhq/reel/internal/index"
 	"github.com/reelhq/reel/internal/query"
 	"github.com/reelhq/reel/internal/runstatus"
-	"github.com/reelhq/reel/internal/runtree"
+	"github.com/reelhq/reel/internal/exectree"
 	"github.com/reelhq/reel/internal/safefile"
 	"github.com/reelhq/reel/internal/webview"
 	"github.com/reelhq/reel/transcript"
@@ -229,14 +229,14 @@ type diffData struct {
 }
 
 func (s *Server) diff(w http.ResponseWriter, r *http.Request) {
-	var trees [2]*runtree.Tree
+	var trees [2]*exectree.Tree
 	for i, id := range []string{r.PathValue("a"), r.PathValue("b")} {
 		path, err := s.transcriptOf(id)
 		if err != nil {
 			s.fail(w, r, http.StatusNotFound, "no such run", err)
 			return
 		}
-		if trees[i], err = runtree.Build(path, runtree.Options{Limits: s.opts.Limits}); err != nil {
+		if trees[i], err = exectree.Build(path, exectree.Options{Limits: s.opts.Limits}); err != nil {
 			s.fail(w, r, http.StatusInternalServerError, "unreadable run", err)
 			return
 		}

@@ -8,10 +8,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/reelhq/reel/internal/replay"
+	"github.com/reelhq/reel/internal/textview"
 	"github.com/reelhq/reel/internal/runstatus"
 	"github.com/reelhq/reel/internal/runstore"
-	"github.com/reelhq/reel/internal/runtree"
+	"github.com/reelhq/reel/internal/exectree"
 	"github.com/reelhq/reel/internal/safefile"
 	"github.com/reelhq/reel/transcript"
 )
@@ -120,7 +120,7 @@ func LoadRun(path string, opts RunOptions) (*Run, error) {
 	if opts.MaxDepth <= 0 {
 		opts.MaxDepth = 16
 	}
-	tree, err := runtree.Build(path, runtree.Options{Limits: opts.Limits, MaxDepth: opts.MaxDepth})
+	tree, err := exectree.Build(path, exectree.Options{Limits: opts.Limits, MaxDepth: opts.MaxDepth})
 	if err != nil {
 		return nil, err
 	}
@@ -264,7 +264,7 @@ func (l *loader) file(path, prefix string, depth int) ([]Event, fileMeta, error)
 	paired := func(id string) bool { return pairs[id] }
 	// a conversation step's user messages are numbered as reel tree and
 	// reel replay number them
-	tn := replay.NewTurns()
+	tn := textview.NewTurns()
 	for i := range evs {
 		tn.Event(evs[i].Type, evs[i].Path, evs[i].Iteration)
 	}
@@ -525,12 +525,12 @@ func (l *loader) message(e *Event, mp *transcript.MessagePayload, paired func(id
 }
 
 // tree flattens the execution tree and lays out the timeline.
-func (l *loader) tree(root *runtree.Node) ([]TreeRow, []TimelineRow) {
+func (l *loader) tree(root *exectree.Node) ([]TreeRow, []TimelineRow) {
 	var rows []TreeRow
 	var bars []TimelineRow
 	start := root.Start
 	end := root.End
-	runtree.Walk(root, func(n *runtree.Node, _ int) {
+	exectree.Walk(root, func(n *exectree.Node, _ int) {
 		if n.End.After(end) {
 			end = n.End
 		}
@@ -542,8 +542,8 @@ func (l *loader) tree(root *runtree.Node) ([]TreeRow, []TimelineRow) {
 		}
 		return min(100, max(0, 100*float64(t.Sub(start))/float64(span)))
 	}
-	var walk func(n *runtree.Node, depth int, run string)
-	walk = func(n *runtree.Node, depth int, run string) {
+	var walk func(n *exectree.Node, depth int, run string)
+	walk = func(n *exectree.Node, depth int, run string) {
 		if n.Kind == transcript.KindWorkflow && n.RunID != "" {
 			run = n.RunID
 		}
@@ -554,13 +554,13 @@ func (l *loader) tree(root *runtree.Node) ([]TreeRow, []TimelineRow) {
 		}
 		if n.Kind == transcript.KindWorkflow {
 			row.RunID = n.RunID
-		} else if n.Kind != runtree.KindIteration {
+		} else if n.Kind != exectree.KindIteration {
 			row.Anchor = l.anchors[execKey(run, n.Path, n.Iteration, n.Attempt, n.Start)]
 		}
 		rows = append(rows, row)
 		if depth > 0 {
 			label := n.Name
-			if n.Kind == runtree.KindIteration {
+			if n.Kind == exectree.KindIteration {
 				label = n.Path + " " + n.Name
 			} else if n.Path != "" {
 				label = n.Path
@@ -576,9 +576,9 @@ func (l *loader) tree(root *runtree.Node) ([]TreeRow, []TimelineRow) {
 					if s.iteration != n.Iteration || s.start.Before(n.Start) || !n.End.IsZero() && s.start.After(n.End) {
 						continue
 					}
-					st := runtree.StatusSuccess
+					st := exectree.StatusSuccess
 					if s.err {
-						st = runtree.StatusFailure
+						st = exectree.StatusFailure
 					}
 					bars = append(bars, TimelineRow{Depth: depth + 1, Label: s.name, Tool: true, Status: st, Left: pct(s.start),
 						Width: max(0.4, pct(s.end)-pct(s.start)), Duration: s.end.Sub(s.start), Anchor: s.anchor, T: l.ms(s.start)})
@@ -593,7 +593,7 @@ func (l *loader) tree(root *runtree.Node) ([]TreeRow, []TimelineRow) {
 	return rows, bars
 }
 
-func fmtDuration(d time.Duration) string { return runtree.FormatDuration(d) }
+func fmtDuration(d time.Duration) string { return exectree.FormatDuration(d) }
 
 func fmtTokens(u transcript.Usage) string {
 	s := fmt.Sprintf("%s in / %s out", count(u.InputTokens), count(u.OutputTokens))

@@ -25,7 +25,7 @@ import (
 	"time"
 
 	"github.com/reelhq/reel/internal/query"
-	"github.com/reelhq/reel/internal/runtree"
+	"github.com/reelhq/reel/internal/exectree"
 	"github.com/reelhq/reel/transcript"
 )
 
@@ -80,8 +80,8 @@ var funcs = template.FuncMap{
 		}
 		return t.UTC().Format("15:04:05.000")
 	},
-	"dur": func(d time.Duration) string { return runtree.FormatDuration(d) },
-	"ms":  func(ms int64) string { return runtree.FormatDuration(time.Duration(ms) * time.Millisecond) },
+	"dur": func(d time.Duration) string { return exectree.FormatDuration(d) },
+	"ms":  func(ms int64) string { return exectree.FormatDuration(time.Duration(ms) * time.Millisecond) },
 	"tokens": func(u transcript.Usage) string {
 		if u.TotalTokens == 0 && u.InputTokens == 0 && u.OutputTokens == 0 {
 			return "—"

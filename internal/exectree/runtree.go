@@ -1,11 +1,11 @@
-// Package runtree rebuilds the execution tree of a run from its transcript
+// Package exectree rebuilds the execution tree of a run from its transcript
 // and the transcripts of the sub-workflows it called.
 //
 // Every step execution is its own node: each loop iteration, each retry
 // attempt, each parallel branch. Nodes are matched by the order of
 // step.started and step.completed events at a path and iteration, which is
 // what keeps executions of nested loops apart (DECISIONS §3).
-package runtree
+package exectree
 
 import (
 	"crypto/sha256"

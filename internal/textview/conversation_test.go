@@ -1,4 +1,4 @@
-package replay
+package textview
 
 import (
 	"bytes"
@@ -12,8 +12,8 @@ import (
 
 	"github.com/reelhq/reel/internal/engine"
 	"github.com/reelhq/reel/internal/golden"
-	"github.com/reelhq/reel/internal/runstate"
-	"github.com/reelhq/reel/internal/runtree"
+	"github.com/reelhq/reel/internal/rerun"
+	"github.com/reelhq/reel/internal/exectree"
 	"github.com/reelhq/reel/internal/transcripttest"
 	"github.com/reelhq/reel/internal/workflow"
 	"github.com/reelhq/reel/transcript"
@@ -74,7 +74,7 @@ func conversationRuns(t *testing.T) (resumed, replayed string) {
 	if err != nil || rep.Status != "failure" {
 		t.Fatalf("first attempt: %v %+v", err, rep)
 	}
-	rec, err := runstate.Load(rep.TranscriptPath, runstate.Options{Exchange: true})
+	rec, err := rerun.Load(rep.TranscriptPath, rerun.Options{Exchange: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +82,7 @@ func conversationRuns(t *testing.T) (resumed, replayed string) {
 		t.Fatalf("resume: %v %+v", err, rep)
 	}
 	resumed = rep.TranscriptPath
-	if rec, err = runstate.Load(resumed, runstate.Options{Exchange: true}); err != nil {
+	if rec, err = rerun.Load(resumed, rerun.Options{Exchange: true}); err != nil {
 		t.Fatal(err)
 	}
 	if rep, err = e.Run(ctx, load(), engine.RunOptions{ReplayFrom: rec}); err != nil || rep.Status != "success" {
@@ -106,14 +106,14 @@ func TestReplayNumbersTurns(t *testing.T) {
 		if err != nil || len(warnings) > 0 {
 			t.Fatalf("%v %q", err, warnings)
 		}
-		tree, err := runtree.Build(file, runtree.Options{})
+		tree, err := exectree.Build(file, exectree.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		// The headings, in order, are 1/N … N/N for each agent execution
 		// the tree shows with N turns.
 		var want []string
-		runtree.Walk(tree.Root, func(n *runtree.Node, _ int) {
+		exectree.Walk(tree.Root, func(n *exectree.Node, _ int) {
 			if n.Kind == transcript.KindAgent && n.UserTurns > 1 {
 				for i := 1; i <= n.UserTurns; i++ {
 					want = append(want, fmt.Sprintf("── turn %d/%d ──", i, n.UserTurns))

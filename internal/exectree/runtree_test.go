@@ -1,4 +1,4 @@
-package runtree
+package exectree
 
 import (
 	"bytes"

@@ -10,7 +10,7 @@ import (
 
 	"github.com/pmezard/go-difflib/difflib"
 
-	"github.com/reelhq/reel/internal/runstate"
+	"github.com/reelhq/reel/internal/rerun"
 	"github.com/reelhq/reel/internal/runstore"
 	"github.com/reelhq/reel/internal/workflow"
 	"github.com/reelhq/reel/transcript"
@@ -31,16 +31,16 @@ import (
 type replaySource struct {
 	// rec is nil when the recorded run has no counterpart for this run (a
 	// sub-workflow it never started); missing says so.
-	rec        *runstate.Run
+	rec        *rerun.Run
 	missing    string
 	allowDrift bool
 
 	mu     sync.Mutex
-	queues map[runstate.Key][]*runstate.Execution
+	queues map[rerun.Key][]*rerun.Execution
 }
 
-func newReplaySource(rec *runstate.Run, allowDrift bool) *replaySource {
-	s := &replaySource{rec: rec, allowDrift: allowDrift, queues: map[runstate.Key][]*runstate.Execution{}}
+func newReplaySource(rec *rerun.Run, allowDrift bool) *replaySource {
+	s := &replaySource{rec: rec, allowDrift: allowDrift, queues: map[rerun.Key][]*rerun.Execution{}}
 	for _, x := range rec.Executions {
 		if x.Kind == transcript.KindAgent || x.Kind == transcript.KindCallWorkflow {
 			s.queues[x.Key()] = append(s.queues[x.Key()], x)
@@ -50,7 +50,7 @@ func newReplaySource(rec *runstate.Run, allowDrift bool) *replaySource {
 }
 
 // next takes the next recorded execution of kind at k.
-func (s *replaySource) next(k runstate.Key, kind string) *runstate.Execution {
+func (s *replaySource) next(k rerun.Key, kind string) *rerun.Execution {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	q := s.queues[k]
@@ -64,7 +64,7 @@ func (s *replaySource) next(k runstate.Key, kind string) *runstate.Execution {
 }
 
 // child is the source of the sub-workflow the next recorded call at k ran.
-func (s *replaySource) child(k runstate.Key) *replaySource {
+func (s *replaySource) child(k rerun.Key) *replaySource {
 	miss := func(format string, args ...any) *replaySource {
 		return &replaySource{missing: fmt.Sprintf(format, args...), allowDrift: s.allowDrift}
 	}
@@ -79,7 +79,7 @@ func (s *replaySource) child(k runstate.Key) *replaySource {
 	if err != nil {
 		return miss("recorded sub-workflow run at %s: %v", k.Path, err)
 	}
-	rec, err := runstate.Load(cp, runstate.Options{Exchange: true})
+	rec, err := rerun.Load(cp, rerun.Options{Exchange: true})
 	if err != nil {
 		return miss("recorded sub-workflow run at %s: %v", k.Path, err)
 	}
@@ -100,12 +100,12 @@ func (e *PromptDriftError) Error() string {
 // replayAgent finishes an agent step from the recording: the part of
 // execAgent after the span started and the prompt was resolved.
 func (r *run) replayAgent(ctx context.Context, st *workflow.State, sp *span, prompt, sys string) outcome {
-	key := runstate.Key{Path: sp.path, Iteration: sp.iter}
+	key := rerun.Key{Path: sp.path, Iteration: sp.iter}
 	src := r.replay
 	var res *transcript.AgentResult
 	var err error
 	show := r.newOutputWriter(sp.path)
-	x := (*runstate.Execution)(nil)
+	x := (*rerun.Execution)(nil)
 	switch {
 	case src.rec == nil:
 		err = errors.New("replay: " + src.missing)
@@ -145,7 +145,7 @@ func (r *run) replayAgent(ctx context.Context, st *workflow.State, sp *span, pro
 }
 
 // drift compares the resolved prompts with the recorded ones.
-func (s *replaySource) drift(x *runstate.Execution, prompt, sys string) error {
+func (s *replaySource) drift(x *rerun.Execution, prompt, sys string) error {
 	old, oldSys, ok := x.Prompt()
 	if !ok || s.allowDrift || old == prompt && oldSys == sys {
 		return nil
@@ -171,7 +171,7 @@ func (s *replaySource) drift(x *runstate.Execution, prompt, sys string) error {
 // replayExchange writes the recorded message and tool events of x under
 // this run's step. With drift allowed, the first message.user says what
 // this run composed, not what the recording did.
-func (r *run) replayExchange(sp *span, x *runstate.Execution, prompt, sys string) {
+func (r *run) replayExchange(sp *span, x *rerun.Execution, prompt, sys string) {
 	first := true
 	for _, ev := range x.Exchange {
 		ev.Seq, ev.RunID, ev.ParentRunID, ev.ChildRunID, ev.Timestamp = 0, "", "", "", time.Time{}
@@ -194,7 +194,7 @@ func (r *run) replayExchange(sp *span, x *runstate.Execution, prompt, sys string
 // step from its recorded exchange: the system prompt, then each turn's
 // prompt and reply (a turn's reply is the text of its last assistant
 // message; the step's output, exactly, for the last turn).
-func conversationOf(x *runstate.Execution, res *transcript.AgentResult) *conversationLog {
+func conversationOf(x *rerun.Execution, res *transcript.AgentResult) *conversationLog {
 	log := &conversationLog{}
 	if _, sys, ok := x.Prompt(); ok && sys != "" {
 		log.add("system", sys)

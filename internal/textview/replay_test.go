@@ -1,4 +1,4 @@
-package replay
+package textview
 
 import (
 	"bytes"

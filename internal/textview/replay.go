@@ -1,8 +1,8 @@
-// Package replay renders a run's transcript as a readable conversation:
+// Package textview renders a run's transcript as a readable conversation:
 // prompts, system prompts, assistant text, thinking, tool calls with their
 // inputs and results, and command steps, in order, as terminal text or
 // Markdown, optionally paced by the original timestamps.
-package replay
+package textview
 
 import (
 	"bufio"

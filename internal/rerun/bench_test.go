@@ -1,4 +1,4 @@
-package runstate
+package rerun
 
 import (
 	"bufio"

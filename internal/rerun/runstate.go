@@ -1,4 +1,4 @@
-// Package runstate rebuilds, from a run's transcript, what it takes to
+// Package rerun rebuilds, from a run's transcript, what it takes to
 // continue the run (reel resume) or to repeat it without calling providers
 // (reel run --replay-from): the inputs and workflow it was started with,
 // every step execution with its recorded result, and the exchange events of
@@ -11,7 +11,7 @@
 // again; its run.started names them instead (RunInput.Reused, by ordinal).
 // Load merges the attempts into the executions the run now stands on: those
 // each attempt kept from the ones before, then its own.
-package runstate
+package rerun
 
 import (
 	"encoding/json"

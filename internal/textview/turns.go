@@ -1,4 +1,4 @@
-package replay
+package textview
 
 import (
 	"strconv"
@@ -7,7 +7,7 @@ import (
 )
 
 // Turns numbers the turns of agent steps as reel tree counts them
-// (runtree.Node.UserTurns): each message.user of a step execution is a
+// (exectree.Node.UserTurns): each message.user of a step execution is a
 // turn, numbered from 1 within that execution. A resumed run's re-run of a
 // step is an execution of its own, so its numbering starts again at 1 and
 // never runs on from the attempt that was cut short; neither does a step's
