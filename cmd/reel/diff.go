@@ -1,8 +1,8 @@
 package main
 
 import (
-	"github.com/reelhq/reel/internal/query"
 	"github.com/reelhq/reel/internal/exectree"
+	"github.com/reelhq/reel/internal/query"
 	"github.com/spf13/cobra"
 )
 

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/reelhq/reel/internal/textview"
 	"github.com/reelhq/reel/internal/safefile"
+	"github.com/reelhq/reel/internal/textview"
 	"github.com/reelhq/reel/internal/webview"
 	"github.com/reelhq/reel/transcript"
 	"github.com/spf13/cobra"

@@ -8,8 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/reelhq/reel/internal/runstatus"
 	"github.com/reelhq/reel/internal/exectree"
+	"github.com/reelhq/reel/internal/runstatus"
 	"github.com/reelhq/reel/transcript"
 )
 

@@ -9,9 +9,9 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/reelhq/reel/internal/exectree"
 	"github.com/reelhq/reel/internal/pricing"
 	"github.com/reelhq/reel/internal/textview"
-	"github.com/reelhq/reel/internal/exectree"
 	"github.com/reelhq/reel/internal/transcripttest"
 	"github.com/reelhq/reel/internal/verify"
 	"github.com/reelhq/reel/transcript"

@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reelhq/reel/internal/exectree"
 	"github.com/reelhq/reel/internal/golden"
 	"github.com/reelhq/reel/internal/pricing"
-	"github.com/reelhq/reel/internal/exectree"
 	"github.com/reelhq/reel/internal/transcripttest"
 	"github.com/reelhq/reel/transcript"
 )

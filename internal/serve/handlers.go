@@ -16,10 +16,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/reelhq/reel/internal/exectree"
 	"github.com/reelhq/reel/internal/index"
 	"github.com/reelhq/reel/internal/query"
 	"github.com/reelhq/reel/internal/runstatus"
-	"github.com/reelhq/reel/internal/exectree"
 	"github.com/reelhq/reel/internal/safefile"
 	"github.com/reelhq/reel/internal/webview"
 	"github.com/reelhq/reel/transcript"

@@ -11,9 +11,9 @@ import (
 	"testing"
 
 	"github.com/reelhq/reel/internal/engine"
+	"github.com/reelhq/reel/internal/exectree"
 	"github.com/reelhq/reel/internal/golden"
 	"github.com/reelhq/reel/internal/rerun"
-	"github.com/reelhq/reel/internal/exectree"
 	"github.com/reelhq/reel/internal/transcripttest"
 	"github.com/reelhq/reel/internal/workflow"
 	"github.com/reelhq/reel/transcript"

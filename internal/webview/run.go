@@ -8,11 +8,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/reelhq/reel/internal/textview"
+	"github.com/reelhq/reel/internal/exectree"
 	"github.com/reelhq/reel/internal/runstatus"
 	"github.com/reelhq/reel/internal/runstore"
-	"github.com/reelhq/reel/internal/exectree"
 	"github.com/reelhq/reel/internal/safefile"
+	"github.com/reelhq/reel/internal/textview"
 	"github.com/reelhq/reel/transcript"
 )
 

@@ -24,8 +24,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/reelhq/reel/internal/query"
 	"github.com/reelhq/reel/internal/exectree"
+	"github.com/reelhq/reel/internal/query"
 	"github.com/reelhq/reel/transcript"
 )
 
