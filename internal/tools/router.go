@@ -183,3 +183,31 @@ func decode(tool string, input json.RawMessage, v any) error {
 	}
 	return nil
 }
+
+// Answer is what the model gets back for a call that returned output and
+// err: the output as text (a result struct as JSON), after "error: " and
+// the error when the tool failed. Every front door of the router (the
+// Chat Completions loop, the MCP server) answers with it, so a model sees
+// the same text whichever way it called.
+func Answer(output any, err error) string {
+	var s string
+	switch v := output.(type) {
+	case nil:
+	case string:
+		s = v
+	default:
+		b, merr := json.Marshal(v)
+		if merr != nil {
+			s = fmt.Sprint(v)
+		} else {
+			s = string(b)
+		}
+	}
+	if err != nil {
+		if s != "" {
+			return "error: " + err.Error() + "\n" + s
+		}
+		return "error: " + err.Error()
+	}
+	return s
+}

@@ -1,0 +1,157 @@
+// Package mcpserver is reel's MCP server: the second front door of the
+// tool router. It serves a tools.Router's builtin tools (Read, Write,
+// Edit, Bash, Glob, Grep) to any MCP client with the official Go SDK, so a
+// call through MCP runs the same implementation, inside the same
+// confinement and with the same environment allow-list as a call from an
+// HTTP provider's chat loop, and is recorded by the router the same way:
+// one tool.call and one tool.result with fidelity "router".
+//
+// It decides three things. How a tool is described to a client: its name,
+// description and input schema from tools.Definitions, plus MCP's hints
+// (Read, Glob and Grep are read-only, Write and Edit destructive, Bash
+// open-world). How a result is answered: one text content holding what
+// tools.Answer gives the chat loop, with isError set when the tool failed,
+// so a model reads the same text whichever door it came through. And
+// which id an invocation is recorded under: the id the client names the
+// call by in the request's _meta when it sends one (Claude Code's
+// "claudecode/toolUseId"), so the router's pair carries the agent's own
+// tool id, else one the caller chooses (Options.CallID), else "mcp-<n>".
+//
+// The server speaks over any SDK transport (stdio for `reel mcp-serve`)
+// and over streamable HTTP on a loopback port guarded by a bearer token
+// (Listen), for an agent step whose CLI is the only holder of the token.
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/reelhq/reel/internal/tools"
+)
+
+// Name is the server's name in MCP's initialize exchange.
+const Name = "reel"
+
+// Options tune a Server. Zero values mean the defaults.
+type Options struct {
+	// Tools lists the tools served, in order (nil: every builtin tool).
+	// The router must run each of them (its Options.Allow, when set,
+	// names them all).
+	Tools []tools.Definition
+	// CallID names an invocation the client sent no id for (nil:
+	// "mcp-1", "mcp-2", …, in arrival order). clientID is what the
+	// request's _meta names the call by ("" when it names none); the
+	// returned id is what the router records the pair under.
+	CallID func(tool string, input json.RawMessage, clientID string) string
+	// Version is reported to clients in the initialize exchange.
+	Version string
+	// Instructions are sent to clients in the initialize exchange (MCP's
+	// server instructions; Claude Code shows them to the model).
+	Instructions string
+}
+
+// Server serves a tools.Router over MCP. It is safe for concurrent use:
+// the SDK runs each call in its own goroutine, and so may a client.
+type Server struct {
+	srv    *mcp.Server
+	router *tools.Router
+	callID func(tool string, input json.RawMessage, clientID string) string
+	n      atomic.Int64
+	defs   []tools.Definition
+}
+
+// New returns a server for router's tools.
+func New(router *tools.Router, opts Options) *Server {
+	s := &Server{router: router, callID: opts.CallID, defs: opts.Tools}
+	if s.defs == nil {
+		s.defs = tools.Definitions()
+	}
+	version := opts.Version
+	if version == "" {
+		version = "dev"
+	}
+	s.srv = mcp.NewServer(&mcp.Implementation{Name: Name, Title: "reel tool router", Version: version},
+		&mcp.ServerOptions{Instructions: opts.Instructions, Capabilities: &mcp.ServerCapabilities{}})
+	for _, d := range s.defs {
+		s.srv.AddTool(toolOf(d), s.handler(d.Name))
+	}
+	return s
+}
+
+// Tools returns the tools the server lists, in order.
+func (s *Server) Tools() []tools.Definition { return s.defs }
+
+// Run serves one client session over t (mcp.StdioTransport for a server
+// whose client started it) until the client disconnects or ctx ends.
+func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
+	if err := s.srv.Run(ctx, t); err != nil && ctx.Err() == nil {
+		return fmt.Errorf("mcp server: %w", err)
+	}
+	return nil
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// toolOf describes a builtin tool to MCP clients.
+func toolOf(d tools.Definition) *mcp.Tool {
+	t := &mcp.Tool{Name: d.Name, Description: d.Description, InputSchema: d.Parameters}
+	switch d.Name {
+	case "Read", "Glob", "Grep":
+		t.Annotations = &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)}
+	case "Write", "Edit":
+		t.Annotations = &mcp.ToolAnnotations{DestructiveHint: ptr(true), OpenWorldHint: ptr(false)}
+	case "Bash":
+		t.Annotations = &mcp.ToolAnnotations{DestructiveHint: ptr(true), OpenWorldHint: ptr(true)}
+	}
+	return t
+}
+
+// clientIDKeys are the _meta keys clients name a call by: the id their
+// own stream reports the same call under.
+var clientIDKeys = []string{"claudecode/toolUseId"}
+
+// ClientCallID returns the id a tools/call request's _meta names the call
+// by, or "".
+func ClientCallID(meta map[string]any) string {
+	for _, k := range clientIDKeys {
+		if id, ok := meta[k].(string); ok && strings.TrimSpace(id) != "" {
+			return id
+		}
+	}
+	return ""
+}
+
+func (s *Server) handler(name string) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		var input json.RawMessage
+		var meta map[string]any
+		if p := req.Params; p != nil {
+			input, meta = p.Arguments, p.Meta
+		}
+		clientID := ClientCallID(meta)
+		id := clientID
+		if s.callID != nil {
+			id = s.callID(name, input, clientID)
+		}
+		if id == "" {
+			id = fmt.Sprintf("mcp-%d", s.n.Add(1))
+		}
+		out, err := s.router.Call(ctx, name, id, input)
+		if errors.Is(err, tools.ErrRecord) {
+			// The tool ran (or was refused) but reel could not write it
+			// down: the client learns so, and the step ends on the
+			// recorder's error.
+			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "reel could not record this call: " + err.Error()}}}, nil
+		}
+		return &mcp.CallToolResult{
+			IsError: err != nil,
+			Content: []mcp.Content{&mcp.TextContent{Text: tools.Answer(out, err)}},
+		}, nil
+	}
+}
