@@ -67,7 +67,9 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
+	"github.com/reelhq/reel/internal/mcpproxy"
 	"github.com/reelhq/reel/transcript"
 )
 
@@ -116,6 +118,17 @@ type Request struct {
 	// Continue, when set, resumes another step's session (its Snapshot)
 	// instead of starting a new one.
 	Continue *Snapshot
+	// MCPProxy, when set, puts reel's MCP server between a CLI agent and
+	// its tools (the step's mcp_proxy): each run of the CLI gets its own
+	// endpoint, and every call through it is recorded once with router
+	// fidelity (package mcpproxy). HTTP providers call reel's tools
+	// directly and ignore it.
+	MCPProxy *mcpproxy.Config
+	// Version is reel's version, reported to the agent by the proxy.
+	Version string
+
+	// proxyGrace overrides mcpproxy.DefaultGrace (tests).
+	proxyGrace time.Duration
 }
 
 // ErrUnknownProvider is returned for a provider Run does not know.

@@ -147,15 +147,8 @@ func openAIConfigFrom(req Request) (*openAIConfig, error) {
 		}
 		c.topP = &f
 	}
-	if n, ok, err := optInt(o, "bash_timeout"); err != nil {
+	if c.bashEnv, c.bashTimeout, err = routerOptions(o); err != nil {
 		return fail(err)
-	} else if ok {
-		c.bashTimeout = time.Duration(n) * time.Second
-	}
-	if names, ok, err := optStrings(o, "bash_env"); err != nil {
-		return fail(err)
-	} else if ok {
-		c.bashEnv = names
 	}
 	// options.tools selects builtin tools by name; an empty list offers none.
 	all := tools.Definitions()

@@ -11,6 +11,7 @@ import (
 
 	"github.com/reelhq/reel/internal/agent"
 	"github.com/reelhq/reel/internal/agentfiles"
+	"github.com/reelhq/reel/internal/mcpproxy"
 	"github.com/reelhq/reel/internal/workflow"
 	"github.com/reelhq/reel/transcript"
 )
@@ -166,6 +167,9 @@ func (r *run) agentRequest(st *workflow.State, data map[string]any) (agent.Reque
 		OutputFormat: st.OutputFormat,
 		Dir:          r.e.workDir(),
 		Env:          r.e.environ(),
+	}
+	if m := st.MCPProxy; m != nil && m.Enable {
+		req.MCPProxy = &mcpproxy.Config{InterceptBuiltins: m.InterceptBuiltins}
 	}
 	if c := a.Session; c != nil && c.ContinueFrom != "" {
 		snap, err := r.session(c.ContinueFrom)

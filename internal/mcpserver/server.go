@@ -28,6 +28,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -64,11 +65,19 @@ type Server struct {
 	callID func(tool string, input json.RawMessage, clientID string) string
 	n      atomic.Int64
 	defs   []tools.Definition
+
+	// life ends with Close, cancelling the calls still running.
+	life   context.Context
+	stop   context.CancelFunc
+	mu     sync.Mutex
+	closed bool
+	calls  sync.WaitGroup
 }
 
 // New returns a server for router's tools.
 func New(router *tools.Router, opts Options) *Server {
 	s := &Server{router: router, callID: opts.CallID, defs: opts.Tools}
+	s.life, s.stop = context.WithCancel(context.Background())
 	if s.defs == nil {
 		s.defs = tools.Definitions()
 	}
@@ -82,6 +91,29 @@ func New(router *tools.Router, opts Options) *Server {
 		s.srv.AddTool(toolOf(d), s.handler(d.Name))
 	}
 	return s
+}
+
+// Close cancels the calls still running and waits for them to return
+// (each records its tool.result, with the cancellation as its error). A
+// call arriving after Close is refused. Close is safe to call more than
+// once.
+func (s *Server) Close() {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+	s.stop()
+	s.calls.Wait()
+}
+
+// begin registers a call, or reports that the server is closed.
+func (s *Server) begin() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return false
+	}
+	s.calls.Add(1)
+	return true
 }
 
 // Tools returns the tools the server lists, in order.
@@ -129,6 +161,13 @@ func ClientCallID(meta map[string]any) string {
 
 func (s *Server) handler(name string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if !s.begin() {
+			return nil, errors.New("reel's tool server has stopped: the step is over")
+		}
+		defer s.calls.Done()
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		defer context.AfterFunc(s.life, cancel)()
 		var input json.RawMessage
 		var meta map[string]any
 		if p := req.Params; p != nil {
