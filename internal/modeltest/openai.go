@@ -224,7 +224,7 @@ func (chatAPI) write(w http.ResponseWriter, req *Request, r Reply) {
 			"function": map[string]any{"name": c.Name, "arguments": inputJSON(c.Input)}})
 	}
 	usage := map[string]any{"prompt_tokens": r.Usage.InputTokens, "completion_tokens": r.Usage.OutputTokens,
-		"total_tokens": r.Usage.InputTokens + r.Usage.OutputTokens,
+		"total_tokens":          r.Usage.InputTokens + r.Usage.OutputTokens,
 		"prompt_tokens_details": map[string]any{"cached_tokens": r.Usage.CacheReadTokens}}
 	chunk := func(choices []any, usage any) map[string]any {
 		c := map[string]any{"id": id, "object": "chat.completion.chunk", "created": time.Now().Unix(), "model": req.Model, "choices": choices}
