@@ -1,0 +1,222 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/reelhq/reel/internal/modeltest"
+	"github.com/reelhq/reel/transcript"
+)
+
+// proxiedName is the name under which provider's CLI offers the model a
+// tool of reel's MCP server.
+var proxiedName = map[string]func(tool string) string{
+	"claude": func(t string) string { return "mcp__reel__" + t },
+	"codex":  func(t string) string { return "mcp__reel__" + t },
+}
+
+// proxyWorkflow writes a workflow whose one agent step runs cli through
+// the proxy (mcp_proxy) and returns its path.
+func proxyWorkflow(t *testing.T, dir string, cli *modeltest.CLI, extra string) string {
+	t.Helper()
+	opts := map[string]any{"model": cli.Model, "command": cli.Path}
+	if cli.Provider == "codex" {
+		// codex offers the model an MCP server's tools behind tool_search
+		// when the model supports it (gpt-5 and later), which the scripted
+		// server does not speak; with an older model it offers them
+		// directly, as namespace mcp__reel.
+		opts["model"] = "gpt-4.1"
+	}
+	for k, v := range cli.Options {
+		if k != "allowed_tools" { // the proxy's tools need no permission
+			opts[k] = v
+		}
+	}
+	ob, _ := json.Marshal(opts)
+	wf := fmt.Sprintf(`name: proxied
+states:
+  initial: edit
+  edit:
+    type: agent
+    provider: %s
+    prompt: Write notes.txt, append a line with a command, then read it back.
+    options: %s
+    mcp_proxy:
+      enable: true
+%s    on_success: done
+  done:
+    type: terminal
+`, cli.Provider, ob, extra)
+	p := filepath.Join(dir, "proxied.yaml")
+	if err := os.WriteFile(p, []byte(wf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// A workflow with mcp_proxy runs each real CLI: the files its tools touch
+// change on disk, every call is a router pair under the agent's own tool
+// id, the count of tool.call events is the count of calls the model
+// asked for, nothing is counted twice, and reel verify accepts the
+// transcript.
+func TestMCPProxyRealCLIs(t *testing.T) {
+	for _, provider := range []string{"claude", "codex"} {
+		t.Run(provider, func(t *testing.T) {
+			name := proxiedName[provider]
+			srv := modeltest.New(t,
+				modeltest.Call(name("Write"), map[string]any{"file_path": "notes.txt", "content": "one\n"}),
+				modeltest.Call(name("Bash"), map[string]any{"command": "echo two >> notes.txt && wc -l < notes.txt"}),
+				modeltest.Reply{ToolCalls: []modeltest.ToolCall{
+					{Name: name("Read"), Input: map[string]any{"file_path": "notes.txt"}},
+					{Name: name("Grep"), Input: map[string]any{"pattern": "tw"}},
+				}},
+				modeltest.Text("notes.txt holds two lines."),
+			)
+			cli := srv.CLI(t, provider)
+			work := t.TempDir()
+			storage := filepath.Join(t.TempDir(), "storage")
+			wf := proxyWorkflow(t, work, cli, "")
+			res := runBinaryEnv(t, work, cli.Env, "run", wf, "--storage", storage)
+			if res.code != 0 {
+				var offered []string
+				if turns := srv.Turns(); len(turns) > 0 {
+					offered = turns[0].Tools
+				}
+				t.Fatalf("reel run exited %d:\n%s%s\ntools offered: %v", res.code, res.stdout, res.stderr, offered)
+			}
+			srv.CheckDone(t)
+			events := runEvents(t, storage)
+			if b, _ := os.ReadFile(filepath.Join(work, "notes.txt")); string(b) != "one\ntwo\n" {
+				var offered []string
+				var results []modeltest.ToolResult
+				for _, r := range srv.Turns() {
+					offered = r.Tools
+					results = r.ToolResults()
+				}
+				t.Fatalf("notes.txt = %q; tool events:\n%s\ntools offered: %v\nresults: %+v", b, dumpTools(events), offered, results)
+			}
+			first := srv.Turns()[0]
+			for _, tool := range []string{"Read", "Write", "Edit", "Bash", "Glob", "Grep"} {
+				if !first.HasTool(name(tool)) {
+					t.Errorf("%s not offered (tools: %v)", name(tool), first.Tools)
+				}
+			}
+			if provider == "claude" {
+				for _, native := range []string{"Write", "Bash", "Read"} {
+					if first.HasTool(native) {
+						t.Errorf("claude still offers its own %s: %v", native, first.Tools)
+					}
+				}
+			}
+			checkProxied(t, events, srv.ToolCallsAsked(), provider)
+			verifyStorage(t, storage)
+			out := runBinaryEnv(t, work, cli.Env, "tools", "--latest", "--storage", storage, "--fidelity", "router", "--json")
+			var pairs []struct{ Fidelity string }
+			if err := json.Unmarshal([]byte(out.stdout), &pairs); err != nil || out.code != 0 || len(pairs) != srv.ToolCallsAsked() {
+				t.Errorf("reel tools --fidelity router: exit %d, %d pairs, %v\n%s%s", out.code, len(pairs), err, out.stdout, out.stderr)
+			}
+			out = runBinaryEnv(t, work, cli.Env, "tools", "--latest", "--storage", storage, "--fidelity", "agent_emitted", "--json")
+			if strings.TrimSpace(out.stdout) != "[]" {
+				t.Errorf("reel tools --fidelity agent_emitted lists a proxied call:\n%s", out.stdout)
+			}
+		})
+	}
+}
+
+// runEvents reads the transcript of the one run in storage.
+func runEvents(t *testing.T, storage string) []transcript.ExchangeEvent {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(storage, "transcripts", "*.jsonl"))
+	if len(files) != 1 {
+		t.Fatalf("transcripts in %s: %v", storage, files)
+	}
+	events, err := transcript.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return events
+}
+
+// dumpTools renders the tool events of a run, for failure messages.
+func dumpTools(events []transcript.ExchangeEvent) string {
+	var b strings.Builder
+	for _, ev := range events {
+		if p := ev.Tool(); p != nil {
+			in, _ := json.Marshal(p.Input)
+			out, _ := json.Marshal(p.Output)
+			fmt.Fprintf(&b, "%s %s %s %s in=%.200s out=%.200s err=%q\n", ev.Type, p.Fidelity, p.Name, p.CallID, in, out, p.Error)
+		}
+	}
+	return b.String()
+}
+
+// checkProxied checks what a proxied step recorded: asked tool.call
+// events, each a router pair under the id of a tool_use block of the
+// agent's messages, one block per pair, and the step's result naming the
+// proxy.
+func checkProxied(t *testing.T, events []transcript.ExchangeEvent, asked int, provider string) {
+	t.Helper()
+	calls, results := map[string]*transcript.ToolPayload{}, map[string]*transcript.ToolPayload{}
+	uses := map[string]string{}
+	var proxy *transcript.ToolProxy
+	for _, ev := range events {
+		switch ev.Type {
+		case transcript.ToolCall, transcript.ToolResult:
+			p := ev.Tool()
+			if p.Fidelity != transcript.FidelityRouter {
+				t.Errorf("%s %s %s has fidelity %s", ev.Type, p.Name, p.CallID, p.Fidelity)
+			}
+			if ev.Path != "edit" {
+				t.Errorf("%s at path %q", ev.Type, ev.Path)
+			}
+			m := calls
+			if ev.Type == transcript.ToolResult {
+				m = results
+			}
+			if _, dup := m[p.CallID]; dup {
+				t.Errorf("%s %s twice", ev.Type, p.CallID)
+			}
+			m[p.CallID] = p
+		case transcript.MessageAssistant:
+			for _, b := range ev.Message().Blocks {
+				if b.Type == transcript.BlockToolUse {
+					uses[b.ToolID] = b.ToolName
+				}
+			}
+		case transcript.StepCompleted:
+			var res transcript.AgentResult
+			if raw, ok := ev.Step().Result.(json.RawMessage); ok && ev.Path == "edit" && json.Unmarshal(raw, &res) == nil {
+				proxy = res.Proxy
+			}
+		}
+	}
+	if len(calls) != asked || len(results) != asked {
+		t.Errorf("%d tool.call and %d tool.result events, the model asked for %d calls", len(calls), len(results), asked)
+	}
+	for id, p := range calls {
+		if results[id] == nil {
+			t.Errorf("call %s has no result", id)
+		}
+		if uses[id] == "" {
+			t.Errorf("router pair %s (%s) names no tool_use block of the agent (blocks: %v)", id, p.Name, uses)
+		}
+		if p.Input == nil {
+			t.Errorf("call %s without input", id)
+		}
+	}
+	if proxy == nil || proxy.Server != "reel" || len(proxy.Tools) == 0 {
+		t.Errorf("step result proxy = %+v", proxy)
+	}
+	for id, name := range uses {
+		if calls[id] == nil {
+			t.Errorf("tool_use %s (%s) has no pair", id, name)
+		}
+		if proxy != nil && proxy.Tools[name] == "" {
+			t.Errorf("tool_use %s is %s, not a proxied tool name of %s", id, name, provider)
+		}
+	}
+}
