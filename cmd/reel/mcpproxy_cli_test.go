@@ -15,8 +15,11 @@ import (
 // proxiedName is the name under which provider's CLI offers the model a
 // tool of reel's MCP server.
 var proxiedName = map[string]func(tool string) string{
-	"claude": func(t string) string { return "mcp__reel__" + t },
-	"codex":  func(t string) string { return "mcp__reel__" + t },
+	"claude":         func(t string) string { return "mcp__reel__" + t },
+	"codex":          func(t string) string { return "mcp__reel__" + t },
+	"gemini":         func(t string) string { return "mcp_reel_" + t },
+	"opencode":       func(t string) string { return "reel_" + t },
+	"github_copilot": func(t string) string { return "reel-" + t },
 }
 
 // proxyWorkflow writes a workflow whose one agent step runs cli through
@@ -64,7 +67,7 @@ states:
 // asked for, nothing is counted twice, and reel verify accepts the
 // transcript.
 func TestMCPProxyRealCLIs(t *testing.T) {
-	for _, provider := range []string{"claude", "codex"} {
+	for _, provider := range []string{"claude", "codex", "gemini", "opencode", "github_copilot"} {
 		t.Run(provider, func(t *testing.T) {
 			name := proxiedName[provider]
 			srv := modeltest.New(t,
@@ -97,7 +100,7 @@ func TestMCPProxyRealCLIs(t *testing.T) {
 					offered = r.Tools
 					results = r.ToolResults()
 				}
-				t.Fatalf("notes.txt = %q; tool events:\n%s\ntools offered: %v\nresults: %+v", b, dumpTools(events), offered, results)
+				t.Fatalf("notes.txt = %q; tool events:\n%s\ntools offered: %v\nresults: %+v\nreel run:\n%s%s", b, dumpTools(events), offered, results, res.stdout, res.stderr)
 			}
 			first := srv.Turns()[0]
 			for _, tool := range []string{"Read", "Write", "Edit", "Bash", "Glob", "Grep"} {
@@ -105,11 +108,11 @@ func TestMCPProxyRealCLIs(t *testing.T) {
 					t.Errorf("%s not offered (tools: %v)", name(tool), first.Tools)
 				}
 			}
-			if provider == "claude" {
-				for _, native := range []string{"Write", "Bash", "Read"} {
-					if first.HasTool(native) {
-						t.Errorf("claude still offers its own %s: %v", native, first.Tools)
-					}
+			// claude and gemini can turn their own tools off: through the
+			// proxy their model sees reel's tools only.
+			for _, native := range map[string][]string{"claude": {"Write", "Bash", "Read"}, "gemini": {"write_file", "run_shell_command", "read_file"}}[provider] {
+				if first.HasTool(native) {
+					t.Errorf("%s still offers its own %s: %v", provider, native, first.Tools)
 				}
 			}
 			checkProxied(t, events, srv.ToolCallsAsked(), provider)

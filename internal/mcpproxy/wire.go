@@ -72,13 +72,15 @@ func Wire(provider string, cfg Config, ep Endpoint, dir string, env []string) (W
 			w.Args = append(w.Args, "-s", "read-only")
 		}
 	case "gemini":
-		// GEMINI_CLI_SYSTEM_SETTINGS_PATH=FILE [--allowed-mcp-server-names reel]
-		settings := map[string]any{"mcpServers": map[string]any{
-			ServerName: map[string]any{"httpUrl": ep.URL, "headers": auth, "trust": true},
-		}}
-		f, e := writeJSON(dir, "gemini-settings.json", settings)
+		// GEMINI_CLI_HOME=DIR mirroring the user's ~/.gemini, whose
+		// settings.json gains server "reel" (trusted) and, intercepting,
+		// a tools.core allow-list of the proxy's tools only;
+		// [--allowed-mcp-server-names reel]. gemini reads a system
+		// settings file only when root owns it and every directory above
+		// it, so a user's run cannot add a server there.
+		home, e := geminiHome(dir, cfg, ep, env)
 		err = e
-		w.Env = []string{"GEMINI_CLI_SYSTEM_SETTINGS_PATH=" + f}
+		w.Env = []string{"GEMINI_CLI_HOME=" + home}
 		if cfg.InterceptBuiltins {
 			w.Args = []string{"--allowed-mcp-server-names", ServerName}
 		}
@@ -138,7 +140,7 @@ func Wire(provider string, cfg Config, ep Endpoint, dir string, env []string) (W
 var agentPrefixes = map[string][]string{
 	"claude":         {"mcp__" + ServerName + "__"},
 	"codex":          {ServerName + "."},
-	"gemini":         {"", ServerName + "__", "mcp_" + ServerName + "_"},
+	"gemini":         {"mcp_" + ServerName + "_", ServerName + "__", ""},
 	"github_copilot": {ServerName + "-", ServerName + "/", ServerName + "__"},
 	"opencode":       {ServerName + "_"},
 	"mistral_vibe":   {ServerName + "_"},
@@ -189,6 +191,123 @@ func writeJSON(dir, name string, v any) (string, error) {
 		return "", err
 	}
 	return p, nil
+}
+
+// geminiHome makes a GEMINI_CLI_HOME for one gemini run: a .gemini whose
+// entries are links to the user's (sessions, credentials, trusted folders
+// and extensions stay the user's, so a later turn resumes the session),
+// except settings.json, the user's settings with reel's server added; and
+// links to the user's ~/.env and ~/.agents.
+func geminiHome(dir string, cfg Config, ep Endpoint, env []string) (string, error) {
+	user, ok := lookupEnv(env, "GEMINI_CLI_HOME")
+	if !ok || user == "" {
+		user, _ = lookupEnv(env, "HOME")
+	}
+	home := filepath.Join(dir, "gemini")
+	mine := filepath.Join(home, ".gemini")
+	if err := os.MkdirAll(mine, 0o700); err != nil {
+		return "", err
+	}
+	settings := map[string]any{}
+	if user != "" {
+		theirs := filepath.Join(user, ".gemini")
+		// gemini makes its session directory on first use; made here,
+		// it is the user's, where the next turn finds the session.
+		if err := os.MkdirAll(filepath.Join(theirs, "tmp"), 0o700); err != nil {
+			return "", err
+		}
+		entries, err := os.ReadDir(theirs)
+		if err != nil {
+			return "", err
+		}
+		for _, e := range entries {
+			if e.Name() == "settings.json" {
+				continue
+			}
+			if err := os.Symlink(filepath.Join(theirs, e.Name()), filepath.Join(mine, e.Name())); err != nil {
+				return "", err
+			}
+		}
+		if b, err := os.ReadFile(filepath.Join(theirs, "settings.json")); err == nil {
+			if err := json.Unmarshal(stripJSONComments(b), &settings); err != nil {
+				return "", fmt.Errorf("%s: %w", filepath.Join(theirs, "settings.json"), err)
+			}
+		} else if !os.IsNotExist(err) {
+			return "", err
+		}
+		for _, name := range []string{".env", ".agents"} {
+			if _, err := os.Lstat(filepath.Join(user, name)); err == nil {
+				if err := os.Symlink(filepath.Join(user, name), filepath.Join(home, name)); err != nil {
+					return "", err
+				}
+			}
+		}
+	}
+	servers, _ := settings["mcpServers"].(map[string]any)
+	if servers == nil {
+		servers = map[string]any{}
+	}
+	servers[ServerName] = map[string]any{"httpUrl": ep.URL, "headers": map[string]string{"Authorization": "Bearer " + ep.Token}, "trust": true}
+	settings["mcpServers"] = servers
+	if cfg.InterceptBuiltins {
+		ts, _ := settings["tools"].(map[string]any)
+		if ts == nil {
+			ts = map[string]any{}
+		}
+		// The core list is an allow-list: none of gemini's own tools is
+		// on it, only the proxy's (which gemini calls mcp_reel_<tool>).
+		var core []string
+		for _, d := range tools.Definitions() {
+			core = append(core, "mcp_"+ServerName+"_"+d.Name)
+		}
+		ts["core"] = core
+		settings["tools"] = ts
+	}
+	if _, err := writeJSON(mine, "settings.json", settings); err != nil {
+		return "", err
+	}
+	return home, nil
+}
+
+// stripJSONComments blanks the // and /* */ comments gemini allows in its
+// settings, outside strings, keeping every other byte.
+func stripJSONComments(b []byte) []byte {
+	out := make([]byte, 0, len(b))
+	inStr, esc := false, false
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		switch {
+		case inStr:
+			out = append(out, c)
+			if esc {
+				esc = false
+			} else if c == '\\' {
+				esc = true
+			} else if c == '"' {
+				inStr = false
+			}
+		case c == '"':
+			inStr = true
+			out = append(out, c)
+		case c == '/' && i+1 < len(b) && b[i+1] == '/':
+			for i < len(b) && b[i] != '\n' {
+				i++
+			}
+			if i < len(b) {
+				out = append(out, '\n')
+			}
+		case c == '/' && i+1 < len(b) && b[i+1] == '*':
+			i += 2
+			for i+1 < len(b) && !(b[i] == '*' && b[i+1] == '/') {
+				i++
+			}
+			i++
+			out = append(out, ' ')
+		default:
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // vibeHome makes a VIBE_HOME for one vibe run: the user's config.toml

@@ -66,11 +66,11 @@ func TestWire(t *testing.T) {
 			}
 		}},
 		{"gemini", on, nil, func(t *testing.T, w Wiring, dir string) {
-			f := filepath.Join(dir, "gemini-settings.json")
-			if strings.Join(w.Args, "|") != "--allowed-mcp-server-names|reel" || strings.Join(w.Env, "|") != "GEMINI_CLI_SYSTEM_SETTINGS_PATH="+f {
+			home := filepath.Join(dir, "gemini")
+			if strings.Join(w.Args, "|") != "--allowed-mcp-server-names|reel" || strings.Join(w.Env, "|") != "GEMINI_CLI_HOME="+home {
 				t.Fatalf("%q %q", w.Args, w.Env)
 			}
-			if got := jsonOf(readJSON(t, f)); got != `{"mcpServers":{"reel":`+server+`"httpUrl":"http://127.0.0.1:4242/mcp","trust":true}}}` {
+			if got := jsonOf(readJSON(t, filepath.Join(home, ".gemini", "settings.json"))); got != `{"mcpServers":{"reel":`+server+`"httpUrl":"http://127.0.0.1:4242/mcp","trust":true}},"tools":{"core":["mcp_reel_Read","mcp_reel_Write","mcp_reel_Edit","mcp_reel_Bash","mcp_reel_Glob","mcp_reel_Grep"]}}` {
 				t.Fatal(got)
 			}
 		}},
@@ -108,6 +108,40 @@ func TestWire(t *testing.T) {
 	}
 }
 
+// gemini gets a GEMINI_CLI_HOME of its own: links to the user's state,
+// so sessions and credentials stay theirs, and their settings (comments
+// and all) with reel's server added.
+func TestWireGemini(t *testing.T) {
+	user := t.TempDir()
+	g := filepath.Join(user, ".gemini")
+	os.MkdirAll(filepath.Join(g, "extensions"), 0o700)
+	os.WriteFile(filepath.Join(g, "oauth_creds.json"), []byte(`{"token":"x"}`), 0o600)
+	os.WriteFile(filepath.Join(g, "settings.json"), []byte("{\n  // theme\n  \"ui\": {\"theme\": \"a//b\"}, /* servers */\n  \"mcpServers\": {\"mine\": {\"command\": \"x\"}},\n  \"tools\": {\"exclude\": [\"web_fetch\"]}\n}\n"), 0o600)
+	os.WriteFile(filepath.Join(user, ".env"), []byte("GEMINI_API_KEY=k\n"), 0o600)
+	dir := t.TempDir()
+	w, err := Wire("gemini", Config{InterceptBuiltins: true}, testEP, dir, []string{"HOME=" + user})
+	if err != nil {
+		t.Fatal(err)
+	}
+	home := filepath.Join(dir, "gemini")
+	if w.Env[0] != "GEMINI_CLI_HOME="+home {
+		t.Fatalf("env %q", w.Env)
+	}
+	got := jsonOf(readJSON(t, filepath.Join(home, ".gemini", "settings.json")))
+	want := `{"mcpServers":{"mine":{"command":"x"},"reel":{"headers":{"Authorization":"Bearer t0ken"},"httpUrl":"http://127.0.0.1:4242/mcp","trust":true}},"tools":{"core":["mcp_reel_Read","mcp_reel_Write","mcp_reel_Edit","mcp_reel_Bash","mcp_reel_Glob","mcp_reel_Grep"],"exclude":["web_fetch"]},"ui":{"theme":"a//b"}}`
+	if got != want {
+		t.Fatalf("settings:\n%s\nwant\n%s", got, want)
+	}
+	for _, link := range []string{".gemini/oauth_creds.json", ".gemini/extensions", ".gemini/tmp", ".env"} {
+		if target, err := os.Readlink(filepath.Join(home, link)); err != nil || !strings.HasPrefix(target, user) {
+			t.Errorf("%s: %q %v", link, target, err)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(g, "settings.json")); !strings.Contains(string(b), "// theme") {
+		t.Fatal("the user's settings changed")
+	}
+}
+
 // vibe gets a VIBE_HOME of its own: the user's configuration and keys
 // without their MCP servers, plus reel's.
 func TestWireVibe(t *testing.T) {
@@ -135,7 +169,7 @@ func TestWireVibe(t *testing.T) {
 
 func TestAgentNamesAndSystemPrompt(t *testing.T) {
 	defs := tools.Definitions()
-	for provider, name := range map[string]string{"claude": "mcp__reel__Bash", "codex": "reel.Bash", "opencode": "reel_Bash", "mistral_vibe": "reel_Bash", "gemini": "Bash"} {
+	for provider, name := range map[string]string{"claude": "mcp__reel__Bash", "codex": "reel.Bash", "opencode": "reel_Bash", "mistral_vibe": "reel_Bash", "gemini": "mcp_reel_Bash"} {
 		if got := AgentNames(provider, defs)[name]; got != "Bash" {
 			t.Errorf("%s: %s -> %q", provider, name, got)
 		}
