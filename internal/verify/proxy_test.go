@@ -24,7 +24,9 @@ func proxiedRun(t *testing.T, proxied bool, blocks [][2]string, pairs [][4]strin
 			t.Fatal(err)
 		}
 	}
-	step := func(name, kind string) *transcript.StepPayload { return &transcript.StepPayload{Name: name, Kind: kind} }
+	step := func(name, kind string) *transcript.StepPayload {
+		return &transcript.StepPayload{Name: name, Kind: kind}
+	}
 	rec(transcript.ExchangeEvent{Type: transcript.RunStarted, Payload: step("demo", "workflow")})
 	rec(transcript.ExchangeEvent{Type: transcript.StepStarted, Path: "ask", Payload: step("ask", "agent")})
 	var bs []transcript.ContentBlock
