@@ -45,6 +45,7 @@ func newRootCmd() *cobra.Command {
 		newIndexCmd(),
 		newSearchCmd(),
 		newServeCmd(),
+		newMCPServeCmd(),
 	)
 	addCompletions(root)
 	return root

@@ -72,6 +72,7 @@ type Server struct {
 	mu     sync.Mutex
 	closed bool
 	calls  sync.WaitGroup
+	client string // the name the last client gave in initialize
 }
 
 // New returns a server for router's tools.
@@ -86,7 +87,17 @@ func New(router *tools.Router, opts Options) *Server {
 		version = "dev"
 	}
 	s.srv = mcp.NewServer(&mcp.Implementation{Name: Name, Title: "reel tool router", Version: version},
-		&mcp.ServerOptions{Instructions: opts.Instructions, Capabilities: &mcp.ServerCapabilities{}})
+		&mcp.ServerOptions{
+			Instructions: opts.Instructions,
+			Capabilities: &mcp.ServerCapabilities{},
+			InitializedHandler: func(_ context.Context, req *mcp.InitializedRequest) {
+				if p := req.Session.InitializeParams(); p != nil && p.ClientInfo != nil {
+					s.mu.Lock()
+					s.client = p.ClientInfo.Name
+					s.mu.Unlock()
+				}
+			},
+		})
 	for _, d := range s.defs {
 		s.srv.AddTool(toolOf(d), s.handler(d.Name))
 	}
@@ -114,6 +125,17 @@ func (s *Server) begin() bool {
 	}
 	s.calls.Add(1)
 	return true
+}
+
+// Client returns the name the client gave in MCP's initialize exchange
+// ("" before it did).
+func (s *Server) Client() string {
+	if s == nil {
+		return ""
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.client
 }
 
 // Tools returns the tools the server lists, in order.
