@@ -241,6 +241,21 @@ func (s *Server) ToolCallsAsked() int {
 	return n
 }
 
+// ServedUsage adds up the usage the scripted replies served so far
+// reported: what a CLI that counts every model call once reports for the
+// conversation.
+func (s *Server) ServedUsage() Usage {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var u Usage
+	for _, r := range s.script[:s.next] {
+		u.InputTokens += r.Usage.InputTokens
+		u.OutputTokens += r.Usage.OutputTokens
+		u.CacheReadTokens += r.Usage.CacheReadTokens
+	}
+	return u
+}
+
 // CheckDone fails the test unless every scripted reply was served and
 // the results of the last one's tool calls came back.
 func (s *Server) CheckDone(t testing.TB) {
@@ -300,8 +315,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	reply := s.take(req)
-	h.write(w, req, s.fill(req, reply))
+	h.write(w, req, s.take(req))
 }
 
 // take records req and picks its reply: the next scripted one for a
@@ -314,9 +328,9 @@ func (s *Server) take(req *Request) Reply {
 	if !conv(req) {
 		s.record(req)
 		if s.Aux != nil {
-			return s.Aux(req)
+			return fill(req, s.Aux(req))
 		}
-		return defaultAux(req)
+		return fill(req, defaultAux(req))
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -336,6 +350,7 @@ func (s *Server) take(req *Request) Reply {
 			r.ToolCalls[i].ID = fmt.Sprintf("call_%s_%d", req.API, s.ids)
 		}
 	}
+	r = fill(req, r)
 	s.script[s.next] = r
 	s.next++
 	s.pending = r.ToolCalls
@@ -371,7 +386,7 @@ func (s *Server) record(req *Request) {
 }
 
 // fill gives a reply its default usage.
-func (s *Server) fill(req *Request, r Reply) Reply {
+func fill(req *Request, r Reply) Reply {
 	if r.Usage.InputTokens == 0 {
 		r.Usage.InputTokens = len(req.Body)/4 + 1
 	}

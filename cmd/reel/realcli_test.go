@@ -1,0 +1,245 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/reelhq/reel/internal/modeltest"
+	"github.com/reelhq/reel/transcript"
+)
+
+// Each published agent CLI (installed by scripts/agent-clis.sh, found
+// through $REEL_AGENT_CLIS) runs a reel workflow against the scripted
+// model server: the model asks for a file write and a shell command, the
+// CLI runs its own tools, and a follow-up message resumes the CLI's
+// session. The test checks the files on disk, the transcript (prompt,
+// system prompt, reply, one agent-emitted tool.call/tool.result pair per
+// call the model asked for, usage, session id), reel verify, and what the
+// CLI sent the model (model, system prompt, tool results, the first turn
+// again in the resumed session). A CLI release that changes a flag or a
+// stream shape fails here.
+func TestRealCLI(t *testing.T) {
+	for _, provider := range modeltest.CLIProviders {
+		t.Run(provider, func(t *testing.T) { testRealCLI(t, provider) })
+	}
+}
+
+// realCLIExpect is what differs between the CLIs' reports.
+var realCLIExpect = map[string]struct {
+	// noUsage: the CLI reports no token counts for a BYOK model.
+	noUsage bool
+}{
+	"github_copilot": {noUsage: true},
+}
+
+const (
+	realCLISystem   = "SYSTEM-MARKER-7: answer in one short sentence."
+	realCLIPrompt   = "Create hello.txt, then record that a shell ran."
+	realCLIFollowUp = "FOLLOW-UP-9: what did you just do?"
+)
+
+func testRealCLI(t *testing.T, provider string) {
+	s := modeltest.New(t)
+	cli := s.CLI(t, provider)
+	write := cli.WriteFile("hello.txt", "hello from the scripted model\n")
+	shell := cli.Shell("echo shell-ran > shell.txt")
+	s.Add(
+		modeltest.Reply{ToolCalls: []modeltest.ToolCall{write}},
+		modeltest.Reply{Text: "Now the shell.", ToolCalls: []modeltest.ToolCall{shell}},
+		modeltest.Text("Wrote hello.txt and ran the shell."),
+		modeltest.Text("I wrote a file and ran one command."),
+	)
+
+	dir := t.TempDir()
+	opts := map[string]any{"command": cli.Path, "model": cli.Model}
+	keep := os.Getenv("REEL_REALCLI_KEEP")
+	if keep != "" {
+		// For a person recording the CLIs' streams after a release: a
+		// wrapper keeps each turn's stdout (see internal/normalize's
+		// testdata/golden/README.md).
+		wrapper := filepath.Join(t.TempDir(), "tee-cli")
+		writeFile(t, wrapper, "#!/bin/bash\nset -o pipefail\nn=$(ls "+keep+"/"+provider+".turn*.stdout 2>/dev/null | wc -l)\n"+
+			"exec \""+cli.Path+"\" \"$@\" | tee \""+keep+"/"+provider+".turn$((n+1)).stdout\"\n", 0o755)
+		opts["command"] = wrapper
+	}
+	for k, v := range cli.Options {
+		opts[k] = v
+	}
+	optsJSON, _ := json.Marshal(opts)
+	writeFile(t, filepath.Join(dir, "wf.yaml"), `name: realcli
+states:
+  initial: agent
+  agent:
+    type: agent
+    provider: `+provider+`
+    system_prompt: "`+realCLISystem+`"
+    prompt: "`+realCLIPrompt+`"
+    options: `+string(optsJSON)+`
+    conversation:
+      - "`+realCLIFollowUp+`"
+`, 0o644)
+	storage := filepath.Join(dir, "store")
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, reelBinary(t), "run", "wf.yaml", "--storage", storage)
+	cmd.Dir = dir
+	cmd.Env = append(cli.Env, "REEL_STORAGE=", "XDG_DATA_HOME="+os.Getenv("XDG_DATA_HOME"))
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("reel run: %v\n%s\nrequests: %s", err, out, describeRequests(s))
+	}
+	s.CheckDone(t)
+
+	// The CLI's own tools changed the files.
+	if b, err := os.ReadFile(filepath.Join(dir, "hello.txt")); err != nil || string(b) != "hello from the scripted model\n" {
+		t.Errorf("hello.txt: %q, %v", b, err)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "shell.txt")); err != nil || strings.TrimSpace(string(b)) != "shell-ran" {
+		t.Errorf("shell.txt: %q, %v", b, err)
+	}
+
+	m := transcriptLine.FindStringSubmatch(string(out))
+	if m == nil {
+		t.Fatalf("no transcript path in:\n%s", out)
+	}
+	events, err := transcript.ReadFile(m[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if keep != "" {
+		b, _ := os.ReadFile(m[1])
+		os.WriteFile(filepath.Join(keep, provider+".transcript.jsonl"), b, 0o644)
+	}
+	result := checkRealCLITranscript(t, provider, events, s.ToolCallsAsked())
+	// Every model call counted once: a resumed session's running totals
+	// (codex; claude from 2.1.332) are not added up again.
+	if served := s.ServedUsage(); !realCLIExpect[provider].noUsage &&
+		(result.Usage.InputTokens != int64(served.InputTokens) || result.Usage.OutputTokens != int64(served.OutputTokens)) {
+		t.Errorf("step usage %+v, the server reported %+v over %d requests", result.Usage, served, s.Served())
+	}
+	if res := runBinaryEnv(t, dir, cmd.Env, "verify", m[1]); res.code != 0 {
+		t.Errorf("reel verify: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+
+	// What the CLI sent the model.
+	turns := s.Turns()
+	if len(turns) != 4 {
+		t.Fatalf("%d conversation requests, want 4: %s", len(turns), describeRequests(s))
+	}
+	for i, r := range turns {
+		if r.Model != cli.WireModel {
+			t.Errorf("request %d: model %q, want %q", i, r.Model, cli.WireModel)
+		}
+		if !strings.Contains(r.System+strings.Join(r.UserTexts(), "\n"), realCLISystem) {
+			t.Errorf("request %d carries no system prompt", i)
+		}
+	}
+	if !strings.Contains(turns[0].LastUserText(), realCLIPrompt) {
+		t.Errorf("first request's user text %q lacks the prompt", turns[0].LastUserText())
+	}
+	// (The server itself fails the test when a request lacks the result
+	// of a call the previous reply asked for.)
+	// The follow-up continued the session: the CLI sent the first turn's
+	// prompt and tool results again, then the new message.
+	last := turns[3]
+	if !strings.Contains(last.LastUserText(), realCLIFollowUp) {
+		t.Errorf("follow-up request's user text %q", last.LastUserText())
+	}
+	if !strings.Contains(strings.Join(last.UserTexts(), "\n"), realCLIPrompt) || len(last.ToolResults()) < 2 {
+		t.Errorf("follow-up request does not carry the first turn (session not resumed): %d tool results, user texts %q",
+			len(last.ToolResults()), last.UserTexts())
+	}
+}
+
+// checkRealCLITranscript checks the agent step's events: the prompt and
+// system prompt as reel sent them, the replies, one agent-emitted
+// tool.call/tool.result pair per call the model asked for, and the step's
+// usage and session.
+func checkRealCLITranscript(t *testing.T, provider string, events []transcript.ExchangeEvent, asked int) *transcript.AgentResult {
+	t.Helper()
+	var users, replies []string
+	calls := map[string]string{}
+	var results, callCount int
+	var result *transcript.AgentResult
+	for _, e := range events {
+		switch e.Type {
+		case transcript.MessageUser:
+			users = append(users, e.Message().Blocks[0].Text)
+			if len(users) == 1 && (len(e.Message().Blocks) < 2 || e.Message().Blocks[1].Text != realCLISystem) {
+				t.Errorf("first message.user has no system prompt block: %+v", e.Message().Blocks)
+			}
+		case transcript.MessageAssistant:
+			for _, b := range e.Message().Blocks {
+				if b.Type == transcript.BlockText {
+					replies = append(replies, b.Text)
+				}
+			}
+		case transcript.ToolCall:
+			p := e.Tool()
+			callCount++
+			calls[p.CallID] = p.Name
+			if p.Fidelity != transcript.FidelityAgentEmitted || p.CallID == "" || p.Name == "" {
+				t.Errorf("tool.call %+v", p)
+			}
+		case transcript.ToolResult:
+			p := e.Tool()
+			results++
+			if _, ok := calls[p.CallID]; !ok {
+				t.Errorf("tool.result %s pairs with no tool.call", p.CallID)
+			}
+			if p.Fidelity != transcript.FidelityAgentEmitted || p.Error != "" {
+				t.Errorf("tool.result %+v", p)
+			}
+		case transcript.StepCompleted:
+			if e.Path != "agent" {
+				continue
+			}
+			raw, _ := json.Marshal(e.Step().Result)
+			result = &transcript.AgentResult{}
+			if err := json.Unmarshal(raw, result); err != nil {
+				t.Fatalf("step result: %v", err)
+			}
+			if e.Step().Error != "" {
+				t.Errorf("step error: %s", e.Step().Error)
+			}
+		}
+	}
+	if strings.Join(users, "|") != realCLIPrompt+"|"+realCLIFollowUp {
+		t.Errorf("message.user texts %q", users)
+	}
+	joined := strings.Join(replies, "|")
+	for _, want := range []string{"Wrote hello.txt and ran the shell.", "I wrote a file and ran one command."} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("replies %q lack %q", replies, want)
+		}
+	}
+	if callCount != asked || results != asked {
+		t.Errorf("%d tool.call and %d tool.result events for %d calls the model asked for (%v)", callCount, results, asked, calls)
+	}
+	if result == nil {
+		t.Fatal("no step.completed for the agent step")
+	}
+	if result.Output != "I wrote a file and ran one command." || result.SessionID == "" || result.Provider != provider || result.UserTurns != 2 {
+		t.Errorf("step result: %+v", result)
+	}
+	if !realCLIExpect[provider].noUsage && (result.Usage.InputTokens == 0 || result.Usage.OutputTokens == 0) {
+		t.Errorf("step usage: %+v", result.Usage)
+	}
+	return result
+}
+
+// describeRequests lists what the server got, for failure messages.
+func describeRequests(s *modeltest.Server) string {
+	var b strings.Builder
+	for i, r := range s.Requests() {
+		fmt.Fprintf(&b, "\n  #%d %s %s %s model %q turn %d, last user text %.80q", i, r.Method, r.Path, r.API, r.Model, r.Turn, r.LastUserText())
+	}
+	return b.String()
+}
