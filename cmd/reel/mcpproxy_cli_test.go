@@ -6,7 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/reelhq/reel/internal/modeltest"
 	"github.com/reelhq/reel/transcript"
@@ -222,4 +224,130 @@ func checkProxied(t *testing.T, events []transcript.ExchangeEvent, asked int, pr
 			t.Errorf("tool_use %s is %s, not a proxied tool name of %s", id, name, provider)
 		}
 	}
+}
+
+// A hostile agent through the proxy, played by the real claude: a path
+// out of the working directory, a symlink out, a FIFO, a 1 GB file and a
+// Bash that never ends are each refused or bounded by reel's router,
+// answered to the agent with the error and recorded with it, and the run
+// goes on to its end.
+func TestMCPProxyHostileAgent(t *testing.T) {
+	outside := t.TempDir()
+	secret := filepath.Join(outside, "secret")
+	os.WriteFile(secret, []byte("s3cr3t"), 0o600)
+	work := t.TempDir()
+	if err := os.Symlink(secret, filepath.Join(work, "link")); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(work, "fifo"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	big, err := os.Create(filepath.Join(work, "big.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	big.WriteString(strings.Repeat("a line of text\n", 1000))
+	if err := big.Truncate(1 << 30); err != nil { // 1 GB, the rest sparse
+		t.Fatal(err)
+	}
+	big.Close()
+	if err := os.WriteFile(filepath.Join(work, "huge.txt"), []byte(strings.Repeat("a line of text\n", 200000)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	calls := []struct {
+		tool    string
+		input   map[string]any
+		wantErr string
+	}{
+		{"Read", map[string]any{"file_path": "../" + filepath.Base(outside) + "/secret"}, "outside the working directory"},
+		{"Write", map[string]any{"file_path": secret, "content": "pwned"}, "outside the working directory"},
+		{"Read", map[string]any{"file_path": "link"}, "outside the working directory"},
+		{"Read", map[string]any{"file_path": "fifo"}, "not a regular file"},
+		{"Read", map[string]any{"file_path": "big.txt"}, "binary file (1073741824 bytes)"},
+		{"Read", map[string]any{"file_path": "huge.txt"}, ""}, // bounded: its first 256 KiB
+		{"Bash", map[string]any{"command": "sleep 600"}, "Bash: timed out after 2s"},
+	}
+	var script []modeltest.Reply
+	for _, c := range calls {
+		script = append(script, modeltest.Call("mcp__reel__"+c.tool, c.input))
+	}
+	srv := modeltest.New(t, append(script, modeltest.Text("Nothing worked."))...)
+	cli := srv.CLI(t, "claude")
+	storage := filepath.Join(t.TempDir(), "storage")
+	wf := proxyWorkflow(t, work, cli, "")
+	b, _ := os.ReadFile(wf)
+	os.WriteFile(wf, []byte(strings.Replace(string(b), `"model":`, `"bash_timeout":2,"model":`, 1)), 0o644)
+	start := time.Now()
+	res := runBinaryEnv(t, work, cli.Env, "run", wf, "--storage", storage)
+	if res.code != 0 {
+		t.Fatalf("reel run exited %d:\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	if d := time.Since(start); d > 3*time.Minute {
+		t.Fatalf("the run took %s", d)
+	}
+	srv.CheckDone(t)
+	if b, _ := os.ReadFile(secret); string(b) != "s3cr3t" {
+		t.Fatalf("the file outside was changed: %q", b)
+	}
+	events := runEvents(t, storage)
+	checkProxied(t, events, len(calls), "claude")
+	var results []*transcript.ToolPayload
+	for _, ev := range events {
+		if ev.Type == transcript.ToolResult {
+			results = append(results, ev.Tool())
+		}
+	}
+	if len(results) != len(calls) {
+		t.Fatalf("%d results for %d calls", len(results), len(calls))
+	}
+	for i, c := range calls {
+		r := results[i]
+		if c.wantErr == "" {
+			out, _ := json.Marshal(r.Output)
+			if r.Error != "" || len(out) > 300<<10 || !strings.Contains(string(out), "[truncated: file is 3000000 bytes, only the first 262144 were read]") {
+				t.Errorf("%s %v: recorded error %q and %d bytes of output, want the first 256 KiB", c.tool, c.input, r.Error, len(out))
+			}
+			continue
+		}
+		if !strings.Contains(r.Error, c.wantErr) {
+			t.Errorf("%s %v: recorded error %q, want %q", c.tool, c.input, r.Error, c.wantErr)
+		}
+		// What the agent got back is the router's answer, error and
+		// all.
+		got := srv.Turns()[i+1].ToolResults()
+		if len(got) == 0 || !got[len(got)-1].IsError || !strings.Contains(got[len(got)-1].Output, c.wantErr) {
+			t.Errorf("%s: the agent got %.300v", c.tool, got)
+		}
+	}
+	verifyStorage(t, storage)
+}
+
+// A conversation step through the proxy: each turn's CLI process gets an
+// endpoint of its own, the session resumes across turns, and the calls of
+// every turn are router pairs of the one step.
+func TestMCPProxyConversation(t *testing.T) {
+	srv := modeltest.New(t,
+		modeltest.Call("mcp__reel__Write", map[string]any{"file_path": "a.txt", "content": "first\n"}),
+		modeltest.Text("Wrote a.txt."),
+		modeltest.Call("mcp__reel__Edit", map[string]any{"file_path": "a.txt", "old_string": "first", "new_string": "second"}),
+		modeltest.Text("Edited it."),
+	)
+	cli := srv.CLI(t, "claude")
+	work := t.TempDir()
+	storage := filepath.Join(t.TempDir(), "storage")
+	wf := proxyWorkflow(t, work, cli, "    conversation:\n      - Now change first to second.\n")
+	res := runBinaryEnv(t, work, cli.Env, "run", wf, "--storage", storage)
+	if res.code != 0 {
+		t.Fatalf("reel run exited %d:\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	srv.CheckDone(t)
+	if b, _ := os.ReadFile(filepath.Join(work, "a.txt")); string(b) != "second\n" {
+		t.Fatalf("a.txt = %q", b)
+	}
+	turns := srv.Turns()
+	if last := turns[len(turns)-1]; len(last.UserTexts()) < 2 {
+		t.Errorf("the second turn did not resume the session: user messages %q", last.UserTexts())
+	}
+	checkProxied(t, runEvents(t, storage), 2, "claude")
+	verifyStorage(t, storage)
 }
