@@ -1,0 +1,248 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/reelhq/reel/transcript"
+)
+
+// InspectorEnv names the variable holding the npm prefix the MCP
+// Inspector is installed under; .ci/run installs it there with
+// scripts/mcp-inspector.sh.
+const inspectorEnv = "REEL_MCP_INSPECTOR"
+
+// inspector runs the official MCP Inspector's CLI mode against reel
+// mcp-serve (a fresh process per call, as the inspector starts its
+// server) and returns what it printed.
+func inspector(t *testing.T, work, storage string, args ...string) (map[string]any, string) {
+	t.Helper()
+	prefix := os.Getenv(inspectorEnv)
+	if prefix == "" {
+		t.Skipf("%s is unset: the MCP Inspector is not installed (.ci/run installs it with scripts/mcp-inspector.sh)", inspectorEnv)
+	}
+	bin := filepath.Join(prefix, "node_modules", ".bin", "mcp-inspector")
+	argv := append([]string{"--cli", reelBinary(t), "mcp-serve", "--dir", work, "--record", "--storage", storage}, args...)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, argv...)
+	cmd.Dir = work
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("mcp-inspector %s: %v\n%s%s", strings.Join(args, " "), err, out.String(), errb.String())
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
+		t.Fatalf("mcp-inspector %s printed no JSON: %v\n%s", strings.Join(args, " "), err, out.String())
+	}
+	return doc, out.String()
+}
+
+// The official MCP Inspector's CLI mode lists reel mcp-serve's tools with
+// their schemas and calls each; every call is recorded as a router pair
+// of a run reel verify accepts.
+func TestMCPInspector(t *testing.T) {
+	work, storage := t.TempDir(), t.TempDir()
+	list, _ := inspector(t, work, storage, "--method", "tools/list")
+	tools, _ := list["tools"].([]any)
+	want := map[string][]string{
+		"Read": {"file_path"}, "Write": {"file_path", "content"}, "Edit": {"file_path", "old_string", "new_string"},
+		"Bash": {"command"}, "Glob": {"pattern"}, "Grep": {"pattern"},
+	}
+	if len(tools) != len(want) {
+		t.Fatalf("tools/list: %v", list)
+	}
+	for _, tl := range tools {
+		m := tl.(map[string]any)
+		name, _ := m["name"].(string)
+		schema, _ := m["inputSchema"].(map[string]any)
+		props, _ := schema["properties"].(map[string]any)
+		req, _ := json.Marshal(schema["required"])
+		wreq, _ := json.Marshal(want[name])
+		if schema["type"] != "object" || len(props) == 0 || string(req) != string(wreq) || m["description"] == "" {
+			t.Errorf("tool %s: schema %v", name, schema)
+		}
+	}
+
+	calls := []struct {
+		tool string
+		args []string
+		want string
+	}{
+		{"Write", []string{"file_path=notes.txt", "content=alpha\nbeta\n"}, "wrote 11 bytes to notes.txt"},
+		{"Edit", []string{"file_path=notes.txt", "old_string=alpha", "new_string=ALPHA"}, "replaced 1 occurrence(s) in notes.txt"},
+		{"Read", []string{"file_path=notes.txt"}, "ALPHA\nbeta\n"},
+		{"Glob", []string{"pattern=*.txt"}, "notes.txt"},
+		{"Grep", []string{"pattern=bet"}, "notes.txt:2:beta"},
+		{"Bash", []string{"command=wc -l < notes.txt"}, `"output":"2\n"`},
+	}
+	for _, c := range calls {
+		argv := []string{"--method", "tools/call", "--tool-name", c.tool}
+		for _, a := range c.args {
+			argv = append(argv, "--tool-arg", a)
+		}
+		res, out := inspector(t, work, storage, argv...)
+		if res["isError"] == true || !strings.Contains(contentText(res), c.want) {
+			t.Errorf("%s: %s", c.tool, out)
+		}
+	}
+	// A call the router refuses answers as a tool error, not a protocol one.
+	res, out := inspector(t, work, storage, "--method", "tools/call", "--tool-name", "Read", "--tool-arg", "file_path=../outside")
+	if res["isError"] != true || !strings.Contains(out, "outside the working directory") {
+		t.Errorf("Read ../outside: %s", out)
+	}
+	if b, _ := os.ReadFile(filepath.Join(work, "notes.txt")); string(b) != "ALPHA\nbeta\n" {
+		t.Fatalf("notes.txt = %q", b)
+	}
+
+	verifyStorage(t, storage)
+	files, _ := filepath.Glob(filepath.Join(transcript.Dir(storage), "*.jsonl"))
+	if len(files) != 2+len(calls) {
+		t.Fatalf("%d recorded sessions, want %d", len(files), 2+len(calls))
+	}
+	calls2, router := toolEvents(t, files...)
+	if calls2 != len(calls)+1 || router != calls2 {
+		t.Errorf("recorded %d tool calls (%d router), want %d", calls2, router, len(calls)+1)
+	}
+	for _, f := range files {
+		events, err := transcript.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var res transcript.AgentResult
+		for _, ev := range events {
+			if ev.Type == transcript.StepCompleted {
+				if err := transcript.DecodeResult(ev.Step().Result, &res); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if !strings.Contains(res.Provider, "inspector") {
+			t.Errorf("%s: the session's client is %q", f, res.Provider)
+		}
+	}
+}
+
+// contentText joins the text contents of a tools/call result as the
+// inspector prints it.
+func contentText(res map[string]any) string {
+	var b strings.Builder
+	parts, _ := res["content"].([]any)
+	for _, p := range parts {
+		if m, ok := p.(map[string]any); ok && m["type"] == "text" {
+			s, _ := m["text"].(string)
+			b.WriteString(s)
+		}
+	}
+	return b.String()
+}
+
+// reel mcp-serve serves one client over stdio and records its session: a
+// real reel process driven by the Go SDK's client, the client's own call
+// ids kept, the recorded run ending when the client disconnects.
+func TestMCPServeStdio(t *testing.T) {
+	work, storage := t.TempDir(), t.TempDir()
+	cmd := exec.Command(reelBinary(t), "mcp-serve", "--dir", work, "--record", "--storage", storage, "--tools", "Write,Bash", "--bash-timeout", "1")
+	cmd.Env = append(os.Environ(), "SECRET_TOKEN=hunter2")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	c := mcp.NewClient(&mcp.Implementation{Name: "stdio-test", Version: "1"}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cs, err := c.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lt, err := cs.ListTools(ctx, nil)
+	if err != nil || len(lt.Tools) != 2 {
+		t.Fatalf("tools %v %v", lt, err)
+	}
+	r1, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "Write", Arguments: map[string]any{"file_path": "x.txt", "content": "x"}, Meta: mcp.Meta{"claudecode/toolUseId": "toolu_abc"}})
+	if err != nil || r1.IsError {
+		t.Fatalf("Write: %v %+v", err, r1)
+	}
+	r2, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "Bash", Arguments: map[string]any{"command": "echo \"[$SECRET_TOKEN]\"; sleep 30"}})
+	if err != nil || !r2.IsError || !strings.Contains(toolText(r2), "timed out after 1s") || !strings.Contains(toolText(r2), `[]\n`) {
+		t.Fatalf("Bash: %v %+v", err, r2)
+	}
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "Read", Arguments: map[string]any{"file_path": "x.txt"}}); err == nil {
+		t.Error("a tool left out of --tools answered")
+	}
+	if err := cs.Close(); err != nil {
+		t.Logf("close: %v", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("mcp-serve did not end with its client")
+	}
+	if !strings.Contains(stderr.String(), "mcp-serve: recording to ") {
+		t.Errorf("stderr %q", stderr.String())
+	}
+	verifyStorage(t, storage)
+	files, _ := filepath.Glob(filepath.Join(transcript.Dir(storage), "*.jsonl"))
+	if len(files) != 1 {
+		t.Fatalf("sessions %v", files)
+	}
+	events, err := transcript.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, ev := range events {
+		if ev.Type == transcript.ToolCall {
+			ids = append(ids, ev.Tool().CallID)
+		}
+	}
+	if strings.Join(ids, ",") != "toolu_abc,mcp-1" {
+		t.Errorf("call ids %v", ids)
+	}
+	if last := events[len(events)-1]; last.Type != transcript.RunCompleted {
+		t.Errorf("last event %s", last.Type)
+	}
+}
+
+func toolText(r *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range r.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
+// Bad options are the user's mistake, said before anything is served.
+func TestMCPServeBadOptions(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--tools", "Read,Fetch"}, `unknown tool "Fetch"`},
+		{[]string{"--dir", "/nonexistent/dir"}, "is not a directory"},
+		{[]string{"--bash-timeout", "soon"}, "--bash-timeout"},
+	} {
+		res := runBinary(t, t.TempDir(), append([]string{"mcp-serve"}, c.args...)...)
+		if res.code != exitUser || !strings.Contains(res.stderr, c.want) {
+			t.Errorf("%v: exit %d %q", c.args, res.code, res.stderr)
+		}
+	}
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "proxy.json")
+	os.WriteFile(cfg, []byte(`{"intercept_builtins":true,"plugin_tools":[{"plugin":"k8s","expose":["get"]}]}`), 0o600)
+	if res := runBinary(t, dir, "mcp-serve", "--config", cfg); res.code != exitUser || !strings.Contains(res.stderr, "plugin_tools") {
+		t.Errorf("--config with plugin_tools: exit %d %q", res.code, res.stderr)
+	}
+}
