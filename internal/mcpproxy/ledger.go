@@ -146,6 +146,7 @@ func (l *Ledger) Open(tool string, input json.RawMessage, clientID string) strin
 func (l *Ledger) RouterEmit(ev transcript.ExchangeEvent) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	defer l.prune()
 	p := ev.Tool()
 	if p == nil {
 		return fmt.Errorf("mcp proxy: router event %s without a tool payload", ev.Type)
@@ -193,6 +194,7 @@ func (l *Ledger) RouterEmit(ev transcript.ExchangeEvent) error {
 func (l *Ledger) Agent(ev transcript.ExchangeEvent) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	defer l.prune()
 	p := ev.Tool()
 	if p == nil || p.Fidelity != transcript.FidelityAgentEmitted {
 		return l.write(ev)
@@ -363,6 +365,49 @@ func (l *Ledger) untied(ok func(*slot) bool) *slot {
 		}
 	}
 	return late
+}
+
+// maxLate bounds the calls written under reel's id that the ledger keeps
+// for a report coming after them.
+const maxLate = 256
+
+// prune drops from order the calls nothing can need any more (written,
+// tied and reported), and the oldest of those written under reel's id
+// past maxLate, so that a long step's calls cost the same each. It
+// compacts only when at least half of order can go.
+func (l *Ledger) prune() {
+	if len(l.order) < 64 {
+		return
+	}
+	done, late := 0, 0
+	for _, s := range l.order {
+		switch {
+		case !s.settled:
+		case s.agentID != "" && s.reported:
+			done++
+		case s.agentID == "":
+			late++
+		}
+	}
+	drop := done + max(late-maxLate, 0)
+	if drop*2 < len(l.order) {
+		return
+	}
+	kept := l.order[:0]
+	for _, s := range l.order {
+		switch {
+		case s.settled && s.agentID != "" && s.reported:
+			delete(l.byKey, s.key)
+			continue
+		case s.settled && s.agentID == "" && late > maxLate:
+			late--
+			delete(l.byKey, s.key)
+			continue
+		}
+		kept = append(kept, s)
+	}
+	clear(l.order[len(kept):])
+	l.order = kept
 }
 
 // twinPending reports whether a router call with r's tool and arguments
