@@ -321,3 +321,88 @@ func TestLedgerInterleavingsProperty(t *testing.T) {
 		}
 	}
 }
+
+// FuzzLedger drives a ledger with any sequence of router calls, agent
+// reports and results (one goroutine, calls among three tools and two
+// argument sets) and checks what it wrote: no call id twice, every result
+// after its call, every router call answered exactly once by Close.
+func FuzzLedger(f *testing.F) {
+	f.Add([]byte{0, 1, 2, 3, 4, 5, 6, 7})
+	f.Add([]byte{3, 3, 0, 0, 1, 1, 2, 2, 5, 5})
+	f.Fuzz(func(t *testing.T, ops []byte) {
+		s := &sink{}
+		l := NewLedger(s.emit, map[string]string{"reel.Read": "Read", "reel.Bash": "Bash"}, time.Hour)
+		l.wait = time.Millisecond
+		type open struct{ key, tool, in string }
+		var running []open
+		reported := map[string]bool{}
+		nextAgent, routerCalls := 0, 0
+		tools := []string{"Read", "Bash"}
+		inputs := []string{`{"a":1}`, `{"b":2}`}
+		for i, op := range ops {
+			tool, in := tools[int(op>>3)%2], inputs[int(op>>4)%2]
+			switch op % 6 {
+			case 0: // a call arrives at the router
+				key := l.Open(tool, json.RawMessage(in), "")
+				l.RouterEmit(transcript.ExchangeEvent{Type: transcript.ToolCall, Timestamp: time.Now(), Payload: &transcript.ToolPayload{Name: tool, CallID: key, Input: json.RawMessage(in), Fidelity: transcript.FidelityRouter}})
+				running = append(running, open{key, tool, in})
+				routerCalls++
+			case 1: // a router call returns
+				if len(running) > 0 {
+					c := running[0]
+					running = running[1:]
+					l.RouterEmit(transcript.ExchangeEvent{Type: transcript.ToolResult, Timestamp: time.Now(), Payload: &transcript.ToolPayload{Name: c.tool, CallID: c.key, Output: "x", Fidelity: transcript.FidelityRouter}})
+				}
+			case 2, 3: // the agent reports a use
+				nextAgent++
+				id := fmt.Sprintf("a%d", nextAgent)
+				l.Agent(agentEvent(transcript.ToolCall, "reel."+tool, id, in, ""))
+				reported[id] = false
+			case 4: // the agent reports a result
+				for id, done := range reported {
+					if !done {
+						reported[id] = true
+						l.Agent(agentEvent(transcript.ToolResult, "reel.Read", id, "", ""))
+						break
+					}
+				}
+			case 5: // a client that names its call
+				key := l.Open(tool, json.RawMessage(in), fmt.Sprintf("c%d", i))
+				l.RouterEmit(transcript.ExchangeEvent{Type: transcript.ToolCall, Timestamp: time.Now(), Payload: &transcript.ToolPayload{Name: tool, CallID: key, Input: json.RawMessage(in), Fidelity: transcript.FidelityRouter}})
+				running = append(running, open{key, tool, in})
+				routerCalls++
+			}
+		}
+		for _, c := range running {
+			l.RouterEmit(transcript.ExchangeEvent{Type: transcript.ToolResult, Timestamp: time.Now(), Payload: &transcript.ToolPayload{Name: c.tool, CallID: c.key, Output: "x", Fidelity: transcript.FidelityRouter}})
+		}
+		if err := l.Close("end"); err != nil {
+			t.Fatal(err)
+		}
+		calls, results := map[string]bool{}, map[string]bool{}
+		routerPairs := 0
+		for _, ev := range s.events {
+			p := ev.Tool()
+			if p == nil {
+				continue
+			}
+			if ev.Type == transcript.ToolCall {
+				if calls[p.CallID] {
+					t.Fatalf("call %s written twice: %q", p.CallID, s.lines())
+				}
+				calls[p.CallID] = true
+				if p.Fidelity == transcript.FidelityRouter {
+					routerPairs++
+				}
+			} else {
+				if !calls[p.CallID] || results[p.CallID] {
+					t.Fatalf("result %s out of turn: %q", p.CallID, s.lines())
+				}
+				results[p.CallID] = true
+			}
+		}
+		if len(calls) != len(results) || routerPairs != routerCalls {
+			t.Fatalf("%d calls, %d results, %d router pairs for %d router calls: %q", len(calls), len(results), routerPairs, routerCalls, s.lines())
+		}
+	})
+}

@@ -188,3 +188,39 @@ func TestAgentNamesAndSystemPrompt(t *testing.T) {
 		t.Errorf("opencode additive: %q", got)
 	}
 }
+
+// FuzzStripJSONComments: the comment stripper never grows its input,
+// keeps JSON without comments as it is, and leaves no comment in a
+// document that parses.
+func FuzzStripJSONComments(f *testing.F) {
+	for _, s := range []string{`{"a": "//x"}`, "{\n// c\n\"a\": 1 /* b */}", `"\"//"`, "/*", "//", `{"a":"\\"}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		out := stripJSONComments(b)
+		if len(out) > len(b) {
+			t.Fatalf("grew: %q -> %q", b, out)
+		}
+		var v any
+		if json.Unmarshal(b, &v) == nil && string(out) != string(b) {
+			t.Fatalf("valid JSON changed: %q -> %q", b, out)
+		}
+	})
+}
+
+// FuzzWithoutMCPServers: whatever the user's vibe config holds, the copy
+// keeps no MCP server table of theirs.
+func FuzzWithoutMCPServers(f *testing.F) {
+	for _, s := range []string{"a = 1\n[[mcp_servers]]\nname = \"x\"\n[b]\nc = 2\n", "mcp_servers = [\n {name = \"x\"},\n]\nz = 1\n", "[mcp_servers.x]\nq=1\n"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		out := withoutMCPServers(b)
+		for _, line := range strings.Split(string(out), "\n") {
+			t := strings.TrimSpace(line)
+			if t == "[[mcp_servers]]" || strings.HasPrefix(t, "[mcp_servers") {
+				panic("an MCP server table of the user's survived: " + line)
+			}
+		}
+	})
+}
