@@ -13,6 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/reelhq/reel/internal/mcpserver"
 	"github.com/reelhq/reel/transcript"
 )
 
@@ -172,7 +173,7 @@ func TestMCPServeStdio(t *testing.T) {
 		t.Fatalf("Write: %v %+v", err, r1)
 	}
 	r2, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "Bash", Arguments: map[string]any{"command": "echo \"[$SECRET_TOKEN]\"; sleep 30"}})
-	if err != nil || !r2.IsError || !strings.Contains(toolText(r2), "timed out after 1s") || !strings.Contains(toolText(r2), `[]\n`) {
+	if err != nil || !r2.IsError || !strings.Contains(mcpserver.Text(r2), "timed out after 1s") || !strings.Contains(mcpserver.Text(r2), `[]\n`) {
 		t.Fatalf("Bash: %v %+v", err, r2)
 	}
 	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "Read", Arguments: map[string]any{"file_path": "x.txt"}}); err == nil {
@@ -212,16 +213,6 @@ func TestMCPServeStdio(t *testing.T) {
 	if last := events[len(events)-1]; last.Type != transcript.RunCompleted {
 		t.Errorf("last event %s", last.Type)
 	}
-}
-
-func toolText(r *mcp.CallToolResult) string {
-	var b strings.Builder
-	for _, c := range r.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			b.WriteString(tc.Text)
-		}
-	}
-	return b.String()
 }
 
 // Bad options are the user's mistake, said before anything is served.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/reelhq/reel/internal/mcpserver"
 	"github.com/reelhq/reel/transcript"
 )
 
@@ -104,7 +105,7 @@ func TestProxyLifecycle(t *testing.T) {
 	}
 	cs := claudeClient(t, p)
 	if res := call(t, cs, "Write", map[string]any{"file_path": "x", "content": "1"}); res.IsError {
-		t.Fatal(text(res))
+		t.Fatal(mcpserver.Text(res))
 	}
 	url := p.ep.URL
 	if err := p.Close("done"); err != nil {
@@ -133,16 +134,6 @@ func call(t *testing.T, cs *mcp.ClientSession, name string, args any) *mcp.CallT
 		t.Fatalf("%s: %v", name, err)
 	}
 	return res
-}
-
-func text(r *mcp.CallToolResult) string {
-	var b strings.Builder
-	for _, c := range r.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			b.WriteString(tc.Text)
-		}
-	}
-	return b.String()
 }
 
 // A hostile agent through the proxy: each attempt is refused or bounded
@@ -196,8 +187,8 @@ func TestProxyHostileAgent(t *testing.T) {
 		if d := time.Since(start); d > 20*time.Second {
 			t.Errorf("%s %v took %s", c.tool, c.args, d)
 		}
-		if res.IsError != (c.errWant != "") || !strings.Contains(text(res), c.errWant) || !strings.Contains(text(res), c.textWant) {
-			t.Errorf("%s %v: isError %v, answer %.300q", c.tool, c.args, res.IsError, text(res))
+		if res.IsError != (c.errWant != "") || !strings.Contains(mcpserver.Text(res), c.errWant) || !strings.Contains(mcpserver.Text(res), c.textWant) {
+			t.Errorf("%s %v: isError %v, answer %.300q", c.tool, c.args, res.IsError, mcpserver.Text(res))
 		}
 	}
 	if err := p.Close("done"); err != nil {

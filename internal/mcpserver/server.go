@@ -216,3 +216,15 @@ func (s *Server) handler(name string) mcp.ToolHandler {
 		}, nil
 	}
 }
+
+// Text returns what a tool result says to a model: its text contents,
+// joined. Clients of the server (and its tests) read answers with it.
+func Text(r *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range r.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}

@@ -87,16 +87,6 @@ func call(t *testing.T, cs *mcp.ClientSession, name string, args any, meta mcp.M
 	return res
 }
 
-func text(r *mcp.CallToolResult) string {
-	var b strings.Builder
-	for _, c := range r.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			b.WriteString(tc.Text)
-		}
-	}
-	return b.String()
-}
-
 // Over the loopback endpoint, a client with the token lists the six
 // builtin tools with their schemas and MCP hints, and calls each; every
 // call is one router pair, under the id the client's _meta names it by
@@ -156,8 +146,8 @@ func TestEndpointServesTheRouter(t *testing.T) {
 			meta = mcp.Meta{"claudecode/toolUseId": "toolu_first"}
 		}
 		res := call(t, cs, st.tool, st.args, meta)
-		if res.IsError || !strings.Contains(text(res), st.want) {
-			t.Errorf("%s: error %v, %q, want %q", st.tool, res.IsError, text(res), st.want)
+		if res.IsError || !strings.Contains(Text(res), st.want) {
+			t.Errorf("%s: error %v, %q, want %q", st.tool, res.IsError, Text(res), st.want)
 		}
 	}
 	if b, _ := os.ReadFile(filepath.Join(dir, "a/b.txt")); string(b) != "one\nthree\n" {
