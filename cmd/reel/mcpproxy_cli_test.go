@@ -36,10 +36,11 @@ func proxyWorkflow(t *testing.T, dir string, cli *modeltest.CLI, extra string) s
 		// directly, as namespace mcp__reel.
 		opts["model"] = "gpt-4.1"
 	}
+	// The CLI's own permission options stay (claude's allowed_tools
+	// beside the proxy's --allowedTools mcp__reel, as a step moved to
+	// the proxy would keep them).
 	for k, v := range cli.Options {
-		if k != "allowed_tools" { // the proxy's tools need no permission
-			opts[k] = v
-		}
+		opts[k] = v
 	}
 	ob, _ := json.Marshal(opts)
 	wf := fmt.Sprintf(`name: proxied
