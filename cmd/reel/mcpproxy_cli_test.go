@@ -72,6 +72,8 @@ states:
 func TestMCPProxyRealCLIs(t *testing.T) {
 	for _, provider := range []string{"claude", "codex", "gemini", "opencode", "github_copilot"} {
 		t.Run(provider, func(t *testing.T) {
+			// Each CLI waits mostly on its own start: they overlap well.
+			t.Parallel()
 			name := proxiedName[provider]
 			srv := modeltest.New(t,
 				modeltest.Call(name("Write"), map[string]any{"file_path": "notes.txt", "content": "one\n"}),
@@ -233,6 +235,7 @@ func checkProxied(t *testing.T, events []transcript.ExchangeEvent, asked int, pr
 // answered to the agent with the error and recorded with it, and the run
 // goes on to its end.
 func TestMCPProxyHostileAgent(t *testing.T) {
+	t.Parallel()
 	outside := t.TempDir()
 	secret := filepath.Join(outside, "secret")
 	os.WriteFile(secret, []byte("s3cr3t"), 0o600)
@@ -327,6 +330,7 @@ func TestMCPProxyHostileAgent(t *testing.T) {
 // endpoint of its own, the session resumes across turns, and the calls of
 // every turn are router pairs of the one step.
 func TestMCPProxyConversation(t *testing.T) {
+	t.Parallel()
 	srv := modeltest.New(t,
 		modeltest.Call("mcp__reel__Write", map[string]any{"file_path": "a.txt", "content": "first\n"}),
 		modeltest.Text("Wrote a.txt."),

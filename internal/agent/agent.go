@@ -56,9 +56,17 @@
 // tools.Router confined to Dir, so each call is recorded once with router
 // fidelity; the Bash tool's commands get only the variables of
 // tools.BashEnv (PATH, HOME, LANG, LC_* …) and those bash_env names, never
-// the API keys of Env. A conversation keeps the whole chat history (system prompt,
-// user messages, assistant replies with their tool calls, tool messages)
-// and sends it with each next user message; max_turns bounds the model
+// the API keys of Env. A CLI step with Request.MCPProxy (the step's
+// mcp_proxy) serves those same tools to its CLI through reel's MCP server:
+// each run of the CLI gets a loopback endpoint of its own, wired into its
+// command line, configuration and environment, and every call through it
+// is recorded once with router fidelity under the agent's own tool id
+// (package mcpproxy); the step's result names the proxy. The options
+// bash_env and bash_timeout apply to it too.
+//
+// A conversation keeps the whole chat history (system prompt, user
+// messages, assistant replies with their tool calls, tool messages) and
+// sends it with each next user message; max_turns bounds the model
 // requests of each user turn.
 package agent
 
@@ -67,7 +75,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/reelhq/reel/internal/mcpproxy"
 	"github.com/reelhq/reel/transcript"
@@ -124,11 +131,6 @@ type Request struct {
 	// fidelity (package mcpproxy). HTTP providers call reel's tools
 	// directly and ignore it.
 	MCPProxy *mcpproxy.Config
-	// Version is reel's version, reported to the agent by the proxy.
-	Version string
-
-	// proxyGrace overrides mcpproxy.DefaultGrace (tests).
-	proxyGrace time.Duration
 }
 
 // ErrUnknownProvider is returned for a provider Run does not know.

@@ -39,7 +39,7 @@ func startProxy(req Request, emit Emit) (*mcpproxy.Proxy, error) {
 	}
 	return mcpproxy.Start(*req.MCPProxy, mcpproxy.Options{
 		Provider: req.Provider, Dir: req.Dir, Env: req.Env, PassEnv: passEnv, BashTimeout: timeout,
-		Emit: mcpproxy.Emit(emit), Version: req.Version, Grace: req.proxyGrace,
+		Emit: mcpproxy.Emit(emit),
 	})
 }
 
