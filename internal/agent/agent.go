@@ -100,6 +100,10 @@ func CheckOptions(provider string, options map[string]any) error {
 	if _, err := optString(options, "command"); err != nil {
 		return err
 	}
+	// bash_env and bash_timeout shape the tools of mcp_proxy.
+	if _, _, err := routerOptions(options); err != nil {
+		return err
+	}
 	_, _, err := cliFlags(spec, options)
 	return err
 }
