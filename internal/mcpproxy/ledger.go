@@ -18,8 +18,11 @@ type Emit func(transcript.ExchangeEvent) error
 
 // DefaultGrace is how long the router's pair of a call waits, after the
 // tool finished, for the agent's stream to report the call before it is
-// written under a reel id instead of the agent's.
-const DefaultGrace = 5 * time.Second
+// written under a reel id instead of the agent's. A CLI that reports a
+// tool once it finished (opencode) may do so only after its next model
+// request, which on a busy machine takes seconds: the grace is generous,
+// and only a client that never reports its calls waits it out.
+const DefaultGrace = time.Minute
 
 // Ledger records the calls of one agent process through the proxy exactly
 // once and ties each to the agent's own report of it.
@@ -124,7 +127,7 @@ func (l *Ledger) Open(tool string, input json.RawMessage, clientID string) strin
 		// of its own, under reel's id.
 		clientID = ""
 	}
-	i := -1
+	var i int
 	if clientID != "" {
 		i = l.heldIndex(func(r *report) bool { return r.id == clientID })
 	} else {

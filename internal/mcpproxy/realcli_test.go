@@ -1,6 +1,8 @@
-package main
+package mcpproxy_test
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -10,9 +12,53 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reelhq/reel/internal/engine"
 	"github.com/reelhq/reel/internal/modeltest"
+	"github.com/reelhq/reel/internal/query"
+	"github.com/reelhq/reel/internal/verify"
+	"github.com/reelhq/reel/internal/workflow"
 	"github.com/reelhq/reel/transcript"
 )
+
+// These tests drive the published agent CLIs (scripts/agent-clis.sh,
+// $REEL_AGENT_CLIS) through reel's engine, as reel run does, against the
+// scripted model server. They live here, beside the proxy, rather than
+// with cmd/reel's other real-CLI tests, so that each package's tests stay
+// within go test's time limit.
+
+// runResult is what a run left: its exit code, its display and why it
+// failed.
+type runResult struct {
+	code           int
+	stdout, stderr string
+}
+
+// runWorkflow runs the workflow at path in dir with env (the CLI's),
+// recording into storage, as reel run does.
+func runWorkflow(t *testing.T, dir string, env []string, path, storage string) runResult {
+	t.Helper()
+	var display bytes.Buffer
+	e := &engine.Engine{Storage: storage, Dir: dir, Environ: env, Display: &display}
+	wf, err := workflow.Load(path, e.LoadOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := e.Run(context.Background(), wf, engine.RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return runResult{code: rep.ExitCode, stdout: display.String(), stderr: rep.Error}
+}
+
+// verifyStorage fails the test unless reel verify accepts every
+// transcript in storage.
+func verifyStorage(t *testing.T, storage string) {
+	t.Helper()
+	rep := verify.Paths([]string{storage}, verify.Options{})
+	if rep.Violations() > 0 || len(rep.Unreadable) > 0 || len(rep.Files) == 0 {
+		t.Fatalf("verify %s: files %d, problems %v, unreadable %v", storage, len(rep.Files), rep.Problems, rep.Unreadable)
+	}
+}
 
 // proxiedName is the name under which provider's CLI offers the model a
 // tool of reel's MCP server.
@@ -88,7 +134,7 @@ func TestMCPProxyRealCLIs(t *testing.T) {
 			work := t.TempDir()
 			storage := filepath.Join(t.TempDir(), "storage")
 			wf := proxyWorkflow(t, work, cli, "")
-			res := runBinaryEnv(t, work, cli.Env, "run", wf, "--storage", storage)
+			res := runWorkflow(t, work, cli.Env, wf, storage)
 			if res.code != 0 {
 				var offered []string
 				if turns := srv.Turns(); len(turns) > 0 {
@@ -122,14 +168,14 @@ func TestMCPProxyRealCLIs(t *testing.T) {
 			}
 			checkProxied(t, events, srv.ToolCallsAsked(), provider)
 			verifyStorage(t, storage)
-			out := runBinaryEnv(t, work, cli.Env, "tools", "--latest", "--storage", storage, "--fidelity", "router", "--json")
-			var pairs []struct{ Fidelity string }
-			if err := json.Unmarshal([]byte(out.stdout), &pairs); err != nil || out.code != 0 || len(pairs) != srv.ToolCallsAsked() {
-				t.Errorf("reel tools --fidelity router: exit %d, %d pairs, %v\n%s%s", out.code, len(pairs), err, out.stdout, out.stderr)
+			// What reel tools --fidelity lists.
+			files, _ := filepath.Glob(filepath.Join(transcript.Dir(storage), "*.jsonl"))
+			pairs, warnings, err := query.Tools(files[0], transcript.Limits{})
+			if err != nil || len(warnings) > 0 {
+				t.Fatalf("tools: %v %v", err, warnings)
 			}
-			out = runBinaryEnv(t, work, cli.Env, "tools", "--latest", "--storage", storage, "--fidelity", "agent_emitted", "--json")
-			if strings.TrimSpace(out.stdout) != "[]" {
-				t.Errorf("reel tools --fidelity agent_emitted lists a proxied call:\n%s", out.stdout)
+			if n := len(query.WithFidelity(pairs, transcript.FidelityRouter)); n != srv.ToolCallsAsked() || len(pairs) != n {
+				t.Errorf("tools: %d pairs, %d of router fidelity; want %d, all", len(pairs), n, srv.ToolCallsAsked())
 			}
 		})
 	}
@@ -282,7 +328,7 @@ func TestMCPProxyHostileAgent(t *testing.T) {
 	b, _ := os.ReadFile(wf)
 	os.WriteFile(wf, []byte(strings.Replace(string(b), `"model":`, `"bash_timeout":2,"model":`, 1)), 0o644)
 	start := time.Now()
-	res := runBinaryEnv(t, work, cli.Env, "run", wf, "--storage", storage)
+	res := runWorkflow(t, work, cli.Env, wf, storage)
 	if res.code != 0 {
 		t.Fatalf("reel run exited %d:\n%s%s", res.code, res.stdout, res.stderr)
 	}
@@ -341,7 +387,7 @@ func TestMCPProxyConversation(t *testing.T) {
 	work := t.TempDir()
 	storage := filepath.Join(t.TempDir(), "storage")
 	wf := proxyWorkflow(t, work, cli, "    conversation:\n      - Now change first to second.\n")
-	res := runBinaryEnv(t, work, cli.Env, "run", wf, "--storage", storage)
+	res := runWorkflow(t, work, cli.Env, wf, storage)
 	if res.code != 0 {
 		t.Fatalf("reel run exited %d:\n%s%s", res.code, res.stdout, res.stderr)
 	}
