@@ -75,45 +75,55 @@ func TestMCPInspector(t *testing.T) {
 		}
 	}
 
+	// Each call works on files of its own, so the inspector runs (a node
+	// process each, slow to start) overlap.
+	writeFile(t, filepath.Join(work, "edit.txt"), "alpha\nbeta\n", 0o644)
+	writeFile(t, filepath.Join(work, "read.txt"), "one\ntwo\n", 0o644)
 	calls := []struct {
 		tool string
 		args []string
 		want string
 	}{
 		{"Write", []string{"file_path=notes.txt", "content=alpha\nbeta\n"}, "wrote 11 bytes to notes.txt"},
-		{"Edit", []string{"file_path=notes.txt", "old_string=alpha", "new_string=ALPHA"}, "replaced 1 occurrence(s) in notes.txt"},
-		{"Read", []string{"file_path=notes.txt"}, "ALPHA\nbeta\n"},
-		{"Glob", []string{"pattern=*.txt"}, "notes.txt"},
-		{"Grep", []string{"pattern=bet"}, "notes.txt:2:beta"},
-		{"Bash", []string{"command=wc -l < notes.txt"}, `"output":"2\n"`},
+		{"Edit", []string{"file_path=edit.txt", "old_string=alpha", "new_string=ALPHA"}, "replaced 1 occurrence(s) in edit.txt"},
+		{"Read", []string{"file_path=read.txt"}, "one\ntwo\n"},
+		{"Glob", []string{"pattern=r*.txt"}, "read.txt"},
+		{"Grep", []string{"pattern=tw", "path=read.txt"}, "read.txt:2:two"},
+		{"Bash", []string{"command=wc -l < read.txt"}, `"output":"2\n"`},
+		// A call the router refuses answers as a tool error, not a
+		// protocol one.
+		{"Read", []string{"file_path=../outside"}, "outside the working directory"},
 	}
-	for _, c := range calls {
-		argv := []string{"--method", "tools/call", "--tool-name", c.tool}
-		for _, a := range c.args {
-			argv = append(argv, "--tool-arg", a)
+	t.Run("calls", func(t *testing.T) {
+		for _, c := range calls {
+			t.Run(c.tool, func(t *testing.T) {
+				t.Parallel()
+				argv := []string{"--method", "tools/call", "--tool-name", c.tool}
+				for _, a := range c.args {
+					argv = append(argv, "--tool-arg", a)
+				}
+				res, out := inspector(t, work, storage, argv...)
+				refused := strings.Contains(c.want, "outside")
+				if (res["isError"] == true) != refused || !strings.Contains(contentText(res), c.want) {
+					t.Errorf("%s: %s", c.tool, out)
+				}
+			})
 		}
-		res, out := inspector(t, work, storage, argv...)
-		if res["isError"] == true || !strings.Contains(contentText(res), c.want) {
-			t.Errorf("%s: %s", c.tool, out)
+	})
+	for name, want := range map[string]string{"notes.txt": "alpha\nbeta\n", "edit.txt": "ALPHA\nbeta\n"} {
+		if b, _ := os.ReadFile(filepath.Join(work, name)); string(b) != want {
+			t.Fatalf("%s = %q", name, b)
 		}
-	}
-	// A call the router refuses answers as a tool error, not a protocol one.
-	res, out := inspector(t, work, storage, "--method", "tools/call", "--tool-name", "Read", "--tool-arg", "file_path=../outside")
-	if res["isError"] != true || !strings.Contains(out, "outside the working directory") {
-		t.Errorf("Read ../outside: %s", out)
-	}
-	if b, _ := os.ReadFile(filepath.Join(work, "notes.txt")); string(b) != "ALPHA\nbeta\n" {
-		t.Fatalf("notes.txt = %q", b)
 	}
 
 	verifyStorage(t, storage)
 	files, _ := filepath.Glob(filepath.Join(transcript.Dir(storage), "*.jsonl"))
-	if len(files) != 2+len(calls) {
-		t.Fatalf("%d recorded sessions, want %d", len(files), 2+len(calls))
+	if len(files) != 1+len(calls) {
+		t.Fatalf("%d recorded sessions, want %d", len(files), 1+len(calls))
 	}
-	calls2, router := toolEvents(t, files...)
-	if calls2 != len(calls)+1 || router != calls2 {
-		t.Errorf("recorded %d tool calls (%d router), want %d", calls2, router, len(calls)+1)
+	recorded, router := toolEvents(t, files...)
+	if recorded != len(calls) || router != recorded {
+		t.Errorf("recorded %d tool calls (%d router), want %d", recorded, router, len(calls))
 	}
 	for _, f := range files {
 		events, err := transcript.ReadFile(f)
