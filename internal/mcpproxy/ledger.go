@@ -229,24 +229,25 @@ func (l *Ledger) Agent(ev transcript.ExchangeEvent) error {
 		}
 		r := l.held[i]
 		// The agent saw a result, so the router answered the call
-		// already if it reached reel at all: the arguments may differ
-		// as the agent reports them, the tool may not.
+		// already if it reached reel at all.
 		s := l.untied(func(s *slot) bool { return s.tool == r.tool && s.input == r.input })
+		if s == nil && l.twinPending(r) {
+			// An identical call took this report's router call for its
+			// own while its report still waits for a result: the two are
+			// interchangeable, and this report is answered by the
+			// router call still to come for that twin.
+			r.result = &ev
+			return l.err
+		}
 		if s == nil {
+			// The arguments may differ as the agent reports them, the
+			// tool may not.
 			s = l.untied(func(s *slot) bool { return s.tool == r.tool && s.result != nil })
 		}
 		if s != nil {
 			l.unhold(i)
 			l.tie(s, r.id)
 			s.reported = true
-			return l.err
-		}
-		if l.twinPending(r) {
-			// An identical call took this report's router call for its
-			// own while its report still waits for a result: the two are
-			// interchangeable, and this report is answered by the
-			// router call still to come for that twin.
-			r.result = &ev
 			return l.err
 		}
 		l.unhold(i)
@@ -401,6 +402,7 @@ func (l *Ledger) prune() {
 		switch {
 		case s.settled && s.agentID != "" && s.reported:
 			delete(l.byKey, s.key)
+			delete(l.byAgent, s.agentID)
 			continue
 		case s.settled && s.agentID == "" && late > maxLate:
 			late--
