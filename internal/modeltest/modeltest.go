@@ -179,6 +179,9 @@ type Server struct {
 	pending  []ToolCall
 	requests []*Request
 	ids      int
+	// escapes are the hosts a client tried to reach through the server
+	// as its proxy.
+	escapes []string
 }
 
 // New starts a server on 127.0.0.1 that answers the conversation's
@@ -253,12 +256,25 @@ func (s *Server) ServedUsage() Usage {
 	return u
 }
 
-// CheckDone fails the test unless every scripted reply was served and
-// the results of the last one's tool calls came back.
+// Escapes lists the requests that tried to leave the machine through the
+// server as a proxy (CLI.Env makes it every CLI's HTTP and HTTPS proxy):
+// "CONNECT host:port" or "GET host".
+func (s *Server) Escapes() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.escapes...)
+}
+
+// CheckDone fails the test unless every scripted reply was served, the
+// results of the last one's tool calls came back and nothing tried to
+// reach the internet through the server.
 func (s *Server) CheckDone(t testing.TB) {
 	t.Helper()
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if len(s.escapes) > 0 {
+		t.Errorf("model server: the client tried the internet: %s", strings.Join(s.escapes, ", "))
+	}
 	if s.next < len(s.script) {
 		t.Errorf("model server: %d of %d scripted replies served", s.next, len(s.script))
 	}
@@ -268,6 +284,13 @@ func (s *Server) CheckDone(t testing.TB) {
 }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodConnect || r.URL.IsAbs() && r.URL.Host != strings.TrimPrefix(s.URL, "http://") {
+		s.mu.Lock()
+		s.escapes = append(s.escapes, r.Method+" "+r.Host)
+		s.mu.Unlock()
+		http.Error(w, "modeltest: no internet here", http.StatusForbidden)
+		return
+	}
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)

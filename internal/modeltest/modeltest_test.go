@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -248,5 +249,30 @@ func TestAuxiliaryAndScriptMistakes(t *testing.T) {
 	post(`{"model":"m","tools":[{"name":"Bash"}],"messages":[{"role":"user","content":"go"}]}`)
 	if len(rec.errs) != 2 || !strings.Contains(rec.errs[0], "lacks the result") || !strings.Contains(rec.errs[1], "past the end") {
 		t.Errorf("complaints: %q", rec.errs)
+	}
+}
+
+// A client that uses the server as its proxy for anything beyond it is
+// refused, and the attempt recorded.
+func TestProxyEscapesAreRecorded(t *testing.T) {
+	rec := &recorder{TB: t}
+	s := New(rec)
+	proxy, _ := url.Parse(s.URL)
+	client := &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(proxy)}}
+	if resp, err := client.Get("http://example.invalid/telemetry"); err == nil {
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusForbidden {
+			t.Errorf("status %d", resp.StatusCode)
+		}
+	}
+	if _, err := client.Get("https://example.invalid/update"); err == nil {
+		t.Error("CONNECT through the server succeeded")
+	}
+	if got := strings.Join(s.Escapes(), ", "); got != "GET example.invalid, CONNECT example.invalid:443" {
+		t.Errorf("escapes %q", got)
+	}
+	s.CheckDone(rec)
+	if len(rec.errs) != 1 || !strings.Contains(rec.errs[0], "tried the internet") {
+		t.Errorf("complaints %q", rec.errs)
 	}
 }
