@@ -243,3 +243,113 @@ func describeRequests(s *modeltest.Server) string {
 	}
 	return b.String()
 }
+
+// runRealCLIStep runs a one-state workflow whose agent step uses provider
+// with opts, in a fresh directory with env, and returns reel's combined
+// output, its error and the transcript's events.
+func runRealCLIStep(t *testing.T, provider string, opts map[string]any, env []string) (dir, out string, runErr error, events []transcript.ExchangeEvent) {
+	t.Helper()
+	dir = t.TempDir()
+	optsJSON, _ := json.Marshal(opts)
+	writeFile(t, filepath.Join(dir, "wf.yaml"), "name: one\nstates:\n  initial: agent\n  agent:\n    type: agent\n    provider: "+provider+
+		"\n    prompt: \""+realCLIPrompt+"\"\n    options: "+string(optsJSON)+"\n", 0o644)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, reelBinary(t), "run", "wf.yaml", "--storage", filepath.Join(dir, "store"))
+	cmd.Dir = dir
+	cmd.Env = append(env, "REEL_STORAGE=", "XDG_DATA_HOME="+os.Getenv("XDG_DATA_HOME"))
+	b, runErr := cmd.CombinedOutput()
+	out = string(b)
+	m := transcriptLine.FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no transcript path in:\n%s", out)
+	}
+	events, err := transcript.ReadFile(m[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := runBinaryEnv(t, dir, cmd.Env, "verify", m[1]); res.code != 0 {
+		t.Errorf("reel verify: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	return dir, out, runErr, events
+}
+
+// gemini refuses, in headless mode, a folder the user has not trusted
+// (exit 55): the step fails with gemini's own explanation of the fix, and
+// the transcript still verifies.
+func TestRealCLIGeminiUntrustedFolder(t *testing.T) {
+	s := modeltest.New(t)
+	cli := s.CLI(t, "gemini")
+	var env []string
+	for _, kv := range cli.Env {
+		if !strings.HasPrefix(kv, "GEMINI_CLI_TRUST_WORKSPACE=") {
+			env = append(env, kv)
+		}
+	}
+	opts := map[string]any{"command": cli.Path, "model": cli.Model}
+	_, out, err, events := runRealCLIStep(t, "gemini", opts, env)
+	if err == nil || !strings.Contains(out, "trusted directory") || !strings.Contains(out, "--skip-trust") {
+		t.Fatalf("want a failed step naming the trust fix; err %v, output:\n%s", err, out)
+	}
+	var stepErr string
+	for _, e := range events {
+		if e.Type == transcript.StepCompleted && e.Path == "agent" {
+			stepErr = e.Step().Error
+		}
+	}
+	if !strings.Contains(stepErr, "status 55") || !strings.Contains(stepErr, "GEMINI_CLI_TRUST_WORKSPACE") {
+		t.Errorf("step error %q", stepErr)
+	}
+	if n := len(s.Requests()); n != 0 {
+		t.Errorf("gemini reached the model server %d times", n)
+	}
+	s.CheckDone(t)
+}
+
+// reel's own HTTP provider against the same scripted server: the model's
+// Write and Bash calls go through reel's tool router, each recorded once
+// with router fidelity, and the tool results go back to the model.
+func TestModelServerDrivesOpenAICompatible(t *testing.T) {
+	s := modeltest.New(t,
+		modeltest.Call("Write", map[string]any{"file_path": "hello.txt", "content": "from the router\n"}),
+		modeltest.Call("Bash", map[string]any{"command": "echo shell-ran > shell.txt"}),
+		modeltest.Text("Done."),
+	)
+	opts := map[string]any{"base_url": s.URL + "/v1", "model": "scripted-model", "tools": []string{"Write", "Bash"}}
+	dir, out, err, events := runRealCLIStep(t, "openai_compatible", opts, []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()})
+	if err != nil {
+		t.Fatalf("reel run: %v\n%s", err, out)
+	}
+	s.CheckDone(t)
+	if b, err := os.ReadFile(filepath.Join(dir, "hello.txt")); err != nil || string(b) != "from the router\n" {
+		t.Errorf("hello.txt: %q, %v", b, err)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "shell.txt")); err != nil || strings.TrimSpace(string(b)) != "shell-ran" {
+		t.Errorf("shell.txt: %q, %v", b, err)
+	}
+	calls, results := 0, 0
+	for _, e := range events {
+		switch e.Type {
+		case transcript.ToolCall:
+			calls++
+			if e.Tool().Fidelity != transcript.FidelityRouter {
+				t.Errorf("tool.call %+v", e.Tool())
+			}
+		case transcript.ToolResult:
+			results++
+			if e.Tool().Fidelity != transcript.FidelityRouter || e.Tool().Error != "" {
+				t.Errorf("tool.result %+v", e.Tool())
+			}
+		}
+	}
+	if calls != s.ToolCallsAsked() || results != calls {
+		t.Errorf("%d calls, %d results for %d asked", calls, results, s.ToolCallsAsked())
+	}
+	turns := s.Turns()
+	if turns[0].Model != "scripted-model" || turns[0].LastUserText() != realCLIPrompt || !turns[0].HasTool("Write") || !turns[0].HasTool("Bash") {
+		t.Errorf("first request: model %q, user %q, tools %v", turns[0].Model, turns[0].LastUserText(), turns[0].Tools)
+	}
+	if r := turns[2].ToolResults(); len(r) != 2 {
+		t.Errorf("last request carries %d tool results", len(r))
+	}
+}
