@@ -1,19 +1,80 @@
-package main
+package realcli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/reelhq/reel/internal/modeltest"
 	"github.com/reelhq/reel/transcript"
 )
+
+// TestMain gives reel a data directory of its own: a run's index and
+// defaults must never be the developer's.
+func TestMain(m *testing.M) {
+	data, err := os.MkdirTemp("", "reel-realcli-data-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Setenv("XDG_DATA_HOME", data)
+	code := m.Run()
+	os.RemoveAll(data)
+	if reelBin != "" {
+		os.RemoveAll(filepath.Dir(reelBin))
+	}
+	os.Exit(code)
+}
+
+var (
+	reelBinOnce sync.Once
+	reelBin     string
+	reelBinErr  error
+	// transcriptLine is where reel run names the transcript it wrote.
+	transcriptLine = regexp.MustCompile(`(?m)^transcript (\S+)$`)
+)
+
+// reelBinary builds reel once per test binary.
+func reelBinary(t testing.TB) string {
+	t.Helper()
+	reelBinOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "reel-realcli")
+		if err != nil {
+			reelBinErr = err
+			return
+		}
+		reelBin = filepath.Join(dir, "reel")
+		out, err := exec.Command("go", "build", "-o", reelBin, "github.com/reelhq/reel/cmd/reel").CombinedOutput()
+		if err != nil {
+			reelBinErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if reelBinErr != nil {
+		t.Fatal(reelBinErr)
+	}
+	return reelBin
+}
+
+// reelVerify fails the test unless reel verify accepts path.
+func reelVerify(t testing.TB, env []string, path string) {
+	t.Helper()
+	cmd := exec.Command(reelBinary(t), "verify", path)
+	cmd.Env = env
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		t.Errorf("reel verify %s: %v\n%s", path, err, out.String())
+	}
+}
 
 // Each published agent CLI (installed by scripts/agent-clis.sh, found
 // through $REEL_AGENT_CLIS) runs a reel workflow against the scripted
@@ -57,8 +118,10 @@ func testRealCLI(t *testing.T, provider string) {
 		modeltest.Text("I wrote a file and ran one command."),
 	)
 
-	dir := t.TempDir()
 	opts := map[string]any{"command": cli.Path, "model": cli.Model}
+	for k, v := range cli.Options {
+		opts[k] = v
+	}
 	keep := os.Getenv("REEL_REALCLI_KEEP")
 	if keep != "" {
 		// For a person recording the CLIs' streams after a release: a
@@ -69,29 +132,8 @@ func testRealCLI(t *testing.T, provider string) {
 			"exec \""+cli.Path+"\" \"$@\" | tee \""+keep+"/"+provider+".turn$((n+1)).stdout\"\n", 0o755)
 		opts["command"] = wrapper
 	}
-	for k, v := range cli.Options {
-		opts[k] = v
-	}
-	optsJSON, _ := json.Marshal(opts)
-	writeFile(t, filepath.Join(dir, "wf.yaml"), `name: realcli
-states:
-  initial: agent
-  agent:
-    type: agent
-    provider: `+provider+`
-    system_prompt: "`+realCLISystem+`"
-    prompt: "`+realCLIPrompt+`"
-    options: `+string(optsJSON)+`
-    conversation:
-      - "`+realCLIFollowUp+`"
-`, 0o644)
-	storage := filepath.Join(dir, "store")
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, reelBinary(t), "run", "wf.yaml", "--storage", storage)
-	cmd.Dir = dir
-	cmd.Env = append(cli.Env, "REEL_STORAGE=", "XDG_DATA_HOME="+os.Getenv("XDG_DATA_HOME"))
-	out, err := cmd.CombinedOutput()
+	extra := "    system_prompt: \"" + realCLISystem + "\"\n    conversation:\n      - \"" + realCLIFollowUp + "\"\n"
+	dir, out, err, path, events := runRealCLIStep(t, provider, opts, cli.Env, extra)
 	if err != nil {
 		t.Fatalf("reel run: %v\n%s\nrequests: %s", err, out, describeRequests(s))
 	}
@@ -104,17 +146,8 @@ states:
 	if b, err := os.ReadFile(filepath.Join(dir, "shell.txt")); err != nil || strings.TrimSpace(string(b)) != "shell-ran" {
 		t.Errorf("shell.txt: %q, %v", b, err)
 	}
-
-	m := transcriptLine.FindStringSubmatch(string(out))
-	if m == nil {
-		t.Fatalf("no transcript path in:\n%s", out)
-	}
-	events, err := transcript.ReadFile(m[1])
-	if err != nil {
-		t.Fatal(err)
-	}
 	if keep != "" {
-		b, _ := os.ReadFile(m[1])
+		b, _ := os.ReadFile(path)
 		os.WriteFile(filepath.Join(keep, provider+".transcript.jsonl"), b, 0o644)
 	}
 	result := checkRealCLITranscript(t, provider, events, s.ToolCallsAsked())
@@ -123,9 +156,6 @@ states:
 	if served := s.ServedUsage(); !realCLIExpect[provider].noUsage &&
 		(result.Usage.InputTokens != int64(served.InputTokens) || result.Usage.OutputTokens != int64(served.OutputTokens)) {
 		t.Errorf("step usage %+v, the server reported %+v over %d requests", result.Usage, served, s.Served())
-	}
-	if res := runBinaryEnv(t, dir, cmd.Env, "verify", m[1]); res.code != 0 {
-		t.Errorf("reel verify: exit %d\n%s%s", res.code, res.stdout, res.stderr)
 	}
 
 	// What the CLI sent the model.
@@ -235,6 +265,16 @@ func checkRealCLITranscript(t *testing.T, provider string, events []transcript.E
 	return result
 }
 
+func writeFile(t testing.TB, path, body string, mode os.FileMode) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(body), mode); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // describeRequests lists what the server got, for failure messages.
 func describeRequests(s *modeltest.Server) string {
 	var b strings.Builder
@@ -245,14 +285,15 @@ func describeRequests(s *modeltest.Server) string {
 }
 
 // runRealCLIStep runs a one-state workflow whose agent step uses provider
-// with opts, in a fresh directory with env, and returns reel's combined
-// output, its error and the transcript's events.
-func runRealCLIStep(t *testing.T, provider string, opts map[string]any, env []string) (dir, out string, runErr error, events []transcript.ExchangeEvent) {
+// with opts (and the state fields in extra, YAML indented by four), in a
+// fresh directory with env. It returns the directory, reel's combined
+// output and error, and the transcript, which reel verify must accept.
+func runRealCLIStep(t *testing.T, provider string, opts map[string]any, env []string, extra string) (dir, out string, runErr error, path string, events []transcript.ExchangeEvent) {
 	t.Helper()
 	dir = t.TempDir()
 	optsJSON, _ := json.Marshal(opts)
 	writeFile(t, filepath.Join(dir, "wf.yaml"), "name: one\nstates:\n  initial: agent\n  agent:\n    type: agent\n    provider: "+provider+
-		"\n    prompt: \""+realCLIPrompt+"\"\n    options: "+string(optsJSON)+"\n", 0o644)
+		"\n    prompt: \""+realCLIPrompt+"\"\n    options: "+string(optsJSON)+"\n"+extra, 0o644)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, reelBinary(t), "run", "wf.yaml", "--storage", filepath.Join(dir, "store"))
@@ -268,10 +309,8 @@ func runRealCLIStep(t *testing.T, provider string, opts map[string]any, env []st
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res := runBinaryEnv(t, dir, cmd.Env, "verify", m[1]); res.code != 0 {
-		t.Errorf("reel verify: exit %d\n%s%s", res.code, res.stdout, res.stderr)
-	}
-	return dir, out, runErr, events
+	reelVerify(t, cmd.Env, m[1])
+	return dir, out, runErr, m[1], events
 }
 
 // gemini refuses, in headless mode, a folder the user has not trusted
@@ -287,7 +326,7 @@ func TestRealCLIGeminiUntrustedFolder(t *testing.T) {
 		}
 	}
 	opts := map[string]any{"command": cli.Path, "model": cli.Model}
-	_, out, err, events := runRealCLIStep(t, "gemini", opts, env)
+	_, out, err, _, events := runRealCLIStep(t, "gemini", opts, env, "")
 	if err == nil || !strings.Contains(out, "trusted directory") || !strings.Contains(out, "--skip-trust") {
 		t.Fatalf("want a failed step naming the trust fix; err %v, output:\n%s", err, out)
 	}
@@ -316,7 +355,7 @@ func TestModelServerDrivesOpenAICompatible(t *testing.T) {
 		modeltest.Text("Done."),
 	)
 	opts := map[string]any{"base_url": s.URL + "/v1", "model": "scripted-model", "tools": []string{"Write", "Bash"}}
-	dir, out, err, events := runRealCLIStep(t, "openai_compatible", opts, []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()})
+	dir, out, err, _, events := runRealCLIStep(t, "openai_compatible", opts, []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}, "")
 	if err != nil {
 		t.Fatalf("reel run: %v\n%s", err, out)
 	}
