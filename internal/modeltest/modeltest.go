@@ -51,6 +51,10 @@ type Reply struct {
 	// Usage is what the reply reports; zero values get small defaults
 	// (the request's size for input, the reply's for output).
 	Usage Usage
+	// Status, when not 0 or 200, makes the reply an API error with that
+	// HTTP status and Error as its message, in the API's error shape.
+	Status int
+	Error  string
 }
 
 // ToolCall is a tool the model asks for. ID is generated when empty.
@@ -69,6 +73,12 @@ type Usage struct {
 
 // Text is a reply with text only.
 func Text(s string) Reply { return Reply{Text: s} }
+
+// Fail is an API error reply with the given HTTP status (400, 401, 403,
+// 404, 429 and 5xx get the APIs' own error kinds). Clients retry some:
+// Claude Code 2.1.332 retries a 400 and not a 403, codex 0.171.0 the
+// other way round.
+func Fail(status int, message string) Reply { return Reply{Status: status, Error: message} }
 
 // Call is a reply asking for one tool call.
 func Call(name string, input any) Reply {
@@ -335,7 +345,43 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	h.write(w, req, s.take(req))
+	reply := s.take(req)
+	if reply.Status != 0 && reply.Status != http.StatusOK {
+		writeError(w, req.API, reply.Status, reply.Error)
+		return
+	}
+	h.write(w, req, reply)
+}
+
+// writeError answers with an API error in the shape of api.
+func writeError(w http.ResponseWriter, api API, status int, msg string) {
+	// The error kinds the APIs name for each status.
+	kind, gstatus := "invalid_request_error", "INVALID_ARGUMENT"
+	switch status {
+	case http.StatusUnauthorized:
+		kind, gstatus = "authentication_error", "UNAUTHENTICATED"
+	case http.StatusForbidden:
+		kind, gstatus = "permission_error", "PERMISSION_DENIED"
+	case http.StatusNotFound:
+		kind, gstatus = "not_found_error", "NOT_FOUND"
+	case http.StatusTooManyRequests:
+		kind, gstatus = "rate_limit_error", "RESOURCE_EXHAUSTED"
+	}
+	if status >= 500 {
+		kind, gstatus = "api_error", "INTERNAL"
+	}
+	var body any
+	switch api {
+	case Anthropic:
+		body = map[string]any{"type": "error", "error": map[string]any{"type": kind, "message": msg}}
+	case Gemini:
+		body = map[string]any{"error": map[string]any{"code": status, "message": msg, "status": gstatus}}
+	default:
+		body = map[string]any{"error": map[string]any{"message": msg, "type": kind, "code": nil, "param": nil}}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(body)
 }
 
 // take records req and picks its reply: the next scripted one for a
@@ -407,6 +453,9 @@ func (s *Server) record(req *Request) {
 
 // fill gives a reply its default usage.
 func fill(req *Request, r Reply) Reply {
+	if r.Status != 0 && r.Status != http.StatusOK {
+		return r // an error spends nothing
+	}
 	if r.Usage.InputTokens == 0 {
 		r.Usage.InputTokens = len(req.Body)/4 + 1
 	}

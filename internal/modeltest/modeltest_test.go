@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/url"
 	"strings"
@@ -274,5 +275,25 @@ func TestProxyEscapesAreRecorded(t *testing.T) {
 	s.CheckDone(rec)
 	if len(rec.errs) != 1 || !strings.Contains(rec.errs[0], "tried the internet") {
 		t.Errorf("complaints %q", rec.errs)
+	}
+}
+
+// A scripted API error reaches the official client as one, with its
+// status and message.
+func TestScriptedAPIError(t *testing.T) {
+	s := New(t, Fail(400, "prompt is too long: 9999999 tokens"))
+	client := openai.NewClient(option.WithBaseURL(s.URL+"/v1/"), option.WithAPIKey("k"), option.WithMaxRetries(0))
+	_, err := client.Chat.Completions.New(context.Background(), openai.ChatCompletionNewParams{
+		Model:    "m",
+		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("hi")},
+		Tools:    []openai.ChatCompletionToolUnionParam{openai.ChatCompletionFunctionTool(openai.FunctionDefinitionParam{Name: "Read"})},
+	})
+	var apiErr *openai.Error
+	if !errors.As(err, &apiErr) || apiErr.StatusCode != 400 || !strings.Contains(apiErr.Message, "prompt is too long") {
+		t.Fatalf("err %v", err)
+	}
+	s.CheckDone(t)
+	if u := s.ServedUsage(); u != (Usage{}) {
+		t.Errorf("an error reply spent %+v", u)
 	}
 }

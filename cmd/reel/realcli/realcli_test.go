@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -88,7 +89,13 @@ func reelVerify(t testing.TB, env []string, path string) {
 // stream shape fails here.
 func TestRealCLI(t *testing.T) {
 	for _, provider := range modeltest.CLIProviders {
-		t.Run(provider, func(t *testing.T) { testRealCLI(t, provider) })
+		t.Run(provider, func(t *testing.T) {
+			// The CLIs spend much of their time waiting (start-up,
+			// their own timers): two at a time (-parallel defaults to
+			// GOMAXPROCS) nearly halve the package's minutes.
+			t.Parallel()
+			testRealCLI(t, provider)
+		})
 	}
 }
 
@@ -317,6 +324,7 @@ func runRealCLIStep(t *testing.T, provider string, opts map[string]any, env []st
 // (exit 55): the step fails with gemini's own explanation of the fix, and
 // the transcript still verifies.
 func TestRealCLIGeminiUntrustedFolder(t *testing.T) {
+	t.Parallel()
 	s := modeltest.New(t)
 	cli := s.CLI(t, "gemini")
 	var env []string
@@ -390,5 +398,41 @@ func TestModelServerDrivesOpenAICompatible(t *testing.T) {
 	}
 	if r := turns[2].ToolResults(); len(r) != 2 {
 		t.Errorf("last request carries %d tool results", len(r))
+	}
+}
+
+// The model answers the CLI's first request with an API error the CLI
+// does not retry (Claude Code retries a 400, codex a 403): the real CLI gives up, reel fails the step with
+// the API's message, and the transcript of the failed run verifies.
+func TestRealCLIModelError(t *testing.T) {
+	const msg = "scripted-refusal-42: this key may not use the model"
+	for _, c := range []struct {
+		provider string
+		status   int
+	}{{"claude", http.StatusForbidden}, {"codex", http.StatusBadRequest}, {"gemini", http.StatusBadRequest}} {
+		provider := c.provider
+		t.Run(provider, func(t *testing.T) {
+			t.Parallel()
+			s := modeltest.New(t, modeltest.Fail(c.status, msg))
+			cli := s.CLI(t, provider)
+			opts := map[string]any{"command": cli.Path, "model": cli.Model}
+			for k, v := range cli.Options {
+				opts[k] = v
+			}
+			_, out, err, _, events := runRealCLIStep(t, provider, opts, cli.Env, "")
+			if err == nil {
+				t.Fatalf("reel run succeeded:\n%s\nrequests: %s", out, describeRequests(s))
+			}
+			s.CheckDone(t)
+			var stepErr string
+			for _, e := range events {
+				if e.Type == transcript.StepCompleted && e.Path == "agent" {
+					stepErr = e.Step().Error
+				}
+			}
+			if !strings.Contains(stepErr, "scripted-refusal-42") {
+				t.Errorf("step error %q lacks the API's message\noutput:\n%s", stepErr, out)
+			}
+		})
 	}
 }
