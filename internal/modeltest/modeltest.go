@@ -168,7 +168,8 @@ func (r *Request) LastUserText() string {
 // first request.
 type Server struct {
 	// URL is the server's base URL, http://127.0.0.1:PORT, without a
-	// path: each CLI's base URL variable wants its own suffix (BaseURL).
+	// path: each client wants its own suffix (ANTHROPIC_BASE_URL none,
+	// OpenAI clients /v1), and the server answers any prefix.
 	URL string
 	// Conversation reports whether a request is a turn of the agent's
 	// conversation, which takes the next scripted reply. The default
