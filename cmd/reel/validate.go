@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/reelhq/reel/internal/errcode"
 	"github.com/reelhq/reel/internal/workflow"
 )
 
@@ -29,9 +30,10 @@ func newValidateCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "validate FILE|NAME...",
 		Short: "Check workflow files and print every problem as file:line:col: problem",
-		Long: `Check workflow files, found by path or by name in .reel/workflows/ and
-.awf/workflows/, and print every problem as file:line:col: problem, or,
-with --json, one verdict per file.
+		Long: `Check workflow files, found by path, by name (as reel run finds them:
+$AWF_WORKFLOWS_PATH, .reel/workflows/, .awf/workflows/, the global
+workflows) or as PACK/WORKFLOW, and print every problem as
+file:line:col: problem, or, with --json, one verdict per file.
 
 Warnings (fields that load but do nothing, references that fail when they
 are read in the fields AWF's own validate does not check) are printed as
@@ -48,12 +50,14 @@ is invalid.`,
 				return err
 			}
 			e := newEngine(proj, "")
+			cat := e.Catalog()
 			out := cmd.OutOrStdout()
 			hints := hintsOff(cmd)
 			var results []validated
 			bad, missing := 0, 0
+			badCode := errcode.WorkflowValidationFailed
 			for _, ref := range args {
-				f, err := workflow.Find(ref, ".", proj.Root)
+				r, err := cat.Find(ref)
 				if err != nil {
 					missing++
 					results = append(results, validated{File: ref, Problems: []problemAtJSON{{Message: hints(err.Error())}}})
@@ -62,11 +66,15 @@ is invalid.`,
 					}
 					continue
 				}
+				f := r.File
 				v := validated{File: f, Valid: true, Problems: []problemAtJSON{}}
-				wf, err := workflow.Load(f, e.LoadOptions())
+				wf, err := cat.Load(r, e.LoadOptions())
 				var probs workflow.Problems
 				switch {
 				case errors.As(err, &probs):
+					if bad == 0 {
+						badCode = probs.Code()
+					}
 					bad += probs.Errors()
 					v.Valid = false
 					for _, p := range probs {
@@ -117,9 +125,10 @@ is invalid.`,
 			}
 			switch {
 			case missing > 0:
-				return &exitError{code: exitUser, msg: fmt.Sprintf("%d workflow(s) not found, %d problem(s)", missing, bad)}
+				return codedError(errcode.UserInputMissingFile, fmt.Sprintf("%d workflow(s) not found, %d problem(s)", missing, bad), nil,
+					"reel list shows the workflows reel can run here")
 			case bad > 0:
-				return &exitError{code: exitWorkflow, msg: fmt.Sprintf("%d problem(s)", bad)}
+				return codedError(badCode, fmt.Sprintf("%d problem(s)", bad), nil)
 			}
 			return nil
 		},
