@@ -74,10 +74,13 @@ reel list prompts lists the prompt files @prompts/ finds.`,
 				for i, a := range args {
 					dirs[i] = catalog.Dir{Path: a, Scope: "dir"}
 				}
-				entries, probs = catalog.ListDirs(dirs)
+				entries, err = catalog.ListDirs(dirs)
 				where = strings.Join(args, ", ")
 			} else {
-				entries, probs = e.Workflows()
+				entries, probs, err = e.Workflows()
+			}
+			if err != nil {
+				return &exitError{code: exitTrouble, msg: err.Error()}
 			}
 			for _, p := range probs {
 				fmt.Fprintf(cmd.ErrOrStderr(), "reel: warning: %s: %v\n", p.Dir, p.Err)
@@ -206,7 +209,7 @@ func describeWorkflows(e *engine.Engine, root string, entries []catalog.Entry) [
 // workflowNames are the names reel run NAME takes here, for completion.
 func workflowNames(p *project.Project) []string {
 	e := newEngine(p, "")
-	entries, _ := e.Workflows()
+	entries, _, _ := e.Workflows()
 	var names []string
 	for _, l := range describeWorkflows(e, p.Root, entries) {
 		if l.Shadowed == "" {

@@ -217,7 +217,10 @@ func runWorkflowList(cmd *cobra.Command, o *workflowListOptions) error {
 		rows = append(rows, packListed{Name: p.Name, Version: p.Manifest.Version, Enabled: p.State.Enabled, Source: p.State.Source.String(),
 			Dir: p.Dir, Workflows: p.Manifest.Workflows})
 	}
-	loose, _ := catalog.ListDirs(pc.catalog.Dirs())
+	loose, err := catalog.ListDirs(pc.catalog.Dirs())
+	if err != nil {
+		return &exitError{code: exitTrouble, msg: err.Error()}
+	}
 	byScope := map[string][]string{}
 	var scopes []string
 	for _, e := range loose {

@@ -163,8 +163,7 @@ func (c *Catalog) find(ref string, from *workflow.Workflow) (Ref, error) {
 		}
 		for _, cand := range withExt(p) {
 			if fi, err := os.Stat(cand); err == nil && fi.Mode().IsRegular() {
-				r := c.refOf(cand)
-				return r, true
+				return c.refOf(cand), true
 			}
 		}
 		return Ref{}, false
@@ -227,15 +226,15 @@ func withExt(p string) []string {
 	return []string{p, p + ".yaml", p + ".yml"}
 }
 
-// refOf is the reference of a workflow file: its scope, and its pack
-// when it lies in an installed pack's workflows/.
+// refOf is the reference of a workflow file (kept as given): its scope,
+// and its pack when it lies in an installed pack's workflows/.
 func (c *Catalog) refOf(file string) Ref {
-	file = abs(file)
 	if p := c.PackOf(file); p != nil {
 		return Ref{File: file, Scope: ScopePack, Pack: p}
 	}
+	dir := filepath.Dir(abs(file))
 	for _, d := range c.Dirs() {
-		if filepath.Dir(file) == d.Path {
+		if dir == d.Path {
 			return Ref{File: file, Scope: d.Scope}
 		}
 	}
@@ -306,12 +305,15 @@ type Entry struct {
 type Problem = pack.Problem
 
 // List returns every workflow of Dirs and of the enabled installed packs,
-// in lookup order (shadowed ones included, marked), and the packs and
-// directories that could not be read.
-func (c *Catalog) List() ([]Entry, []Problem) {
-	out, probs := ListDirs(c.Dirs())
-	packs, pprobs := pack.Discover(c.PackDirs())
-	probs = append(probs, pprobs...)
+// in lookup order (shadowed ones included, marked), and the packs that
+// could not be read. A workflows directory that cannot be read is an
+// error.
+func (c *Catalog) List() ([]Entry, []Problem, error) {
+	out, err := ListDirs(c.Dirs())
+	if err != nil {
+		return nil, nil, err
+	}
+	packs, probs := pack.Discover(c.PackDirs())
 	for _, p := range packs {
 		if !p.State.Enabled {
 			continue
@@ -323,21 +325,20 @@ func (c *Catalog) List() ([]Entry, []Problem) {
 			out = append(out, Entry{Name: p.Name + "/" + w, Scope: ScopePack, Pack: p.Name, Version: p.Manifest.Version, File: f})
 		}
 	}
-	return out, probs
+	return out, probs, nil
 }
 
 // ListDirs lists the workflow files (*.yaml, *.yml) of dirs, in order; a
 // name an earlier directory holds is marked shadowed in later ones.
-// Missing directories hold nothing.
-func ListDirs(dirs []Dir) ([]Entry, []Problem) {
+// Missing directories hold nothing; one that cannot be read is an error.
+func ListDirs(dirs []Dir) ([]Entry, error) {
 	var out []Entry
-	var probs []Problem
 	first := map[string]string{}
 	for _, d := range dirs {
 		entries, err := os.ReadDir(d.Path)
 		if err != nil {
 			if !errors.Is(err, os.ErrNotExist) {
-				probs = append(probs, Problem{Dir: d.Path, Err: err})
+				return nil, fmt.Errorf("list workflows in %s: %w", d.Path, err)
 			}
 			continue
 		}
@@ -356,7 +357,7 @@ func ListDirs(dirs []Dir) ([]Entry, []Problem) {
 			out = append(out, en)
 		}
 	}
-	return out, probs
+	return out, nil
 }
 
 func abs(p string) string {

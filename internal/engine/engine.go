@@ -297,8 +297,9 @@ func (e *Engine) Catalog() *catalog.Catalog {
 // Workflows lists every workflow the engine can run by name here, each
 // with its scope (env, local, global or pack) and file, in lookup order;
 // a name an earlier place shadows is listed with ShadowedBy set. The
-// packs that could not be read come second.
-func (e *Engine) Workflows() ([]catalog.Entry, []catalog.Problem) {
+// packs that could not be read come second; a workflows directory that
+// cannot be read is an error.
+func (e *Engine) Workflows() ([]catalog.Entry, []catalog.Problem, error) {
 	return e.Catalog().List()
 }
 

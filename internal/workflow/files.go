@@ -94,8 +94,10 @@ func (fs FileSearch) underGlobal(kind, path string) (string, bool) {
 // directory of kind. For a pack's workflow: the project's
 // .reel/KIND/PACK and .awf/KIND/PACK (the user's override), then the
 // pack's own KIND/. For any other: <workflow dir>/../KIND (AWF's local
-// override: .awf/KIND for a workflow in .awf/workflows), then the
-// project's .reel/KIND and .awf/KIND.
+// override: .awf/KIND for a workflow in .awf/workflows), then, for a
+// workflow inside the project, the project's .reel/KIND and .awf/KIND. A
+// global workflow's override is AWF's global directory itself, so, as in
+// AWF, it reads the global files whatever project it runs in.
 func (fs FileSearch) overrides(kind string) []string {
 	var out []string
 	if fs.Pack != nil {
@@ -105,10 +107,21 @@ func (fs FileSearch) overrides(kind string) []string {
 		return append(out, filepath.Join(fs.Pack.Dir, kind))
 	}
 	out = append(out, filepath.Join(filepath.Dir(fs.workflowDir()), kind))
-	if fs.ProjectDir != "" {
+	if fs.ProjectDir != "" && within(fs.ProjectDir, fs.workflowDir()) {
 		out = append(out, filepath.Join(fs.ProjectDir, ".reel", kind), filepath.Join(fs.ProjectDir, ".awf", kind))
 	}
 	return out
+}
+
+// within reports whether path lies in dir (both made absolute).
+func within(dir, path string) bool {
+	d, err1 := filepath.Abs(dir)
+	p, err2 := filepath.Abs(path)
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	rel, err := filepath.Rel(d, p)
+	return err == nil && filepath.IsLocal(rel)
 }
 
 // Resolve returns the first candidate that is a regular file. Not finding
