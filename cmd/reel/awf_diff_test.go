@@ -233,7 +233,7 @@ var awfCases = []awfCase{
 		collect: []string{"specs/bare/spec.md"}},
 	{name: "pack-kit/override", own: true, agents: true, install: [][]string{{"acme/awf-workflow-kit"}}, workflow: "kit/make", inputs: []string{"description=Mine"},
 		files: map[string]string{
-			".awf/scripts/kit/create.sh": "#!/bin/sh\nmkdir -p specs/mine && echo overridden > specs/mine/spec.md\necho SPEC_FILE=specs/mine/spec.md\n",
+			".awf/scripts/kit/create.sh":      "#!/bin/sh\nmkdir -p specs/mine && echo overridden > specs/mine/spec.md\necho SPEC_FILE=specs/mine/spec.md\n",
 			".awf/prompts/kit/make/system.md": "The user's own prompt for {{.inputs.description}}.\n",
 		},
 		collect: []string{"specs/mine/spec.md"}},
@@ -243,14 +243,14 @@ var awfCases = []awfCase{
 	}},
 	{name: "global-run", own: true, workflow: "awf-global-only", home: map[string]string{
 		".config/awf/workflows/awf-global-only.yaml": "name: awf-global-only\nstates:\n  initial: a\n  a:\n    type: step\n    command: '\"{{.awf.scripts_dir}}/hello.sh\" from-global'\n    on_success: b\n  b:\n    type: step\n    script_file: \"{{.awf.scripts_dir}}/hello.sh\"\n    on_success: done\n  done:\n    type: terminal\n",
-		".config/awf/scripts/hello.sh":                "#!/bin/sh\necho \"global script ${1:-no-arg}\"\n",
+		".config/awf/scripts/hello.sh":               "#!/bin/sh\necho \"global script ${1:-no-arg}\"\n",
 	}},
 	{name: "global-run/local-script", own: true, workflow: "awf-global-only", home: map[string]string{
 		".config/awf/workflows/awf-global-only.yaml": "name: awf-global-only\nstates:\n  initial: a\n  a:\n    type: step\n    command: '\"{{.awf.scripts_dir}}/hello.sh\" from-global'\n    on_success: done\n  done:\n    type: terminal\n",
-		".config/awf/scripts/hello.sh":                "#!/bin/sh\necho \"global script $1\"\n",
+		".config/awf/scripts/hello.sh":               "#!/bin/sh\necho \"global script $1\"\n",
 	}, files: map[string]string{".awf/scripts/hello.sh": "#!/bin/sh\necho \"project script $1\"\n"}},
 	{name: "global-env", own: true, workflow: "awf-shadowed", env: []string{"AWF_WORKFLOWS_PATH=envflows"}, files: map[string]string{
-		"envflows/awf-shadowed.yaml":      "name: from-env\nstates:\n  initial: a\n  a:\n    type: step\n    command: echo from env\n    on_success: done\n  done:\n    type: terminal\n",
+		"envflows/awf-shadowed.yaml":       "name: from-env\nstates:\n  initial: a\n  a:\n    type: step\n    command: echo from env\n    on_success: done\n  done:\n    type: terminal\n",
 		".awf/workflows/awf-shadowed.yaml": "name: from-project\nstates:\n  initial: a\n  a:\n    type: step\n    command: echo from project\n    on_success: done\n  done:\n    type: terminal\n",
 	}},
 	{name: "global-prompt-input", own: true, workflow: "awf-global-child", inputs: []string{"msg=@prompts/team/greeting.md"}, home: map[string]string{
