@@ -189,6 +189,10 @@ func (c *Catalog) find(ref string, from *workflow.Workflow) (Ref, error) {
 	}
 	if name, wf, ok := strings.Cut(ref, "/"); ok {
 		p, err := pack.Find(name, c.PackDirs())
+		if err == nil && !p.State.Enabled {
+			nf.PackErr = fmt.Errorf("workflow pack %s is disabled (its %s says enabled: false)", p.Name, pack.StateFile)
+			return Ref{}, nf
+		}
 		if err == nil {
 			f, err := p.Workflow(wf)
 			if err != nil {
