@@ -33,10 +33,15 @@ func packServer(t testing.TB) *httptest.Server {
 	if packServerErr != nil {
 		t.Fatal(packServerErr)
 	}
+	return servePacks(t, packServerAssets)
+}
+
+// servePacks serves releases as packServer describes.
+func servePacks(t testing.TB, assets map[string]packRelease) *httptest.Server {
 	var srv *httptest.Server
 	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if repo, ok := strings.CutPrefix(r.URL.Path, "/repos/acme/"); ok && strings.HasSuffix(repo, "/releases") {
-			rel, ok := packServerAssets[strings.TrimSuffix(repo, "/releases")]
+			rel, ok := assets[strings.TrimSuffix(repo, "/releases")]
 			if !ok {
 				http.Error(w, `{"message":"Not Found"}`, http.StatusNotFound)
 				return
@@ -54,7 +59,7 @@ func packServer(t testing.TB) *httptest.Server {
 		}
 		if rest, ok := strings.CutPrefix(r.URL.Path, "/download/"); ok {
 			repo, file, _ := strings.Cut(rest, "/")
-			if rel, ok := packServerAssets[repo]; ok {
+			if rel, ok := assets[repo]; ok {
 				switch file {
 				case rel.archive:
 					w.Write(rel.data)
@@ -83,7 +88,9 @@ type packRelease struct {
 	data                         []byte
 }
 
-// buildPackReleases archives each pack directory of dir.
+// buildPackReleases archives each pack directory of dir as the release of
+// the repository awf-workflow-NAME, NAME the manifest's. What a source
+// checkout holds beside the pack (.git, .github) is left out.
 func buildPackReleases(dir string) (map[string]packRelease, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -94,7 +101,7 @@ func buildPackReleases(dir string) (map[string]packRelease, error) {
 		if !e.IsDir() {
 			continue
 		}
-		var m struct{ Version string }
+		var m struct{ Name, Version string }
 		b, err := os.ReadFile(filepath.Join(dir, e.Name(), "manifest.yaml"))
 		if err != nil {
 			return nil, err
@@ -106,9 +113,10 @@ func buildPackReleases(dir string) (map[string]packRelease, error) {
 		if err != nil {
 			return nil, err
 		}
-		archive := fmt.Sprintf("%s_%s.tar.gz", e.Name(), m.Version)
+		repo := "awf-workflow-" + m.Name
+		archive := fmt.Sprintf("%s_%s.tar.gz", repo, m.Version)
 		sum := sha256.Sum256(data)
-		out[e.Name()] = packRelease{repo: e.Name(), version: m.Version, archive: archive, data: data,
+		out[repo] = packRelease{repo: repo, version: m.Version, archive: archive, data: data,
 			sums: fmt.Sprintf("%s  %s\n", hex.EncodeToString(sum[:]), archive)}
 	}
 	return out, nil
@@ -125,6 +133,12 @@ func tarGz(src, prefix string) ([]byte, error) {
 			return err
 		}
 		rel, _ := filepath.Rel(src, p)
+		if strings.HasPrefix(rel, ".") {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
 		fi, err := d.Info()
 		if err != nil {
 			return err
