@@ -104,6 +104,15 @@ func TestWorkflowPackCommands(t *testing.T) {
 	if res := run("validate", "kit/make", "kit/init"); res.code != 0 {
 		t.Errorf("validate kit/make: %+v", res)
 	}
+	if res := run("validate", "--pack", "kit"); res.code != 0 || strings.Count(res.stdout, ": ok\n") != 3 {
+		t.Errorf("validate --pack kit: %+v", res)
+	}
+	if res := run("validate", "--dir", filepath.Join(".awf", "workflow-packs", "hi", "workflows")); res.code != 0 || strings.Count(res.stdout, ": ok\n") != 2 {
+		t.Errorf("validate --dir: %+v", res)
+	}
+	if res := run("validate", "--pack", "nope"); res.code != 1 || !strings.Contains(res.stderr, "[USER.INPUT.MISSING_FILE]") {
+		t.Errorf("validate --pack nope: %+v", res)
+	}
 	res = run("list")
 	for _, want := range []string{"hi/hi", "pack 1.2.0", "kit/chain", "pack 0.3.0"} {
 		if !strings.Contains(res.stdout, want) {
