@@ -64,7 +64,7 @@ func ParseSpec(arg string) (Spec, error) {
 		return Spec{}, errors.New("owner/repo:version is not supported; use owner/repo@version")
 	}
 	owner, name, ok := strings.Cut(repo, "/")
-	if !ok || owner == "" || name == "" || strings.Contains(name, "/") || !repoPartRE.MatchString(owner) || !repoPartRE.MatchString(name) {
+	if !ok || strings.Contains(name, "/") || !repoPartRE.MatchString(owner) || !repoPartRE.MatchString(name) || strings.Trim(owner, ".") == "" || strings.Trim(name, ".") == "" {
 		return Spec{}, fmt.Errorf("invalid format: expected owner/repo[@version], got %q", arg)
 	}
 	s := Spec{Repo: repo}
