@@ -103,17 +103,10 @@ func showConfig(p *project.Project, storageFlag string) (*shownConfig, error) {
 	}
 	cat := newEngine(p, "").Catalog()
 	sc := &shownConfig{Project: p.Root, Found: p.Found, Storage: dir, StorageRule: rule, WorkflowDirs: cat.Dirs(), PackDirs: cat.PackDirs(),
-		PromptDirs: cat.PromptDirs(), Files: append([]string{}, p.Config.Files...), Inputs: map[string]shownItem{}, Plugins: map[string]shownItem{},
+		PromptDirs: cat.PromptDirs(), ScriptDirs: cat.ScriptDirs(), TemplateDirs: cat.TemplateDirs(),
+		Files: append([]string{}, p.Config.Files...), Inputs: map[string]shownItem{}, Plugins: map[string]shownItem{},
 		Warnings: p.Config.Warnings}
 	home := awfhome.FromEnv(nil)
-	for _, kind := range []struct {
-		dirs   *[]catalog.Dir
-		name   string
-		global string
-	}{{&sc.ScriptDirs, "scripts", home.Scripts()}, {&sc.TemplateDirs, "templates", home.Templates()}} {
-		*kind.dirs = []catalog.Dir{{Path: filepath.Join(p.Root, ".reel", kind.name), Scope: catalog.ScopeLocal},
-			{Path: filepath.Join(p.Root, ".awf", kind.name), Scope: catalog.ScopeLocal}, {Path: kind.global, Scope: catalog.ScopeGlobal}}
-	}
 	sc.AWF = map[string]shownItem{}
 	configFrom, dataFrom := "~/.config/awf", "~/.local/share/awf"
 	switch {

@@ -66,15 +66,41 @@ type Dir struct {
 
 // Dirs lists the directories a workflow name is looked up in, in order.
 func (c *Catalog) Dirs() []Dir {
+	return c.places(awfhome.EnvWorkflows, "workflows", awfhome.FromEnv(c.getenv).Workflows())
+}
+
+// PromptDirs lists where an --input NAME=@prompts/PATH value is looked
+// for, in order: $AWF_PROMPTS_PATH, the project's .reel/prompts and
+// .awf/prompts, AWF's global prompts directory.
+func (c *Catalog) PromptDirs() []Dir {
+	return c.places(awfhome.EnvPrompts, "prompts", awfhome.FromEnv(c.getenv).Prompts())
+}
+
+// ScriptDirs and TemplateDirs list where a project workflow's
+// {{.awf.scripts_dir}}/X and use_template resolve, in order (a pack's
+// workflow looks in its pack first: workflow.FileSearch).
+func (c *Catalog) ScriptDirs() []Dir {
+	return c.places("", "scripts", awfhome.FromEnv(c.getenv).Scripts())
+}
+
+// TemplateDirs: see ScriptDirs.
+func (c *Catalog) TemplateDirs() []Dir {
+	return c.places("", "templates", awfhome.FromEnv(c.getenv).Templates())
+}
+
+// places lists the directories of one kind of file in order: the one the
+// variable env names (when set), the project's .reel/KIND and
+// .awf/KIND, then the global one.
+func (c *Catalog) places(env, kind, global string) []Dir {
 	var out []Dir
-	if d := c.getenv(awfhome.EnvWorkflows); d != "" {
+	if d := c.getenv(env); env != "" && d != "" {
 		out = append(out, Dir{abs(d), ScopeEnv})
 	}
 	if c.ProjectDir != "" {
-		out = append(out, Dir{filepath.Join(c.ProjectDir, ".reel", "workflows"), ScopeLocal}, Dir{filepath.Join(c.ProjectDir, ".awf", "workflows"), ScopeLocal})
+		out = append(out, Dir{filepath.Join(c.ProjectDir, ".reel", kind), ScopeLocal}, Dir{filepath.Join(c.ProjectDir, ".awf", kind), ScopeLocal})
 	}
-	if g := awfhome.FromEnv(c.getenv).Workflows(); g != "" {
-		out = append(out, Dir{g, ScopeGlobal})
+	if global != "" {
+		out = append(out, Dir{global, ScopeGlobal})
 	}
 	return out
 }
@@ -369,23 +395,6 @@ func abs(p string) string {
 		return a
 	}
 	return p
-}
-
-// PromptDirs lists where an --input NAME=@prompts/PATH value is looked
-// for, in order: $AWF_PROMPTS_PATH, the project's .reel/prompts and
-// .awf/prompts, AWF's global prompts directory.
-func (c *Catalog) PromptDirs() []Dir {
-	var out []Dir
-	if d := c.getenv(awfhome.EnvPrompts); d != "" {
-		out = append(out, Dir{abs(d), ScopeEnv})
-	}
-	if c.ProjectDir != "" {
-		out = append(out, Dir{filepath.Join(c.ProjectDir, ".reel", "prompts"), ScopeLocal}, Dir{filepath.Join(c.ProjectDir, ".awf", "prompts"), ScopeLocal})
-	}
-	if g := awfhome.FromEnv(c.getenv).Prompts(); g != "" {
-		out = append(out, Dir{g, ScopeGlobal})
-	}
-	return out
 }
 
 // PromptFile is a prompt file @prompts/NAME reads.
