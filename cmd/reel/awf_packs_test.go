@@ -38,15 +38,14 @@ func packServer(t testing.TB) *httptest.Server {
 
 // servePacks serves releases as packServer describes.
 func servePacks(t testing.TB, assets map[string]packRelease) *httptest.Server {
-	var srv *httptest.Server
-	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if repo, ok := strings.CutPrefix(r.URL.Path, "/repos/acme/"); ok && strings.HasSuffix(repo, "/releases") {
 			rel, ok := assets[strings.TrimSuffix(repo, "/releases")]
 			if !ok {
 				http.Error(w, `{"message":"Not Found"}`, http.StatusNotFound)
 				return
 			}
-			base := srv.URL + "/download/" + rel.repo + "/"
+			base := "http://" + r.Host + "/download/" + rel.repo + "/"
 			w.Header().Set("Content-Type", "application/json")
 			json.NewEncoder(w).Encode([]map[string]any{{
 				"tag_name": "v" + rel.version, "prerelease": false,

@@ -25,6 +25,7 @@ func isolatedEnv(t *testing.T, home string, extra ...string) []string {
 // and an archive, locally and globally; list, info, run by PACK/WORKFLOW,
 // list's pack entries, update, remove; and their refusals.
 func TestWorkflowPackCommands(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	proj, home := filepath.Join(root, "proj"), filepath.Join(root, "home")
 	os.MkdirAll(filepath.Join(proj, ".awf"), 0o755)
@@ -149,6 +150,7 @@ func TestWorkflowPackCommands(t *testing.T) {
 
 // search asks GitHub for repositories with the awf-workflow topic.
 func TestWorkflowSearch(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	home := filepath.Join(dir, "home")
 	srv := newSearchServer(t)
@@ -169,6 +171,7 @@ func TestWorkflowSearch(t *testing.T) {
 
 // init writes AWF's layout, which both tools run; a second init leaves it.
 func TestInit(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	proj, home := filepath.Join(root, "proj"), filepath.Join(root, "home")
 	os.MkdirAll(proj, 0o755)
@@ -220,6 +223,7 @@ func TestInit(t *testing.T) {
 // error_code in --format json; --no-hints drops the hints; reel error
 // explains a code.
 func TestErrorCodes(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	home := filepath.Join(dir, "home")
 	env := isolatedEnv(t, home)
@@ -287,6 +291,7 @@ func TestErrorCodes(t *testing.T) {
 // config show names every place reel looks in and where AWF's
 // directories come from.
 func TestConfigShowPlaces(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	home := filepath.Join(dir, "home")
 	env := isolatedEnv(t, home, "AWF_WORKFLOWS_PATH="+filepath.Join(dir, "envflows"), "AWF_CONFIG_HOME="+filepath.Join(dir, "awfcfg"))
@@ -320,6 +325,7 @@ func TestConfigShowPlaces(t *testing.T) {
 
 // reel list prompts lists what @prompts/ finds, local over global.
 func TestListPrompts(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	home := filepath.Join(dir, "home")
 	env := isolatedEnv(t, home)

@@ -50,7 +50,7 @@ Exit status (AWF's): 0 every file is valid, 1 a file was not found, 2 a file
 is invalid.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 && packName == "" && dir == "" {
-				return fmt.Errorf("give a workflow name or file, --pack or --dir")
+				return fmt.Errorf("requires at least 1 arg(s) (a workflow name or file), or --pack or --dir")
 			}
 			return nil
 		},
