@@ -16,6 +16,8 @@ import (
 	"github.com/hashicorp/go-hclog"
 	goplugin "github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/reelhq/reel/internal/plugin/pluginv1"
 )
@@ -256,7 +258,7 @@ func handshakeError(err error) error {
 	switch {
 	case errors.Is(err, goplugin.ErrChecksumsDoNotMatch):
 		return errors.New("binary changed while it was being started (checksum mismatch)")
-	case strings.Contains(msg, "Incompatible API version"), strings.Contains(msg, "incompatible core API version"):
+	case strings.Contains(strings.ToLower(msg), "incompatible api version"), strings.Contains(msg, "incompatible core API version"):
 		return fmt.Errorf("wrong handshake: %s (reel speaks AWF's plugin protocol version %d)", firstLine(msg), Handshake.ProtocolVersion)
 	case strings.Contains(msg, "Unrecognized remote plugin message"), strings.Contains(msg, "plugin exited before we could connect"):
 		return fmt.Errorf("wrong handshake: the program did not answer AWF's plugin handshake (%s=%s, protocol %d); is it built with AWF's plugin SDK? (%s)",
@@ -269,17 +271,29 @@ func handshakeError(err error) error {
 // caller's deadline or cancel, a crash (the process exited), or the
 // plugin's own error.
 func (p *proc) rpcError(ctx context.Context, err error) error {
+	code := status.Code(err)
+	if ctx.Err() == nil && (code == codes.DeadlineExceeded || code == codes.Canceled) {
+		// the plugin's side may see the deadline (and reset the stream)
+		// a moment before the caller's context says so
+		select {
+		case <-ctx.Done():
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
 	if ctx.Err() != nil {
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			p.stuck.Store(true)
 		}
 		return fmt.Errorf("%w (the plugin did not answer)", ctx.Err())
 	}
-	if exit, ok := p.exited(2 * time.Second); ok {
-		crash := fmt.Errorf("plugin %s crashed (%s)%s", p.in.Name, exit, p.tail.suffix())
-		p.fail(crash)
-		p.h.bus.unsubscribe(p.in.Name)
-		return crash
+	switch code {
+	case codes.Unavailable, codes.Internal, codes.Canceled:
+		if exit, ok := p.exited(2 * time.Second); ok {
+			crash := fmt.Errorf("plugin %s crashed (%s)%s", p.in.Name, exit, p.tail.suffix())
+			p.fail(crash)
+			p.h.bus.unsubscribe(p.in.Name)
+			return crash
+		}
 	}
 	return grpcMessage(err)
 }
