@@ -43,7 +43,7 @@ func describeWorkflow(cmd *cobra.Command, ref string) error {
 	if err != nil {
 		return err
 	}
-	e := newEngine(proj, "")
+	e := newEngine(proj, "", nil)
 	path, err := workflow.Find(ref, ".", proj.Root)
 	if err != nil {
 		return err

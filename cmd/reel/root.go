@@ -45,6 +45,7 @@ func newRootCmd() *cobra.Command {
 		newIndexCmd(),
 		newSearchCmd(),
 		newServeCmd(),
+		newPluginCmd(),
 	)
 	addCompletions(root)
 	return root

@@ -39,6 +39,7 @@ type runFlags struct {
 	replayFrom   string
 	allowDrift   bool
 	otel         otelFlags
+	plugins      pluginCheck
 	// stepOutput is --output: how the display shows steps' output.
 	stepOutput engine.StepOutput
 }
@@ -100,7 +101,7 @@ on_failure with a status exits with that status.`,
 	addOTelRunFlags(cmd, &f.otel)
 	addOutputFlag(cmd, &f.stepOutput)
 	addFormatFlag(cmd, &f.asJSON, &f.quiet, "only errors, as --quiet")
-	addSkipPluginsFlag(cmd)
+	addPluginCheckFlags(cmd, &f.plugins, false)
 	addVerboseFlag(cmd)
 	cmd.MarkFlagsMutuallyExclusive("dry-run", "interactive")
 	cmd.SetHelpFunc(workflowHelp(cmd.HelpFunc()))
@@ -112,7 +113,8 @@ func runWorkflow(cmd *cobra.Command, ref string, f *runFlags) error {
 	if err != nil {
 		return err
 	}
-	e := newEngine(proj, f.storage)
+	e := newEngine(proj, f.storage, pluginLog(cmd, f.quiet))
+	defer e.PluginHost.Close()
 	e.NoTranscript = f.noTranscript
 	e.Stdin = cmd.InOrStdin()
 	if f.maskSecrets {
@@ -130,6 +132,14 @@ func runWorkflow(cmd *cobra.Command, ref string, f *runFlags) error {
 		hints := hintsOff(cmd)
 		for _, w := range wf.Warnings {
 			fmt.Fprintln(cmd.ErrOrStderr(), e.Masker.MaskString(hints(w.String())))
+		}
+	}
+	if !f.dryRun {
+		// What the workflow asks of AWF plugins, and what the validator
+		// plugins say of it, before anything runs.
+		f.plugins.quiet = f.quiet
+		if n := f.plugins.run(cmd.Context(), e, wf, cmd.ErrOrStderr()); n > 0 {
+			return &exitError{code: exitWorkflow, msg: fmt.Sprintf("%s: %d problem(s)", wf.File, n)}
 		}
 	}
 	// Input values are secrets as often as anything: what reel says about
@@ -186,6 +196,7 @@ func runWorkflow(cmd *cobra.Command, ref string, f *runFlags) error {
 	opts.OnStart = out.started
 	ctx, stop := signalContext(cmd.Context())
 	defer stop()
+	e.PluginHost.StartSubscribers(ctx)
 	rep, err := e.Run(ctx, wf, opts)
 	return out.finish(cmd, e, wf, rep, err)
 }
@@ -295,10 +306,12 @@ func sigName(s os.Signal) string {
 	return s.String()
 }
 
-// newEngine configures an engine for the project (its configured plugins)
-// and the storage flag.
-func newEngine(p *project.Project, storage string) *engine.Engine {
-	return &engine.Engine{Storage: p.Storage(storage), ProjectDir: p.Root, Plugins: p.Config.Plugins, NotifyBackend: p.Config.Notify.DefaultBackend}
+// newEngine configures an engine for the project (its executable step
+// types and AWF's plugins, whose output goes to pluginLog) and the storage
+// flag. A caller that runs or validates closes e.PluginHost.
+func newEngine(p *project.Project, storage string, pluginLog io.Writer) *engine.Engine {
+	return &engine.Engine{Storage: p.Storage(storage), ProjectDir: p.Root, Plugins: p.Config.Plugins, NotifyBackend: p.Config.Notify.DefaultBackend,
+		PluginHost: openPlugins(p, pluginLog)}
 }
 
 // findProject finds the project the working directory is in and reads its

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/reelhq/reel/internal/plugin"
 	"github.com/reelhq/reel/internal/workflow"
 )
 
@@ -26,6 +27,7 @@ type problemAtJSON struct {
 
 func newValidateCmd() *cobra.Command {
 	var asJSON, quiet, strict bool
+	var plugins pluginCheck
 	cmd := &cobra.Command{
 		Use:   "validate FILE|NAME...",
 		Short: "Check workflow files and print every problem as file:line:col: problem",
@@ -38,6 +40,12 @@ are read in the fields AWF's own validate does not check) are printed as
 file:line:col: warning: ... and do not make a file invalid, so that every
 workflow AWF accepts still loads; --strict makes them problems.
 
+States that use an AWF plugin's operation or step type are checked against
+the plugin (it is installed and enabled, offers them, and the operation's
+inputs fit its schema), and the validator plugins run (--skip-plugins
+skips them; each has --validator-timeout): their errors make the file
+invalid, their warnings and infos are printed as warnings.
+
 Exit status (AWF's): 0 every file is valid, 1 a file was not found, 2 a file
 is invalid.`,
 		Args:              cobra.MinimumNArgs(1),
@@ -47,7 +55,8 @@ is invalid.`,
 			if err != nil {
 				return err
 			}
-			e := newEngine(proj, "")
+			e := newEngine(proj, "", pluginLog(cmd, quiet || asJSON))
+			defer e.PluginHost.Close()
 			out := cmd.OutOrStdout()
 			hints := hintsOff(cmd)
 			var results []validated
@@ -104,7 +113,26 @@ is invalid.`,
 					if strict && len(wf.Warnings) > 0 {
 						bad += len(wf.Warnings)
 						v.Valid = false
-					} else if !asJSON && !quiet {
+					}
+					for _, is := range plugins.issues(cmd.Context(), e, wf) {
+						line := issueLine(wf, is)
+						pj := problemAtJSON{is.Pos.Line, is.Pos.Col, hints(is.String())}
+						if is.Severity == plugin.SeverityError || strict {
+							bad++
+							v.Valid = false
+							v.Problems = append(v.Problems, pj)
+						} else {
+							pj.Message = is.Severity + ": " + pj.Message
+							v.Warnings = append(v.Warnings, pj)
+							if quiet {
+								continue
+							}
+						}
+						if !asJSON {
+							fmt.Fprintln(out, line)
+						}
+					}
+					if v.Valid && !asJSON && !quiet {
 						fmt.Fprintf(out, "%s: ok\n", f)
 					}
 				}
@@ -128,7 +156,7 @@ is invalid.`,
 	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "print only problems")
 	cmd.Flags().BoolVar(&strict, "strict", false, "treat warnings as problems (for CI)")
 	addFormatFlag(cmd, &asJSON, &quiet, "only problems, as --quiet")
-	addSkipPluginsFlag(cmd)
+	addPluginCheckFlags(cmd, &plugins, true)
 	addVerboseFlag(cmd)
 	return cmd
 }
