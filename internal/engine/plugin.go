@@ -236,4 +236,3 @@ func (r *run) publishEnd(rep *Report) {
 	}
 	r.publish(l)
 }
-

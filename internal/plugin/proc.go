@@ -66,7 +66,9 @@ type clients struct {
 }
 
 // clientPlugin is the host side of go-plugin's plugin set.
-type clientPlugin struct{ goplugin.NetRPCUnsupportedPlugin }
+type clientPlugin struct {
+	goplugin.NetRPCUnsupportedPlugin
+}
 
 func (clientPlugin) GRPCServer(*goplugin.GRPCBroker, *grpc.Server) error {
 	return errors.New("the host serves no plugin")

@@ -25,8 +25,8 @@ import (
 var Names = []string{"echo", "db", "policy", "recorder", "steps", "faulty", "badshake"}
 
 var (
-	once    sync.Once
-	binDir  string
+	once     sync.Once
+	binDir   string
 	buildErr error
 )
 
