@@ -115,7 +115,9 @@ type Options struct {
 type Result struct {
 	// Name is the manifest's name, Dir where the plugin now is.
 	Name, Dir string
-	Version   string
+	// Version is the manifest's version; Release the release's tag ("" for
+	// a local install).
+	Version, Release string
 	// Source is owner/repo, or the local path installed from.
 	Source   string
 	Checksum string
@@ -194,7 +196,7 @@ func (i *Installer) installRelease(ctx context.Context, repo string, r Release, 
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	res.Source, res.Version, res.Verified = repo, r.TagName, sumsAsset.Name
+	res.Source, res.Release, res.Verified = repo, r.TagName, sumsAsset.Name
 	return res, record(o, res)
 }
 
@@ -345,7 +347,11 @@ func record(o Options, res *Result) error {
 		return nil
 	}
 	now := time.Now().UTC()
-	src := plugin.Source{Repository: res.Source, Version: res.Version, InstalledAt: now, UpdatedAt: now}
+	version := res.Release
+	if version == "" {
+		version = res.Version
+	}
+	src := plugin.Source{Repository: res.Source, Version: version, InstalledAt: now, UpdatedAt: now}
 	if prev := o.State.Source(res.Name); prev != nil && res.Replaced {
 		src.InstalledAt = prev.InstalledAt
 	}
@@ -434,7 +440,11 @@ func (i *Installer) Update(ctx context.Context, in *plugin.Installed, st *plugin
 		return nil, false, fmt.Errorf("update %s: %w", in.Name, err)
 	}
 	if strings.TrimPrefix(r.TagName, "v") == strings.TrimPrefix(src.Version, "v") {
-		return &Result{Name: in.Name, Dir: in.Dir, Version: src.Version, Source: src.Repository}, false, nil
+		version := src.Version
+		if in.Manifest != nil {
+			version = in.Manifest.Version
+		}
+		return &Result{Name: in.Name, Dir: in.Dir, Version: version, Release: src.Version, Source: src.Repository}, false, nil
 	}
 	res, err = i.installRelease(ctx, src.Repository, r, o)
 	return res, err == nil, err
