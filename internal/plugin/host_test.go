@@ -328,11 +328,11 @@ states:
 		got = append(got, is.Severity+" "+is.String())
 	}
 	want := []string{
-		`error state a: operation: plugin echo has no operation "shout" (it has: echo, fail, emit) (plugin echo)`,
-		`error state b: inputs: echo.echo: input text is required (string: Text to echo.) (plugin echo)`,
-		`error state b: inputs: echo.echo: input repeat: want an integer, got "many" (plugin echo)`,
-		`error state d: type: plugin steps has no step type "steps.wave" (it has: steps.greet, steps.exit, steps.inputs) (plugin steps)`,
-		`error state e: plugin faulty is disabled (reel plugin enable faulty) (plugin faulty)`,
+		`warning state a: operation: plugin echo has no operation "shout" (it has: echo, fail, emit) (plugin echo)`,
+		`warning state b: inputs: echo.echo: input text is required (string: Text to echo.) (plugin echo)`,
+		`warning state b: inputs: echo.echo: input repeat: want an integer, got "many" (plugin echo)`,
+		`warning state d: type: plugin steps has no step type "steps.wave" (it has: steps.greet, steps.exit, steps.inputs) (plugin steps)`,
+		`warning state e: plugin faulty is disabled (reel plugin enable faulty) (plugin faulty)`,
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("issues:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

@@ -194,8 +194,9 @@ func Definition(wf *workflow.Workflow) WorkflowDefinition {
 // step type against what the plugin offers: the plugin is installed and
 // enabled, the operation or type exists, the operation's required inputs
 // are given and its literal inputs fit their types. It starts the plugins
-// concerned; one that cannot start gives a warning (its states will fail
-// when they run, with the same error).
+// concerned. What it finds are warnings: each makes its state fail when
+// it runs (AWF's validate accepts them all, and a workflow may route that
+// failure); reel validate --strict makes them problems.
 func (h *Host) CheckWorkflow(ctx context.Context, wf *workflow.Workflow) []Issue {
 	if h == nil {
 		return nil
@@ -227,7 +228,7 @@ func (h *Host) CheckWorkflow(ctx context.Context, wf *workflow.Workflow) []Issue
 			continue
 		}
 		issue := func(field, format string, args ...any) {
-			out = append(out, Issue{Plugin: p, Severity: SeverityError, Message: fmt.Sprintf(format, args...), State: name, Field: field, Pos: st.Pos})
+			out = append(out, Issue{Plugin: p, Severity: SeverityWarning, Message: fmt.Sprintf(format, args...), State: name, Field: field, Pos: st.Pos})
 		}
 		in := h.installed[p]
 		switch {
