@@ -160,7 +160,8 @@ type bus struct {
 
 	mu     sync.Mutex
 	subs   map[string]*subscriber
-	queued int // events queued or being handled
+	order  []*subscriber // subs by name, the order events are queued in
+	queued int           // events queued or being handled
 	closed bool
 }
 
@@ -185,6 +186,7 @@ func (b *bus) subscribe(name string, patterns []string, deliver func(*pluginv1.H
 		return
 	}
 	b.subs[name] = s
+	b.reorder()
 	go b.run(s)
 }
 
@@ -194,9 +196,18 @@ func (b *bus) unsubscribe(name string) {
 	b.mu.Lock()
 	s := b.subs[name]
 	delete(b.subs, name)
+	b.reorder()
 	b.mu.Unlock()
 	if s != nil {
 		close(s.done)
+	}
+}
+
+// reorder lists the subscribers by name (b.mu held).
+func (b *bus) reorder() {
+	b.order = b.order[:0]
+	for _, name := range sortedKeys(b.subs) {
+		b.order = append(b.order, b.subs[name])
 	}
 }
 
@@ -206,8 +217,7 @@ func (b *bus) publish(ev *pluginv1.HandleEventRequest) {
 	if b.closed {
 		return
 	}
-	for _, name := range sortedKeys(b.subs) {
-		s := b.subs[name]
+	for _, s := range b.order {
 		if !s.matches(ev.GetType()) {
 			continue
 		}
@@ -216,7 +226,7 @@ func (b *bus) publish(ev *pluginv1.HandleEventRequest) {
 			b.queued++
 		default:
 			s.dropped++
-			b.warn(name+": full", fmt.Sprintf("plugin %s: its event queue (%d) is full, events for it are dropped (first: %s)", name, eventBuffer, ev.GetType()))
+			b.warn(s.name+": full", fmt.Sprintf("plugin %s: its event queue (%d) is full, events for it are dropped (first: %s)", s.name, eventBuffer, ev.GetType()))
 		}
 	}
 }
@@ -303,8 +313,12 @@ func (b *bus) close(d time.Duration) {
 	b.closed = true
 	subs := b.subs
 	b.subs = map[string]*subscriber{}
+	b.order = nil
 	b.mu.Unlock()
 	for _, s := range subs {
+		if s.dropped > 0 {
+			b.warn(s.name+": dropped", fmt.Sprintf("plugin %s: %d event(s) were dropped, its queue being full", s.name, s.dropped))
+		}
 		close(s.done)
 	}
 }
