@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -201,22 +202,37 @@ func started(cmd *cobra.Command, env *pluginEnv, c string) []string {
 }
 
 func listOperations(cmd *cobra.Command, env *pluginEnv, asJSON bool) error {
-	ops := builtinOperations()
-	for _, n := range started(cmd, env, plugin.CapOperations) {
-		more, err := env.host.Operations(cmd.Context(), n)
+	return listOffered(cmd, env, plugin.CapOperations, builtinOperations(), env.host.Operations, "NAME", asJSON,
+		func(o plugin.Operation) [3]string { return [3]string{o.QualifiedName(), o.Plugin, o.Description} })
+}
+
+func listStepTypes(cmd *cobra.Command, env *pluginEnv, asJSON bool) error {
+	return listOffered(cmd, env, plugin.CapStepTypes, nil, env.host.StepTypes, "STEP TYPE", asJSON,
+		func(t plugin.StepType) [3]string { return [3]string{t.QualifiedName(), t.Plugin, t.Description} })
+}
+
+// listOffered prints what the enabled plugins with capability c offer
+// (after items): a table of name, plugin and description, or JSON.
+func listOffered[T any](cmd *cobra.Command, env *pluginEnv, c string, items []T, fetch func(context.Context, string) ([]T, error), header string, asJSON bool, cols func(T) [3]string) error {
+	for _, n := range started(cmd, env, c) {
+		more, err := fetch(cmd.Context(), n)
 		if err != nil {
 			fmt.Fprintf(cmd.ErrOrStderr(), "reel: %v\n", err)
 			continue
 		}
-		ops = append(ops, more...)
+		items = append(items, more...)
 	}
 	if asJSON {
-		return writeJSON(cmd.OutOrStdout(), ops)
+		if items == nil {
+			items = []T{}
+		}
+		return writeJSON(cmd.OutOrStdout(), items)
 	}
 	tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tPLUGIN\tDESCRIPTION")
-	for _, op := range ops {
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", op.QualifiedName(), op.Plugin, firstLineOf(op.Description))
+	fmt.Fprintf(tw, "%s\tPLUGIN\tDESCRIPTION\n", header)
+	for _, it := range items {
+		c := cols(it)
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", c[0], c[1], firstLineOf(c[2]))
 	}
 	return tw.Flush()
 }
@@ -238,27 +254,6 @@ func builtinOperations() []plugin.Operation {
 		out = append(out, o)
 	}
 	return out
-}
-
-func listStepTypes(cmd *cobra.Command, env *pluginEnv, asJSON bool) error {
-	var types []plugin.StepType
-	for _, n := range started(cmd, env, plugin.CapStepTypes) {
-		more, err := env.host.StepTypes(cmd.Context(), n)
-		if err != nil {
-			fmt.Fprintf(cmd.ErrOrStderr(), "reel: %v\n", err)
-			continue
-		}
-		types = append(types, more...)
-	}
-	if asJSON {
-		return writeJSON(cmd.OutOrStdout(), types)
-	}
-	tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "STEP TYPE\tPLUGIN\tDESCRIPTION")
-	for _, t := range types {
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", t.QualifiedName(), t.Plugin, firstLineOf(t.Description))
-	}
-	return tw.Flush()
 }
 
 func listValidators(cmd *cobra.Command, env *pluginEnv, asJSON bool) error {
