@@ -66,7 +66,9 @@ func TestPluginInitBuildsWithAWFSDK(t *testing.T) {
 				}
 			case "event":
 				b, err := os.ReadFile(filepath.Join(p.root, ".awf", "logs", id+".log"))
-				if err != nil || !strings.Contains(string(b), "step.completed  one") || !strings.Contains(string(b), "workflow.completed "+id+"-demo") {
+				// the last line is the event it emitted through its HostClient
+				if err != nil || !strings.Contains(string(b), "step.completed  one") || !strings.Contains(string(b), "workflow.completed "+id+"-demo") ||
+					!strings.HasSuffix(string(b), id+".logged "+id+"-demo \n") {
 					t.Errorf("event log: %q %v", b, err)
 				}
 			}

@@ -407,9 +407,13 @@ events:
   subscribe:
     - "workflow.*"
     - "step.*"
+    - "[[.ID]].*"
+  emit:
+    - "[[.ID]].*"
 `,
 		"main.go": `// Command [[.Dist]] is an AWF plugin that appends every workflow and step
-// event to a log file (config log).
+// event to a log file (config log), and when a workflow ends emits
+// [[.ID]].logged through the host, which it hears and logs too.
 package main
 
 import (
@@ -425,9 +429,13 @@ import (
 // [[.Type]]Plugin logs events.
 type [[.Type]]Plugin struct {
 	sdk.BasePlugin
-	mu  sync.Mutex
-	log *os.File
+	mu   sync.Mutex
+	log  *os.File
+	host *sdk.HostClient
 }
+
+// SetHostClient gives the plugin its way to emit events at any time.
+func (p *[[.Type]]Plugin) SetHostClient(c *sdk.HostClient) { p.host = c }
 
 func newPlugin() *[[.Type]]Plugin {
 	return &[[.Type]]Plugin{BasePlugin: sdk.BasePlugin{PluginName: "[[.ID]]", PluginVersion: "0.1.0"}}
@@ -462,15 +470,19 @@ func (p *[[.Type]]Plugin) Shutdown(context.Context) error {
 
 // Patterns are the events it wants (the manifest's events.subscribe is
 // what hosts read).
-func (p *[[.Type]]Plugin) Patterns() []string { return []string{"workflow.*", "step.*"} }
+func (p *[[.Type]]Plugin) Patterns() []string { return []string{"workflow.*", "step.*", "[[.ID]].*"} }
 
 // HandleEvent logs an event; the events it returns are routed to their
 // subscribers.
-func (p *[[.Type]]Plugin) HandleEvent(_ context.Context, ev sdk.Event) ([]sdk.Event, error) { //nolint:gocritic // the SDK's signature
+func (p *[[.Type]]Plugin) HandleEvent(ctx context.Context, ev sdk.Event) ([]sdk.Event, error) { //nolint:gocritic // the SDK's signature
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	if p.log != nil {
 		fmt.Fprintf(p.log, "%s %s %s\n", ev.Type, ev.Metadata["workflow_name"], ev.Metadata["step_name"])
+	}
+	p.mu.Unlock()
+	if (ev.Type == "workflow.completed" || ev.Type == "workflow.failed") && p.host != nil {
+		// an emit failure must not fail the plugin
+		_ = p.host.Emit(ctx, "[[.ID]].logged", nil, map[string]string{"workflow_name": ev.Metadata["workflow_name"]})
 	}
 	return nil, nil
 }
