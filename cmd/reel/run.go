@@ -69,6 +69,10 @@ one summary object at the end.
 tool calls and usage taken from the recorded run instead of its provider,
 while command steps run for real; an agent step whose prompt differs from
 the recording fails with a diff of the two unless --allow-prompt-drift.
+Before the run, states that use an AWF plugin's operation or step type are
+checked against the plugin (warnings) and the validator plugins run (their
+errors refuse the run, exit status 2; --skip-plugins skips them); the
+plugins that subscribe to events hear the run (docs/plugins.md).
 --dry-run prints the plan and runs nothing. --step NAME runs one state alone,
 --mock states.X.Output=VALUE standing in for what it reads. --interactive
 pauses before every step (or only at --breakpoint states) to continue, skip
