@@ -70,7 +70,7 @@ type stepResult struct {
 	Plugin    string `json:"plugin"`
 	Operation string `json:"operation"`
 	Output    any    `json:"output"`
-	Stderr     any    `json:"stderr"`
+	Stderr    any    `json:"stderr"`
 }
 
 // decodeStepResult reads a step result. A command step's result, the
