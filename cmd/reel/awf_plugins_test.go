@@ -78,6 +78,7 @@ func TestAWFPlugins(t *testing.T) {
 	}
 	for _, c := range awfPluginCases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			golden := filepath.Join("testdata", "awfplugins", c.name+".json")
 			if *awfRecord {
 				got := runAWFPluginCase(t, c, plugins, *awfBin, false)

@@ -20,6 +20,7 @@ func TestPluginInitBuildsWithAWFSDK(t *testing.T) {
 	}
 	for _, kind := range []string{"operation", "step-type", "validator", "event"} {
 		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
 			p := newPluginProject(t)
 			work := t.TempDir()
 			name := "awf-plugin-k" + strings.ReplaceAll(kind, "-", "")

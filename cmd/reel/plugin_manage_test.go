@@ -26,6 +26,12 @@ import (
 // executable and its manifest with that version.
 func pluginArchive(t *testing.T, name, version string) []byte {
 	t.Helper()
+	archivesMu.Lock()
+	defer archivesMu.Unlock()
+	key := name + "@" + version
+	if b, ok := archives[key]; ok {
+		return b
+	}
 	bin, err := os.ReadFile(filepath.Join(plugintest.Binaries(t), name))
 	if err != nil {
 		t.Fatal(err)
@@ -36,7 +42,9 @@ func pluginArchive(t *testing.T, name, version string) []byte {
 	}
 	manifest = regexpVersion.ReplaceAll(manifest, []byte("version: "+version))
 	var b bytes.Buffer
-	gz := gzip.NewWriter(&b)
+	// stored, not compressed: the test is about the layout and the
+	// checksums, and compressing 20 MB under the race detector is slow
+	gz, _ := gzip.NewWriterLevel(&b, gzip.NoCompression)
 	tw := tar.NewWriter(gz)
 	for _, f := range []struct {
 		name string
@@ -50,8 +58,14 @@ func pluginArchive(t *testing.T, name, version string) []byte {
 	}
 	tw.Close()
 	gz.Close()
+	archives[key] = b.Bytes()
 	return b.Bytes()
 }
+
+var (
+	archivesMu sync.Mutex
+	archives   = map[string][]byte{}
+)
 
 var regexpVersion = regexp.MustCompile(`(?m)^version: .*$`)
 
@@ -131,6 +145,7 @@ func (g *fakeGitHub) release(t *testing.T, repo, name, version string, pre bool,
 }
 
 func TestPluginInstallFromGitHub(t *testing.T) {
+	t.Parallel()
 	p := newPluginProject(t)
 	os.MkdirAll(p.plugins, 0o755)
 	gh := newFakeGitHub(t)
@@ -236,6 +251,7 @@ func TestPluginInstallFromGitHub(t *testing.T) {
 }
 
 func TestPluginInstallLocal(t *testing.T) {
+	t.Parallel()
 	p := newPluginProject(t)
 	src := t.TempDir()
 	dir := filepath.Join(src, "db-plugin")
@@ -317,6 +333,7 @@ func TestPluginInstallLocal(t *testing.T) {
 }
 
 func TestPluginInit(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for _, kind := range []string{"operation", "step-type", "validator", "event"} {
 		name := "awf-plugin-" + strings.ReplaceAll(kind, "-", "")

@@ -148,6 +148,7 @@ states:
 `
 
 func TestPluginRun(t *testing.T) {
+	t.Parallel()
 	p := newPluginProject(t, "echo", "db", "steps", "recorder")
 	p.write(t, ".awf/config.yaml", "plugins:\n  db:\n    database: ${DB_DIR}/people.db\n  recorder:\n    log: events.log\n")
 	p.write(t, ".awf/workflows/plugins.yaml", pluginWorkflow)
@@ -215,6 +216,7 @@ func TestPluginRun(t *testing.T) {
 }
 
 func TestPluginFaults(t *testing.T) {
+	t.Parallel()
 	p := newPluginProject(t, "faulty", "badshake", "echo")
 	p.write(t, ".awf/workflows/crash.yaml", "name: crash\nstates:\n  initial: c\n  c:\n    type: operation\n    operation: faulty.crash\n    on_success: done\n    on_failure: handled\n  handled:\n    type: step\n    command: echo handled\n    on_success: done\n  done:\n    type: terminal\n")
 	p.write(t, ".awf/workflows/hang.yaml", "name: hang\nstates:\n  initial: h\n  h:\n    type: operation\n    operation: faulty.hang\n    timeout: 1s\n    on_success: done\n  done:\n    type: terminal\n")
@@ -272,6 +274,7 @@ func TestPluginFaults(t *testing.T) {
 }
 
 func TestPluginCtrlC(t *testing.T) {
+	t.Parallel()
 	p := newPluginProject(t, "faulty", "recorder")
 	p.write(t, ".awf/config.yaml", "plugins:\n  recorder:\n    log: events.log\n")
 	p.write(t, ".awf/workflows/hang.yaml", "name: hang\nstates:\n  initial: h\n  h:\n    type: operation\n    operation: faulty.hang\n    on_success: done\n  done:\n    type: terminal\n")
@@ -333,6 +336,7 @@ states:
 `
 
 func TestPluginValidators(t *testing.T) {
+	t.Parallel()
 	p := newPluginProject(t, "policy")
 	p.write(t, ".awf/workflows/unsafe.yaml", unsafeWorkflow)
 	p.write(t, ".awf/workflows/safe.yaml", safeWorkflow)

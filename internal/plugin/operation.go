@@ -131,7 +131,7 @@ func (h *Host) Operations(ctx context.Context, plugin string) ([]Operation, erro
 	if err != nil {
 		return nil, err
 	}
-	if !p.in.Manifest.Has(CapOperations) {
+	if len(p.opNames) == 0 && !p.in.Manifest.Has(CapOperations) {
 		return nil, unknown("plugin %s offers no operations (its capabilities: %s)", plugin, strings.Join(p.in.Manifest.Capabilities, ", "))
 	}
 	out := make([]Operation, 0, len(p.opNames))

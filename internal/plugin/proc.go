@@ -158,12 +158,14 @@ func (p *proc) launch(ctx context.Context) error {
 	if _, err := svc.plugin.Init(ctx, req); err != nil {
 		return fmt.Errorf("Init: %v", p.rpcError(ctx, err))
 	}
-	if in.Manifest.Has(CapOperations) {
-		resp, err := svc.operation.ListOperations(ctx, &pluginv1.ListOperationsRequest{})
-		if err != nil {
-			return fmt.Errorf("ListOperations: %v", p.rpcError(ctx, err))
-		}
-		p.ops = map[string]*pluginv1.OperationSchema{}
+	// AWF serves a plugin's operations whatever its capabilities say, so
+	// every plugin is asked (one that declares none may not answer).
+	p.ops = map[string]*pluginv1.OperationSchema{}
+	resp, err := svc.operation.ListOperations(ctx, &pluginv1.ListOperationsRequest{})
+	switch {
+	case err != nil && in.Manifest.Has(CapOperations):
+		return fmt.Errorf("ListOperations: %v", p.rpcError(ctx, err))
+	case err == nil:
 		for _, op := range resp.GetOperations() {
 			if op.GetName() != "" && p.ops[op.GetName()] == nil {
 				p.ops[op.GetName()] = op
