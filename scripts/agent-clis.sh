@@ -12,7 +12,7 @@
 #
 # To move to newer releases: edit the versions in
 # scripts/agent-clis/package.json, run `npm install --package-lock-only`
-# there, and run the tests (go test ./cmd/reel -run RealCLI).
+# there, and run the tests (go test ./cmd/reel/realcli).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."

@@ -46,6 +46,10 @@ func newRootCmd() *cobra.Command {
 		newSearchCmd(),
 		newServeCmd(),
 		newMCPServeCmd(),
+		newWorkflowCmd(),
+		newInitCmd(),
+		newErrorCmd(),
+		newPluginCmd(),
 	)
 	addCompletions(root)
 	return root

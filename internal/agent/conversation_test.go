@@ -64,7 +64,7 @@ func TestConversationResumesEachCLI(t *testing.T) {
 			"-p\n--output-format\nstream-json\n--verbose\n--resume\n5f0c2c1e-1b7a-4c43-9f0e-3d2a1b0c9d8e\n--append-system-prompt\nBe brief.\n--\n" + followUp + "\n--stdin--\n",
 			"The riskiest file is b.txt: it is the one nobody reviewed.", transcript.Usage{InputTokens: 142 + 3072, OutputTokens: 57, CacheReadTokens: 3072, TotalTokens: 142 + 3072 + 57}, 3, 0.0165},
 		// Claude Code 2.1.332 as recorded against the scripted model
-		// server (cmd/reel TestRealCLI): the resumed process's modelUsage
+		// server (cmd/reel/realcli TestRealCLI): the resumed process's modelUsage
 		// and total_cost_usd start from the first process's (88209 =
 		// 66020 + 22189 input tokens), so the step counts 88209, not
 		// 154229, and costs 0.265392, not 0.464082.

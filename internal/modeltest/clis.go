@@ -29,8 +29,9 @@ type CLI struct {
 	// Env is the whole environment to run the CLI (or reel, which passes
 	// it on) with: PATH, HOME and the XDG directories inside Home, the
 	// base URL and a dummy key, and every switch that keeps the CLI off
-	// the internet (telemetry, update checks, plugin installs). Nothing
-	// of the test's own environment leaks in beyond PATH.
+	// the internet (telemetry, update checks, plugin installs), with the
+	// server as the HTTP(S) proxy that records any attempt (Escapes).
+	// Nothing of the test's own environment leaks in beyond PATH.
 	Env []string
 	// Model is the model a step asks for (options.model); WireModel is
 	// the name the server then sees.
@@ -81,6 +82,12 @@ func (s *Server) CLI(t testing.TB, provider string) *CLI {
 		"XDG_STATE_HOME=" + filepath.Join(c.Home, ".local", "state"),
 		"XDG_CACHE_HOME=" + filepath.Join(c.Home, ".cache"),
 		"TMPDIR=" + os.TempDir(),
+		// The server is every CLI's proxy too: what tries to leave the
+		// machine through it is refused and recorded (Server.Escapes),
+		// so a CLI release that starts phoning home fails the test
+		// instead of hanging where there is no internet.
+		"HTTPS_PROXY=" + s.URL, "HTTP_PROXY=" + s.URL, "https_proxy=" + s.URL, "http_proxy=" + s.URL,
+		"NO_PROXY=127.0.0.1,localhost", "no_proxy=127.0.0.1,localhost",
 	}
 	write := func(rel, content string) {
 		p := filepath.Join(c.Home, rel)

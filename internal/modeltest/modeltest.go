@@ -51,6 +51,10 @@ type Reply struct {
 	// Usage is what the reply reports; zero values get small defaults
 	// (the request's size for input, the reply's for output).
 	Usage Usage
+	// Status, when not 0 or 200, makes the reply an API error with that
+	// HTTP status and Error as its message, in the API's error shape.
+	Status int
+	Error  string
 }
 
 // ToolCall is a tool the model asks for. ID is generated when empty.
@@ -69,6 +73,12 @@ type Usage struct {
 
 // Text is a reply with text only.
 func Text(s string) Reply { return Reply{Text: s} }
+
+// Fail is an API error reply with the given HTTP status (400, 401, 403,
+// 404, 429 and 5xx get the APIs' own error kinds). Clients retry some:
+// Claude Code 2.1.332 retries a 400 and not a 403, codex 0.171.0 the
+// other way round.
+func Fail(status int, message string) Reply { return Reply{Status: status, Error: message} }
 
 // Call is a reply asking for one tool call.
 func Call(name string, input any) Reply {
@@ -161,7 +171,8 @@ func (r *Request) LastUserText() string {
 // first request.
 type Server struct {
 	// URL is the server's base URL, http://127.0.0.1:PORT, without a
-	// path: each CLI's base URL variable wants its own suffix (BaseURL).
+	// path: each client wants its own suffix (ANTHROPIC_BASE_URL none,
+	// OpenAI clients /v1), and the server answers any prefix.
 	URL string
 	// Conversation reports whether a request is a turn of the agent's
 	// conversation, which takes the next scripted reply. The default
@@ -182,6 +193,9 @@ type Server struct {
 	pending  []ToolCall
 	requests []*Request
 	ids      int
+	// escapes are the hosts a client tried to reach through the server
+	// as its proxy.
+	escapes []string
 }
 
 // New starts a server on 127.0.0.1 that answers the conversation's
@@ -256,12 +270,25 @@ func (s *Server) ServedUsage() Usage {
 	return u
 }
 
-// CheckDone fails the test unless every scripted reply was served and
-// the results of the last one's tool calls came back.
+// Escapes lists the requests that tried to leave the machine through the
+// server as a proxy (CLI.Env makes it every CLI's HTTP and HTTPS proxy):
+// "CONNECT host:port" or "GET host".
+func (s *Server) Escapes() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.escapes...)
+}
+
+// CheckDone fails the test unless every scripted reply was served, the
+// results of the last one's tool calls came back and nothing tried to
+// reach the internet through the server.
 func (s *Server) CheckDone(t testing.TB) {
 	t.Helper()
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if len(s.escapes) > 0 {
+		t.Errorf("model server: the client tried the internet: %s", strings.Join(s.escapes, ", "))
+	}
 	if s.next < len(s.script) {
 		t.Errorf("model server: %d of %d scripted replies served", s.next, len(s.script))
 	}
@@ -271,6 +298,13 @@ func (s *Server) CheckDone(t testing.TB) {
 }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodConnect || r.URL.IsAbs() && r.URL.Host != strings.TrimPrefix(s.URL, "http://") {
+		s.mu.Lock()
+		s.escapes = append(s.escapes, r.Method+" "+r.Host)
+		s.mu.Unlock()
+		http.Error(w, "modeltest: no internet here", http.StatusForbidden)
+		return
+	}
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
@@ -315,7 +349,43 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	h.write(w, req, s.take(req))
+	reply := s.take(req)
+	if reply.Status != 0 && reply.Status != http.StatusOK {
+		writeError(w, req.API, reply.Status, reply.Error)
+		return
+	}
+	h.write(w, req, reply)
+}
+
+// writeError answers with an API error in the shape of api.
+func writeError(w http.ResponseWriter, api API, status int, msg string) {
+	// The error kinds the APIs name for each status.
+	kind, gstatus := "invalid_request_error", "INVALID_ARGUMENT"
+	switch status {
+	case http.StatusUnauthorized:
+		kind, gstatus = "authentication_error", "UNAUTHENTICATED"
+	case http.StatusForbidden:
+		kind, gstatus = "permission_error", "PERMISSION_DENIED"
+	case http.StatusNotFound:
+		kind, gstatus = "not_found_error", "NOT_FOUND"
+	case http.StatusTooManyRequests:
+		kind, gstatus = "rate_limit_error", "RESOURCE_EXHAUSTED"
+	}
+	if status >= 500 {
+		kind, gstatus = "api_error", "INTERNAL"
+	}
+	var body any
+	switch api {
+	case Anthropic:
+		body = map[string]any{"type": "error", "error": map[string]any{"type": kind, "message": msg}}
+	case Gemini:
+		body = map[string]any{"error": map[string]any{"code": status, "message": msg, "status": gstatus}}
+	default:
+		body = map[string]any{"error": map[string]any{"message": msg, "type": kind, "code": nil, "param": nil}}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(body)
 }
 
 // take records req and picks its reply: the next scripted one for a
@@ -387,6 +457,9 @@ func (s *Server) record(req *Request) {
 
 // fill gives a reply its default usage.
 func fill(req *Request, r Reply) Reply {
+	if r.Status != 0 && r.Status != http.StatusOK {
+		return r // an error spends nothing
+	}
 	if r.Usage.InputTokens == 0 {
 		r.Usage.InputTokens = len(req.Body)/4 + 1
 	}

@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -248,5 +250,50 @@ func TestAuxiliaryAndScriptMistakes(t *testing.T) {
 	post(`{"model":"m","tools":[{"name":"Bash"}],"messages":[{"role":"user","content":"go"}]}`)
 	if len(rec.errs) != 2 || !strings.Contains(rec.errs[0], "lacks the result") || !strings.Contains(rec.errs[1], "past the end") {
 		t.Errorf("complaints: %q", rec.errs)
+	}
+}
+
+// A client that uses the server as its proxy for anything beyond it is
+// refused, and the attempt recorded.
+func TestProxyEscapesAreRecorded(t *testing.T) {
+	rec := &recorder{TB: t}
+	s := New(rec)
+	proxy, _ := url.Parse(s.URL)
+	client := &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(proxy)}}
+	if resp, err := client.Get("http://example.invalid/telemetry"); err == nil {
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusForbidden {
+			t.Errorf("status %d", resp.StatusCode)
+		}
+	}
+	if _, err := client.Get("https://example.invalid/update"); err == nil {
+		t.Error("CONNECT through the server succeeded")
+	}
+	if got := strings.Join(s.Escapes(), ", "); got != "GET example.invalid, CONNECT example.invalid:443" {
+		t.Errorf("escapes %q", got)
+	}
+	s.CheckDone(rec)
+	if len(rec.errs) != 1 || !strings.Contains(rec.errs[0], "tried the internet") {
+		t.Errorf("complaints %q", rec.errs)
+	}
+}
+
+// A scripted API error reaches the official client as one, with its
+// status and message.
+func TestScriptedAPIError(t *testing.T) {
+	s := New(t, Fail(400, "prompt is too long: 9999999 tokens"))
+	client := openai.NewClient(option.WithBaseURL(s.URL+"/v1/"), option.WithAPIKey("k"), option.WithMaxRetries(0))
+	_, err := client.Chat.Completions.New(context.Background(), openai.ChatCompletionNewParams{
+		Model:    "m",
+		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("hi")},
+		Tools:    []openai.ChatCompletionToolUnionParam{openai.ChatCompletionFunctionTool(openai.FunctionDefinitionParam{Name: "Read"})},
+	})
+	var apiErr *openai.Error
+	if !errors.As(err, &apiErr) || apiErr.StatusCode != 400 || !strings.Contains(apiErr.Message, "prompt is too long") {
+		t.Fatalf("err %v", err)
+	}
+	s.CheckDone(t)
+	if u := s.ServedUsage(); u != (Usage{}) {
+		t.Errorf("an error reply spent %+v", u)
 	}
 }
