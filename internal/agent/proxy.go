@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -32,12 +33,12 @@ func routerOptions(o map[string]any) (passEnv []string, timeout time.Duration, e
 // startProxy starts the MCP proxy for one run of a CLI (mcp_proxy): the
 // step's tools served on a loopback endpoint only that process can use,
 // recorded through emit.
-func startProxy(req Request, emit Emit) (*mcpproxy.Proxy, error) {
+func startProxy(ctx context.Context, req Request, emit Emit) (*mcpproxy.Proxy, error) {
 	passEnv, timeout, err := routerOptions(req.Options)
 	if err != nil {
 		return nil, err
 	}
-	return mcpproxy.Start(*req.MCPProxy, mcpproxy.Options{
+	return mcpproxy.Start(ctx, *req.MCPProxy, mcpproxy.Options{
 		Provider: req.Provider, Dir: req.Dir, Env: req.Env, PassEnv: passEnv, BashTimeout: timeout,
 		Emit: mcpproxy.Emit(emit),
 	})

@@ -133,7 +133,7 @@ func NewSession(req Request, emit Emit) (*Session, error) {
 		}
 		inv := a.invocation(prompt, resume, first, history)
 		if req.MCPProxy != nil {
-			px, err := startProxy(s.req, emit)
+			px, err := startProxy(ctx, s.req, emit)
 			if err != nil {
 				return nil, fmt.Errorf("agent %s: %w", req.Provider, err)
 			}

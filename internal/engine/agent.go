@@ -169,7 +169,11 @@ func (r *run) agentRequest(st *workflow.State, data map[string]any) (agent.Reque
 		Env:          r.e.environ(),
 	}
 	if m := st.MCPProxy; m != nil && m.Enable {
-		req.MCPProxy = &mcpproxy.Config{InterceptBuiltins: m.InterceptBuiltins}
+		cfg := &mcpproxy.Config{InterceptBuiltins: m.InterceptBuiltins, Plugins: r.e.PluginHost}
+		for _, pt := range m.PluginTools {
+			cfg.PluginTools = append(cfg.PluginTools, mcpproxy.PluginTools{Plugin: pt.Plugin, Expose: pt.Expose})
+		}
+		req.MCPProxy = cfg
 	}
 	if c := a.Session; c != nil && c.ContinueFrom != "" {
 		snap, err := r.session(c.ContinueFrom)

@@ -30,7 +30,7 @@ func BenchmarkProxyCall(b *testing.B) {
 		b.Fatal(err)
 	}
 	nop := func(transcript.ExchangeEvent) error { return nil }
-	p, err := Start(Config{InterceptBuiltins: true}, Options{Provider: "claude", Dir: dir, Emit: nop, Env: []string{}})
+	p, err := Start(context.Background(), Config{InterceptBuiltins: true}, Options{Provider: "claude", Dir: dir, Emit: nop, Env: []string{}})
 	if err != nil {
 		b.Fatal(err)
 	}

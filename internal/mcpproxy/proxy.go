@@ -5,7 +5,9 @@
 // line, configuration and environment the way the CLI takes MCP servers,
 // turns the CLI's own tools off where it can, and records each call
 // through the proxy exactly once, tied to the agent's own report of it
-// (Ledger).
+// (Ledger). Besides the builtin tools it serves the plugin operations a
+// step exposes (plugin_tools), as tools <plugin>_<operation> with the
+// operation's input schema, run by the plugin host.
 //
 // It decides the transport: streamable HTTP on 127.0.0.1, guarded by a
 // bearer token made for the one process, rather than a stdio subprocess as
@@ -31,11 +33,14 @@
 package mcpproxy
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"time"
 
 	"github.com/reelhq/reel/internal/mcpserver"
+	"github.com/reelhq/reel/internal/plugin"
 	"github.com/reelhq/reel/internal/tools"
 	"github.com/reelhq/reel/transcript"
 )
@@ -48,6 +53,59 @@ type Config struct {
 	// InterceptBuiltins serves Read, Write, Edit, Bash, Glob and Grep and
 	// turns the agent's own tools off where its CLI can.
 	InterceptBuiltins bool
+	// PluginTools are the plugin operations served besides, each as tool
+	// <plugin>_<operation> with the operation's input schema, run by
+	// Plugins.
+	PluginTools []PluginTools
+	Plugins     *plugin.Host
+}
+
+// PluginTools names operations of one plugin to serve.
+type PluginTools struct {
+	Plugin string
+	Expose []string
+}
+
+// pluginTools returns the tools cfg's plugin operations are served as.
+func pluginTools(ctx context.Context, cfg Config) ([]tools.Tool, error) {
+	var out []tools.Tool
+	for _, pt := range cfg.PluginTools {
+		for _, name := range pt.Expose {
+			qualified := pt.Plugin + "." + name
+			if cfg.Plugins == nil {
+				return nil, fmt.Errorf("mcp proxy: plugin_tools: plugin %s is not installed (no plugin directory)", pt.Plugin)
+			}
+			op, err := cfg.Plugins.Operation(ctx, qualified)
+			if err != nil {
+				return nil, fmt.Errorf("mcp proxy: plugin_tools: %w", err)
+			}
+			desc := op.Description
+			if desc == "" {
+				desc = fmt.Sprintf("Operation %s of plugin %s.", op.Name, op.Plugin)
+			}
+			host := cfg.Plugins
+			out = append(out, tools.Tool{
+				Definition: tools.Definition{Name: pt.Plugin + "_" + name, Description: desc, Parameters: op.InputSchema()},
+				Run: func(ctx context.Context, input json.RawMessage) (any, error) {
+					var args map[string]any
+					if len(input) > 0 {
+						if err := json.Unmarshal(input, &args); err != nil {
+							return nil, fmt.Errorf("%s: invalid arguments: %v", qualified, err)
+						}
+					}
+					res, err := host.Operate(ctx, qualified, args)
+					if err != nil {
+						return nil, err
+					}
+					if !res.Success {
+						return res.Outputs, fmt.Errorf("%s: %s", qualified, res.Error)
+					}
+					return res.Outputs, nil
+				},
+			})
+		}
+	}
+	return out, nil
 }
 
 // Options are what a proxy needs from its step.
@@ -87,8 +145,9 @@ type Proxy struct {
 }
 
 // Start serves the step's tools on a fresh loopback endpoint and returns
-// the proxy, wired for the provider. Close ends it.
-func Start(cfg Config, o Options) (*Proxy, error) {
+// the proxy, wired for the provider. ctx bounds the start of the plugins
+// whose operations it serves; Close ends it.
+func Start(ctx context.Context, cfg Config, o Options) (*Proxy, error) {
 	if o.Emit == nil {
 		return nil, fmt.Errorf("mcp proxy: nil emit")
 	}
@@ -96,8 +155,15 @@ func Start(cfg Config, o Options) (*Proxy, error) {
 	if cfg.InterceptBuiltins {
 		defs = tools.Definitions()
 	}
+	extra, err := pluginTools(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range extra {
+		defs = append(defs, t.Definition)
+	}
 	if len(defs) == 0 {
-		return nil, fmt.Errorf("mcp proxy: nothing to serve (intercept_builtins is off and reel hosts no plugin tools)")
+		return nil, fmt.Errorf("mcp proxy: nothing to serve (intercept_builtins is off and no plugin_tools)")
 	}
 	p := &Proxy{Names: AgentNames(o.Provider, defs)}
 	p.ledger = NewLedger(o.Emit, p.Names, o.Grace)
@@ -105,7 +171,7 @@ func Start(cfg Config, o Options) (*Proxy, error) {
 	for i, d := range defs {
 		allow[i] = d.Name
 	}
-	router, err := tools.NewRouter(o.Dir, p.ledger.RouterEmit, tools.Options{Env: o.Env, PassEnv: o.PassEnv, BashTimeout: o.BashTimeout, Allow: allow})
+	router, err := tools.NewRouter(o.Dir, p.ledger.RouterEmit, tools.Options{Env: o.Env, PassEnv: o.PassEnv, BashTimeout: o.BashTimeout, Allow: allow, Extra: extra})
 	if err != nil {
 		return nil, fmt.Errorf("mcp proxy: %w", err)
 	}
@@ -117,7 +183,7 @@ func Start(cfg Config, o Options) (*Proxy, error) {
 		p.ep.Close()
 		return nil, fmt.Errorf("mcp proxy: %w", err)
 	}
-	w, err := Wire(o.Provider, cfg, Endpoint{URL: p.ep.URL, Token: p.ep.Token}, p.tmp, o.Env)
+	w, err := Wire(o.Provider, cfg, Endpoint{URL: p.ep.URL, Token: p.ep.Token}, p.tmp, o.Env, allow)
 	if err != nil {
 		p.Close("not started")
 		return nil, err

@@ -75,7 +75,7 @@ func startClaudeProxy(t *testing.T, dir string, s *sink, o Options) *Proxy {
 	if o.Env == nil {
 		o.Env = []string{"PATH=" + os.Getenv("PATH")}
 	}
-	p, err := Start(Config{InterceptBuiltins: true}, o)
+	p, err := Start(context.Background(), Config{InterceptBuiltins: true}, o)
 	if err != nil {
 		t.Fatal(err)
 	}

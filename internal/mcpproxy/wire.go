@@ -37,8 +37,8 @@ var coexistence = []string{"codex", "github_copilot", "opencode"}
 // Wire returns how provider's CLI reaches ep, writing the files it needs
 // (0600) into dir, a private directory the caller removes afterwards. env
 // is the environment the CLI will run with, for configuration the wiring
-// extends rather than replaces.
-func Wire(provider string, cfg Config, ep Endpoint, dir string, env []string) (Wiring, error) {
+// extends rather than replaces; served names the tools the proxy serves.
+func Wire(provider string, cfg Config, ep Endpoint, dir string, env []string, served []string) (Wiring, error) {
 	auth := map[string]string{"Authorization": "Bearer " + ep.Token}
 	var w Wiring
 	var err error
@@ -78,7 +78,7 @@ func Wire(provider string, cfg Config, ep Endpoint, dir string, env []string) (W
 		// [--allowed-mcp-server-names reel]. gemini reads a system
 		// settings file only when root owns it and every directory above
 		// it, so a user's run cannot add a server there.
-		home, e := geminiHome(dir, cfg, ep, env)
+		home, e := geminiHome(dir, cfg, ep, env, served)
 		err = e
 		w.Env = []string{"GEMINI_CLI_HOME=" + home}
 		if cfg.InterceptBuiltins {
@@ -122,8 +122,8 @@ func Wire(provider string, cfg Config, ep Endpoint, dir string, env []string) (W
 		err = e
 		w.Env = []string{"VIBE_HOME=" + home}
 		if cfg.InterceptBuiltins {
-			for _, d := range tools.Definitions() {
-				w.Args = append(w.Args, "--enabled-tools", ServerName+"_"+d.Name)
+			for _, name := range served {
+				w.Args = append(w.Args, "--enabled-tools", ServerName+"_"+name)
 			}
 		}
 	default:
@@ -198,7 +198,7 @@ func writeJSON(dir, name string, v any) (string, error) {
 // and extensions stay the user's, so a later turn resumes the session),
 // except settings.json, the user's settings with reel's server added; and
 // links to the user's ~/.env and ~/.agents.
-func geminiHome(dir string, cfg Config, ep Endpoint, env []string) (string, error) {
+func geminiHome(dir string, cfg Config, ep Endpoint, env []string, served []string) (string, error) {
 	user, ok := lookupEnv(env, "GEMINI_CLI_HOME")
 	if !ok || user == "" {
 		user, _ = lookupEnv(env, "HOME")
@@ -257,8 +257,8 @@ func geminiHome(dir string, cfg Config, ep Endpoint, env []string) (string, erro
 		// The core list is an allow-list: none of gemini's own tools is
 		// on it, only the proxy's (which gemini calls mcp_reel_<tool>).
 		var core []string
-		for _, d := range tools.Definitions() {
-			core = append(core, "mcp_"+ServerName+"_"+d.Name)
+		for _, name := range served {
+			core = append(core, "mcp_"+ServerName+"_"+name)
 		}
 		ts["core"] = core
 		settings["tools"] = ts

@@ -12,6 +12,8 @@ import (
 
 var testEP = Endpoint{URL: "http://127.0.0.1:4242/mcp", Token: "t0ken"}
 
+var builtinNames = []string{"Read", "Write", "Edit", "Bash", "Glob", "Grep"}
+
 func readJSON(t *testing.T, path string) map[string]any {
 	t.Helper()
 	st, err := os.Stat(path)
@@ -93,17 +95,17 @@ func TestWire(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.provider, func(t *testing.T) {
 			dir := t.TempDir()
-			w, err := Wire(c.provider, c.cfg, testEP, dir, c.env)
+			w, err := Wire(c.provider, c.cfg, testEP, dir, c.env, builtinNames)
 			if err != nil {
 				t.Fatal(err)
 			}
 			c.check(t, w, dir)
 		})
 	}
-	if _, err := Wire("openai_compatible", on, testEP, t.TempDir(), nil); err == nil {
+	if _, err := Wire("openai_compatible", on, testEP, t.TempDir(), nil, builtinNames); err == nil {
 		t.Fatal("openai_compatible wired")
 	}
-	if _, err := Wire("opencode", on, testEP, t.TempDir(), []string{"OPENCODE_CONFIG_CONTENT=not json"}); err == nil || !strings.Contains(err.Error(), "OPENCODE_CONFIG_CONTENT") {
+	if _, err := Wire("opencode", on, testEP, t.TempDir(), []string{"OPENCODE_CONFIG_CONTENT=not json"}, builtinNames); err == nil || !strings.Contains(err.Error(), "OPENCODE_CONFIG_CONTENT") {
 		t.Fatalf("bad OPENCODE_CONFIG_CONTENT: %v", err)
 	}
 }
@@ -119,7 +121,7 @@ func TestWireGemini(t *testing.T) {
 	os.WriteFile(filepath.Join(g, "settings.json"), []byte("{\n  // theme\n  \"ui\": {\"theme\": \"a//b\"}, /* servers */\n  \"mcpServers\": {\"mine\": {\"command\": \"x\"}},\n  \"tools\": {\"exclude\": [\"web_fetch\"]}\n}\n"), 0o600)
 	os.WriteFile(filepath.Join(user, ".env"), []byte("GEMINI_API_KEY=k\n"), 0o600)
 	dir := t.TempDir()
-	w, err := Wire("gemini", Config{InterceptBuiltins: true}, testEP, dir, []string{"HOME=" + user})
+	w, err := Wire("gemini", Config{InterceptBuiltins: true}, testEP, dir, []string{"HOME=" + user}, builtinNames)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +151,7 @@ func TestWireVibe(t *testing.T) {
 	os.WriteFile(filepath.Join(user, "config.toml"), []byte("active_model = \"devstral\"\n\n[[mcp_servers]]\nname = \"theirs\"\ntransport = \"stdio\"\ncommand = \"x\"\n\n[tools.bash]\npermission = \"always\"\n"), 0o600)
 	os.WriteFile(filepath.Join(user, ".env"), []byte("MISTRAL_API_KEY=k\n"), 0o600)
 	dir := t.TempDir()
-	w, err := Wire("mistral_vibe", Config{InterceptBuiltins: true}, testEP, dir, []string{"VIBE_HOME=" + user})
+	w, err := Wire("mistral_vibe", Config{InterceptBuiltins: true}, testEP, dir, []string{"VIBE_HOME=" + user}, builtinNames)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,6 +21,8 @@ type MCPProxy struct {
 	// the agent's own. It defaults to true when the proxy is enabled.
 	InterceptBuiltins bool
 	// PluginTools are plugin operations served as tools <plugin>_<op>.
+	// Whether the plugins have them is checked against the plugins
+	// themselves (plugin.Host.CheckWorkflow), not at load.
 	PluginTools []PluginTools
 }
 
@@ -43,8 +45,9 @@ var mcpProxyFields = []string{"enable", "intercept_builtins", "plugin_tools"}
 var CoexistenceProviders = []string{"codex", "github_copilot", "opencode"}
 
 // mcpProxy reads a state's mcp_proxy block. It reports what AWF's loader
-// and validator refuse (USER.MCP_PROXY.*): unknown keys, a proxy that
-// would serve nothing, the same plugin or tool twice.
+// and validator refuse (USER.MCP_PROXY.*) that needs no plugin to tell:
+// unknown keys, a proxy that would serve nothing, the same plugin or tool
+// twice.
 func (l *loader) mcpProxy(n *yaml.Node) *MCPProxy {
 	m := &MCPProxy{Pos: pos(n)}
 	fs, ok := l.mapping(n, "mcp_proxy")
@@ -99,9 +102,6 @@ func (l *loader) mcpProxy(n *yaml.Node) *MCPProxy {
 			}
 			names[strings.ToLower(name)] = true
 		}
-	}
-	if len(m.PluginTools) > 0 {
-		l.errAt(m.PluginTools[0].Pos, "mcp_proxy.plugin_tools: reel does not host AWF plugins yet, so it cannot serve their operations; remove plugin_tools (the proxy's builtin tools need none)")
 	}
 	return m
 }

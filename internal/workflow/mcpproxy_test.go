@@ -37,6 +37,16 @@ func TestMCPProxyLoads(t *testing.T) {
 			}
 		})
 	}
+	// Whether a plugin has the operations is the plugin host's to say
+	// (plugin.Host.CheckWorkflow): the block loads as written.
+	wf, err := Parse(proxyStep("claude", "      enable: true\n      intercept_builtins: false\n      plugin_tools:\n        - plugin: kubernetes\n          expose: [kubectl_apply, get]\n", ""), "f.yaml", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := wf.States["a"].MCPProxy
+	if len(m.PluginTools) != 1 || m.PluginTools[0].Plugin != "kubernetes" || strings.Join(m.PluginTools[0].Expose, ",") != "kubectl_apply,get" || m.PluginTools[0].Pos.Line != 12 {
+		t.Fatalf("plugin_tools %+v", m.PluginTools)
+	}
 }
 
 // What AWF refuses (USER.MCP_PROXY.*), reel refuses at the line.
@@ -46,8 +56,6 @@ func TestMCPProxyProblems(t *testing.T) {
 		{"      enable: true\n      intercept_builtin: true\n", `unknown field "intercept_builtin" in mcp_proxy (did you mean "intercept_builtins"?)`},
 		{"      enable: yes please\n", `f.yaml:9:15: mcp_proxy.enable must be true or false`},
 		{"      enable: true\n      intercept_builtins: false\n", `f.yaml:9:7: mcp_proxy: enabled with intercept_builtins false and no plugin_tools, the proxy would serve nothing`},
-		{"      enable: true\n      plugin_tools:\n        - plugin: kubernetes\n          expose: [kubectl_apply]\n",
-			`f.yaml:11:11: mcp_proxy.plugin_tools: reel does not host AWF plugins yet`},
 		{"      enable: true\n      plugin_tools:\n        - plugin: k\n          expose: [a]\n        - plugin: k\n          expose: [b]\n",
 			`f.yaml:13:11: mcp_proxy.plugin_tools: plugin "k" is listed twice`},
 		{"      enable: true\n      plugin_tools:\n        - plugin: k\n          expose: [a, a]\n", `mcp_proxy.plugin_tools: tool k_a is served twice`},
