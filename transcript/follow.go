@@ -139,6 +139,9 @@ func (fl *Follower) Next(ctx context.Context) (ExchangeEvent, error) {
 	}
 }
 
+// Line is the 1-based number of the line Next returned last.
+func (fl *Follower) Line() int { return fl.line }
+
 // Raw is the bytes of the line Next returned last, without its newline.
 // It is valid until the next call to Next.
 func (fl *Follower) Raw() []byte { return fl.raw }

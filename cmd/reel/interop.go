@@ -238,7 +238,7 @@ func readInterop(format, path string, noVerifyIDs bool) (importTree, []string, e
 }
 
 // recordImportTree writes the run and its child runs with the transcript
-// recorder, every child beside its parent (runstore.ChildPath) with
+// recorder, every child beside its parent (runs.Run.Child) with
 // parent_run_id set and the parent's call_workflow events naming it in
 // child_run_id. Run ids derive from the source (importstore), so a second
 // import of a changed source replaces the first: the runs are written

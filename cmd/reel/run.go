@@ -473,11 +473,11 @@ func describeInput(in workflow.Input) string {
 // loadRun finds a recorded run in the storage and reads it.
 func loadRun(storage, ref string, opts rerun.Options) (*rerun.Run, error) {
 	refs := runRefFlags{storage: storage}
-	paths, err := refs.resolve([]string{ref}, 1)
+	list, err := refs.resolve([]string{ref}, 1)
 	if err != nil {
 		return nil, err
 	}
-	return rerun.Load(paths[0], opts)
+	return rerun.Load(list[0].Path, opts)
 }
 
 // sortedKeys is the keys of m in order.

@@ -15,7 +15,6 @@ import (
 
 	"github.com/reelhq/reel/internal/rerun"
 	"github.com/reelhq/reel/internal/runstatus"
-	"github.com/reelhq/reel/internal/runstore"
 	"github.com/reelhq/reel/internal/workflow"
 	"github.com/reelhq/reel/transcript"
 )
@@ -590,11 +589,9 @@ func (r *run) childRun(ctx context.Context, sp *span, child *workflow.Workflow, 
 	var prior *rerun.Run
 	if r.past != nil && r.rec != nil {
 		if v := r.past.takeLive(key); v != nil && v.Last().ChildRunID != "" {
-			if cp, err := runstore.ChildPath(r.rec.Path(), v.Last().ChildRunID); err == nil {
-				// A child file without run.started was cut before its
-				// first event: the call starts a new child.
-				prior, _ = rerun.Load(cp, rerun.Options{Exchange: true})
-			}
+			// A child file without run.started was cut before its first
+			// event: the call starts a new child.
+			prior, _ = rerun.LoadChild(r.rec.Path(), v.Last().ChildRunID, rerun.Options{Exchange: true})
 		}
 	}
 	switch {

@@ -13,13 +13,14 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/reelhq/reel/internal/browsertest"
+	"github.com/reelhq/reel/internal/runs"
 	"github.com/reelhq/reel/internal/transcripttest"
 	"github.com/reelhq/reel/transcript"
 )
 
 func standalone(t *testing.T, path string, red *Redactor) []byte {
 	t.Helper()
-	run, err := LoadRun(path, RunOptions{Redact: red})
+	run, err := LoadRun(runs.Open(path, runs.Options{}), RunOptions{Redact: red})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,8 +1,4 @@
-// Package rawevent reads the envelope of a transcript line (type, run ids,
-// path, iteration, timestamp) from its raw bytes, leaving the payload as
-// raw JSON. Readers that only count or route events use it instead of
-// decoding every line.
-package rawevent
+package runs
 
 import (
 	"bytes"
@@ -18,15 +14,18 @@ import (
 // the payload, so one byte search finds it.
 var typeFinder = rawjson.NewFinder("type")
 
-// Type returns the event type of a raw line, without quotes. ok is false
-// when the line has no string "type"; err when the JSON before it is
+// lineType returns the event type of a raw line, without quotes. ok is
+// false when the line has no string "type"; err when the JSON before it is
 // broken.
-func Type(line []byte) (typ []byte, ok bool, err error) {
+func lineType(line []byte) (typ []byte, ok bool, err error) {
 	return typeFinder.String(line)
 }
 
-// Envelope is the envelope of one line. Byte slices point into the line.
+// Envelope is the envelope of one line: what every event carries around
+// its payload, read from the raw bytes without decoding the payload. Byte
+// slices point into the line.
 type Envelope struct {
+	Seq         uint64
 	RunID       string
 	ParentRunID string
 	ChildRunID  string
@@ -47,6 +46,13 @@ func (e *Envelope) Parse(line []byte) error {
 	seen := 0
 	err := rawjson.Each(line, func(k, v []byte) bool {
 		switch string(k) {
+		case "seq":
+			n, err := strconv.ParseUint(string(v), 10, 64)
+			if err != nil {
+				bad = fmt.Errorf("%w: seq %.20s is not a count", transcript.ErrMalformed, v)
+				return false
+			}
+			e.Seq = n
 		case "run_id":
 			e.RunID = reuse(v, run)
 		case "parent_run_id":

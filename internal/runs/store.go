@@ -1,6 +1,4 @@
-// Package runstore locates run transcripts in reel's storage: by run id, by
-// a unique prefix of one, the latest run, or a plain file path.
-package runstore
+package runs
 
 import (
 	"bufio"
@@ -17,22 +15,49 @@ import (
 	"github.com/reelhq/reel/transcript"
 )
 
-// Store finds transcripts under one storage directory.
+// Store finds runs in one storage directory.
 type Store struct {
 	// Dir is the transcripts directory, <storage>/transcripts.
 	Dir string
+	// Options are given to every run the store opens.
+	Options Options
 }
 
-// New returns the store of the storage directory storage.
-func New(storage string) *Store { return &Store{Dir: transcript.Dir(storage)} }
+// NewStore returns the store of the storage directory storage.
+func NewStore(storage string, opts Options) *Store {
+	return &Store{Dir: transcript.Dir(storage), Options: opts}
+}
 
 // ErrNotFound is returned when no transcript matches a reference.
 var ErrNotFound = errors.New("no such run")
 
-// Resolve turns a reference into a transcript path. A reference is an
-// existing file path, a run id, or a unique prefix of a run id stored in
-// the store.
-func (s *Store) Resolve(ref string) (string, error) {
+// Find opens the run a reference names: an existing file path, a run id,
+// or a unique prefix of a run id stored in the store.
+func (s *Store) Find(ref string) (*Run, error) {
+	p, err := s.resolve(ref)
+	if err != nil {
+		return nil, err
+	}
+	return Open(p, s.Options), nil
+}
+
+// ID opens the run id, and nothing else: no prefix, no path. It is for ids
+// that come from outside (a URL), where a path must not reach a file.
+func (s *Store) ID(id string) (*Run, error) {
+	if err := transcript.ValidRunID(id); err != nil {
+		return nil, fmt.Errorf("%q is not a run id", id)
+	}
+	p := filepath.Join(s.Dir, id+".jsonl")
+	if _, err := os.Stat(p); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("run %s: %w in %s", id, ErrNotFound, s.Dir)
+		}
+		return nil, fmt.Errorf("run %s: %w", id, err)
+	}
+	return Open(p, s.Options), nil
+}
+
+func (s *Store) resolve(ref string) (string, error) {
 	if ref == "" {
 		return "", fmt.Errorf("empty run reference")
 	}
@@ -112,26 +137,26 @@ func (s *Store) IDs() ([]string, error) {
 	return ids, nil
 }
 
-// All returns the path of every transcript in the store, sorted by run id.
-func (s *Store) All() ([]string, error) {
+// All opens every run in the store, sorted by run id.
+func (s *Store) All() ([]*Run, error) {
 	ids, err := s.IDs()
 	if err != nil {
 		return nil, err
 	}
-	paths := make([]string, len(ids))
+	all := make([]*Run, len(ids))
 	for i, id := range ids {
-		paths[i] = filepath.Join(s.Dir, id+".jsonl")
+		all[i] = Open(filepath.Join(s.Dir, id+".jsonl"), s.Options)
 	}
-	return paths, nil
+	return all, nil
 }
 
-// Latest returns the most recently written transcript of a top-level run:
+// Latest opens the most recently written transcript of a top-level run:
 // child runs started by call_workflow (whose events carry parent_run_id)
 // are passed over, since they are reached through their parent.
-func (s *Store) Latest() (string, error) {
+func (s *Store) Latest() (*Run, error) {
 	ids, err := s.IDs()
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	type cand struct {
 		path string
@@ -149,13 +174,15 @@ func (s *Store) Latest() (string, error) {
 	sort.SliceStable(cands, func(i, j int) bool { return cands[i].mod > cands[j].mod })
 	for _, c := range cands {
 		if !isChild(c.path) {
-			return c.path, nil
+			return Open(c.path, s.Options), nil
 		}
 	}
-	return "", fmt.Errorf("no runs in %s: %w", s.Dir, ErrNotFound)
+	return nil, fmt.Errorf("no runs in %s: %w", s.Dir, ErrNotFound)
 }
 
 // isChild reports whether the transcript's first event names a parent run.
+// Only the start of the first line is read: parent_run_id comes before the
+// payload in every line reel writes.
 func isChild(path string) bool {
 	f, err := safefile.Open(path)
 	if err != nil {
@@ -172,14 +199,4 @@ func isChild(path string) bool {
 	}
 	id, _ := rawjson.String(v)
 	return id != ""
-}
-
-// ChildPath returns the transcript of child run id, which reel stores in
-// the same directory as its parent's transcript. The id is validated so a
-// hostile transcript cannot point outside that directory.
-func ChildPath(parentPath, childRunID string) (string, error) {
-	if err := transcript.ValidRunID(childRunID); err != nil {
-		return "", fmt.Errorf("child run: %w", err)
-	}
-	return filepath.Join(filepath.Dir(parentPath), childRunID+".jsonl"), nil
 }

@@ -1,4 +1,4 @@
-package rawevent
+package runs
 
 import (
 	"fmt"

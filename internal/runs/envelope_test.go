@@ -1,4 +1,4 @@
-package rawevent
+package runs
 
 import (
 	"bytes"
@@ -27,7 +27,7 @@ func TestParse(t *testing.T) {
 		string(e.Path) != `a."b"` || e.Iteration != 3 || !e.Time().Equal(ev.Timestamp) || len(e.Payload) == 0 {
 		t.Errorf("envelope %+v", e)
 	}
-	if typ, ok, err := Type(line); !ok || err != nil || string(typ) != "tool.call" {
+	if typ, ok, err := lineType(line); !ok || err != nil || string(typ) != "tool.call" {
 		t.Errorf("Type = %q %v %v", typ, ok, err)
 	}
 	for _, bad := range []string{`{"type":"x"}`, `{"type":"x","path":1,"timestamp":"t","payload":{}}`, `{"type":"x","path":"","iteration":"one","timestamp":"t","payload":{}}`, `nope`} {
@@ -59,7 +59,7 @@ func FuzzParse(f *testing.F) {
 		var e Envelope
 		err := e.Parse(line)
 		e.Time()
-		Type(line)
+		lineType(line)
 		if err != nil {
 			return
 		}
