@@ -11,8 +11,8 @@ import (
 
 	"github.com/reelhq/reel/internal/engine"
 	"github.com/reelhq/reel/internal/rerun"
-	"github.com/reelhq/reel/internal/runstatus"
 	"github.com/reelhq/reel/internal/runs"
+	"github.com/reelhq/reel/internal/runstatus"
 	"github.com/reelhq/reel/transcript"
 )
 
