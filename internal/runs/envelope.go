@@ -47,8 +47,8 @@ func (e *Envelope) Parse(line []byte) error {
 	err := rawjson.Each(line, func(k, v []byte) bool {
 		switch string(k) {
 		case "seq":
-			n, err := strconv.ParseUint(string(v), 10, 64)
-			if err != nil {
+			n, ok := count(v)
+			if !ok {
 				bad = fmt.Errorf("%w: seq %.20s is not a count", transcript.ErrMalformed, v)
 				return false
 			}
@@ -144,6 +144,25 @@ func ParseTime(b []byte) time.Time {
 		return time.Time{}
 	}
 	return t
+}
+
+// count parses an unsigned decimal, refusing what would overflow.
+func count(s []byte) (uint64, bool) {
+	if len(s) == 0 || len(s) > 20 {
+		return 0, false
+	}
+	var n uint64
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		d := uint64(c - '0')
+		if n > (1<<64-1-d)/10 {
+			return 0, false
+		}
+		n = n*10 + d
+	}
+	return n, true
 }
 
 func digits(s []byte) (int, bool) {

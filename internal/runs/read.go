@@ -226,15 +226,20 @@ func (rd *reading) next(line []byte, torn bool) *Record {
 	if !torn {
 		start--
 	}
-	rd.rec = Record{Line: rd.rd.Line(), Offset: start, Raw: line, rd: rd}
-	return &rd.rec
+	// Field by field: the record is reused, and clearing it whole (an
+	// event's worth of pointers) would cost every line a write barrier's
+	// worth of work while the collector runs.
+	rec := &rd.rec
+	rec.Line, rec.Offset, rec.Raw, rec.rd = rd.rd.Line(), start, line, rd
+	rec.Type, rec.envState, rec.evState = "", unread, unread
+	return rec
 }
 
 // yieldStrict yields a line and its damage as transcript.Reader.Next gives
 // them: the event as far as it decodes, with the error.
 func (rd *reading) yieldStrict(yield func(*Record, error) bool, line []byte, lerr error) bool {
 	rec := rd.next(line, errors.Is(lerr, transcript.ErrTornLine))
-	rec.evState = good
+	rec.evState, rec.ev = good, transcript.ExchangeEvent{}
 	var err error
 	if line != nil {
 		rec.ev, err = rd.rd.Decode(line)
@@ -312,10 +317,27 @@ func damageKind(err error) string {
 // eventType returns the type named by b, without allocating for the types
 // of the vocabulary.
 func eventType(b []byte) transcript.EventType {
-	for _, t := range transcript.EventTypes {
-		if string(t) == string(b) {
-			return t
-		}
+	switch string(b) {
+	case string(transcript.RunStarted):
+		return transcript.RunStarted
+	case string(transcript.RunCompleted):
+		return transcript.RunCompleted
+	case string(transcript.StepStarted):
+		return transcript.StepStarted
+	case string(transcript.StepCompleted):
+		return transcript.StepCompleted
+	case string(transcript.CallWorkflowStarted):
+		return transcript.CallWorkflowStarted
+	case string(transcript.CallWorkflowCompleted):
+		return transcript.CallWorkflowCompleted
+	case string(transcript.MessageUser):
+		return transcript.MessageUser
+	case string(transcript.MessageAssistant):
+		return transcript.MessageAssistant
+	case string(transcript.ToolCall):
+		return transcript.ToolCall
+	case string(transcript.ToolResult):
+		return transcript.ToolResult
 	}
 	return transcript.EventType(b)
 }
