@@ -31,6 +31,7 @@ func (r *Run) Follow(ctx context.Context, from uint64) iter.Seq2[*Record, error]
 		rd := &reading{run: r}
 		for {
 			ev, err := fl.Next(ctx)
+			damaged := err != nil
 			if err == io.EOF {
 				return
 			}
@@ -45,7 +46,7 @@ func (r *Run) Follow(ctx context.Context, from uint64) iter.Seq2[*Record, error]
 					continue
 				}
 			}
-			rd.rec = Record{Line: fl.Line(), Type: ev.Type, Raw: fl.Raw(), rd: rd, ev: ev, evState: good}
+			rd.rec = Record{Line: fl.Line(), Type: ev.Type, Raw: fl.Raw(), rd: rd, ev: ev, evState: good, damaged: damaged}
 			if !yield(&rd.rec, nil) {
 				return
 			}

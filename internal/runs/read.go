@@ -49,6 +49,9 @@ type Record struct {
 	ev       transcript.ExchangeEvent
 	envState state
 	evState  state
+	// damaged is set once the line's damage is reported: a line counts
+	// once, whatever is asked of it.
+	damaged bool
 }
 
 type state uint8
@@ -67,7 +70,7 @@ func (rec *Record) Envelope() *Envelope {
 	case unread:
 		if err := rec.env.Parse(rec.Raw); err != nil {
 			rec.envState = bad
-			rec.rd.damage(rec.Line, err)
+			rec.damage(err)
 			return nil
 		}
 		rec.envState = good
@@ -89,16 +92,23 @@ func (rec *Record) Event() *transcript.ExchangeEvent {
 		if err != nil && !errors.Is(err, transcript.ErrUnknownEventType) {
 			if !errors.Is(err, transcript.ErrUnknownBlockType) {
 				rec.evState = bad
-				rec.rd.damage(rec.Line, err)
+				rec.damage(err)
 				return nil
 			}
-			rec.rd.damage(rec.Line, err)
+			rec.damage(err)
 		}
 		rec.evState = good
 	case bad:
 		return nil
 	}
 	return &rec.ev
+}
+
+func (rec *Record) damage(err error) {
+	if !rec.damaged {
+		rec.damaged = true
+		rec.rd.damage(rec.Line, err)
+	}
 }
 
 // Events reads the run's transcript, yielding each event line decoded as
@@ -182,6 +192,7 @@ func (rd *reading) lines(yield func(*Record, error) bool) bool {
 			torn = true
 		}
 		rec := rd.next(line, torn)
+		rec.damaged = torn // reported above
 		if strict {
 			if !rd.yieldStrict(yield, line, nil) {
 				return false
@@ -195,7 +206,7 @@ func (rd *reading) lines(yield func(*Record, error) bool) bool {
 		}
 		rec.Type = eventType(tv)
 		if !rec.Type.Known() {
-			rd.damage(rec.Line, fmt.Errorf("%w %q", transcript.ErrUnknownEventType, rec.Type))
+			rec.damage(fmt.Errorf("%w %q", transcript.ErrUnknownEventType, rec.Type))
 		}
 		rd.lifecycle(rec)
 		if !rd.wanted(rec.Type) {
@@ -231,7 +242,7 @@ func (rd *reading) next(line []byte, torn bool) *Record {
 	// worth of work while the collector runs.
 	rec := &rd.rec
 	rec.Line, rec.Offset, rec.Raw, rec.rd = rd.rd.Line(), start, line, rd
-	rec.Type, rec.envState, rec.evState = "", unread, unread
+	rec.Type, rec.envState, rec.evState, rec.damaged = "", unread, unread, false
 	return rec
 }
 

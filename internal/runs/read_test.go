@@ -413,3 +413,25 @@ func FuzzEvents(f *testing.F) {
 		}
 	})
 }
+
+// A line counts once in the warnings, whatever readers ask of it: the tree
+// asks an exchange event for its envelope, the page for its event.
+func TestDamageCountsALineOnce(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "x.jsonl")
+	os.WriteFile(p, []byte(line(1, "run.started", `{"name":"w","kind":"workflow"}`)+`{"seq":2,"type":"tool.call","path":5}`+"\n"+
+		strings.TrimSuffix(line(3, "message.user", `{"role":"user","blocks":[{"type":"hologram","fidelity":"router"}]}`), "\n")), 0o600)
+	r := runs.Open(p, runs.Options{})
+	n := 0
+	for rec, err := range r.Events(runs.RawLines) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec.Envelope()
+		rec.Event()
+		rec.Event()
+		n++
+	}
+	if n != 3 || r.Warnings().Len() != 2 {
+		t.Fatalf("%d records, warnings %q; want one for the broken line and one for the torn one", n, r.Warnings().Strings())
+	}
+}

@@ -204,3 +204,30 @@ func TestBrowserReplayFile(t *testing.T) {
 		t.Errorf("playback: %d hidden at start, %d after 0.6 s at 1×", pendingAtStart, pendingMid)
 	}
 }
+
+// The redactor walks an event's strings once, in place: free-form JSON
+// keeps its keys, their order, its numbers and its literals, and only the
+// strings a pattern matches change; ids and types stay as they are.
+func TestRedactorWalksOnce(t *testing.T) {
+	red, err := NewRedactor(nil, []string{`JIRA-\d+`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := json.RawMessage(`{"z":1.50,"a":"fix JIRA-1 now","list":[true,null,{"k":"JIRA-22"},"x"],"JIRA-3":"key"}`)
+	ev := transcript.ExchangeEvent{Seq: 4, RunID: "JIRA-9", Type: transcript.ToolCall, Path: "step JIRA-5",
+		Payload: &transcript.ToolPayload{Name: "Bash", CallID: "JIRA-7", Input: in, Output: json.RawMessage(`"done JIRA-8"`), Fidelity: transcript.FidelityRouter}}
+	red.Event(&ev)
+	tp := ev.Tool()
+	if got := string(tp.Input.(json.RawMessage)); got != `{"z":1.50,"a":"fix [REDACTED] now","list":[true,null,{"k":"[REDACTED]"},"x"],"JIRA-3":"key"}` {
+		t.Errorf("input %s", got)
+	}
+	if got := string(tp.Output.(json.RawMessage)); got != `"done [REDACTED]"` {
+		t.Errorf("output %s", got)
+	}
+	if ev.Path != "step [REDACTED]" || ev.RunID != "JIRA-9" || tp.CallID != "JIRA-7" || ev.Type != transcript.ToolCall {
+		t.Errorf("event %+v %+v", ev, tp)
+	}
+	if string(in) != `{"z":1.50,"a":"fix JIRA-1 now","list":[true,null,{"k":"JIRA-22"},"x"],"JIRA-3":"key"}` {
+		t.Error("the original value changed")
+	}
+}
