@@ -19,7 +19,9 @@ import (
 type Store struct {
 	// Dir is the transcripts directory, <storage>/transcripts.
 	Dir string
-	// Options are given to every run the store opens.
+	// Options are given to every run the store opens. A Warnings list set
+	// here is shared by all of them: leave it nil where runs are read
+	// concurrently (each run then keeps its own).
 	Options Options
 }
 
