@@ -15,6 +15,7 @@ package rerun
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"time"
@@ -175,6 +176,9 @@ func LoadChild(parentPath, id string, opts Options) (*Run, error) {
 func read(src *runs.Run, opts Options) (*Run, error) {
 	b := &builder{run: &Run{Path: src.Path}, opts: opts, src: src}
 	for rec, err := range src.Events(runs.FullDecode) {
+		if errors.Is(err, transcript.ErrEmpty) {
+			break // no run.started: finish says so
+		}
 		if err != nil {
 			return nil, err
 		}

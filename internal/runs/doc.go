@@ -2,8 +2,11 @@
 // transcript in a storage directory, yields its events, finished or live,
 // follows the transcripts of its sub-workflows, and keeps what it could
 // not read as warnings. Every command, the web view, the engine's resume
-// and replay and the exporters read through it; no other package opens a
-// transcript for reading (a test walks the tree to hold that).
+// and replay and the exporters read through it: no other package uses the
+// transcript library's reader or follower, or finds a sub-workflow's
+// transcript itself (a test walks the tree to hold that). The run index
+// alone reads byte ranges of transcripts, for its incremental updates and
+// its search, with runs.Envelope.
 //
 // At its centre, as log/slog's Handler is at slog's, is one small seam: a
 // read is an iter.Seq2[*Record, error], whether it comes from a finished
