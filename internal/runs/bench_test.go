@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reelhq/reel/internal/rawjson"
 	"github.com/reelhq/reel/internal/runs"
 	"github.com/reelhq/reel/internal/testfixtures"
 	"github.com/reelhq/reel/transcript"
@@ -110,6 +111,8 @@ func stdlibRead(path string, mode runs.Mode) (int, error) {
 	return n, sc.Err()
 }
 
+var typeFinder = rawjson.NewFinder("type")
+
 // directRead is how the readers read before the run reader: the library's
 // Reader, the type found in the raw line, the envelope or the event
 // decoded from it.
@@ -129,6 +132,9 @@ func directRead(path string, mode runs.Mode) (int, error) {
 		}
 		if err != nil {
 			return n, err
+		}
+		if _, ok, err := typeFinder.String(line); !ok || err != nil {
+			return n, fmt.Errorf("line %d: no type", rd.Line())
 		}
 		switch mode {
 		case runs.EnvelopeOnly:
@@ -166,6 +172,7 @@ func BenchmarkEvents(b *testing.B) {
 					n++
 				}
 				t1 := time.Now()
+				b.StopTimer()
 				if n != events || r.Warnings().Len() > 0 {
 					b.Fatalf("%d events of %d, warnings %q", n, events, r.Warnings().Strings())
 				}
@@ -179,6 +186,7 @@ func BenchmarkEvents(b *testing.B) {
 				reel += t1.Sub(t0)
 				std += t2.Sub(t1)
 				direct += time.Since(t2)
+				b.StartTimer()
 			}
 			b.ReportMetric(float64(std)/float64(reel), "x-vs-stdlib")
 			b.ReportMetric(float64(direct)/float64(reel), "x-vs-direct")
