@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/reelhq/reel/internal/runs"
 	"github.com/reelhq/reel/transcript"
@@ -66,5 +67,12 @@ func TestEmptyTranscriptIsAnError(t *testing.T) {
 	os.WriteFile(p, nil, 0o600)
 	if _, err := Build(runs.Open(p, runs.Options{}), Options{}); !errors.Is(err, transcript.ErrEmpty) {
 		t.Fatalf("Build = %v, want ErrEmpty", err)
+	}
+}
+
+// A node fits the collector's small size classes (see Node).
+func TestNodeFitsASmallSizeClass(t *testing.T) {
+	if n := unsafe.Sizeof(Node{}); n > 512 {
+		t.Fatalf("Node is %d bytes, over 512", n)
 	}
 }

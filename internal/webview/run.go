@@ -125,15 +125,7 @@ func LoadRun(run *runs.Run, opts RunOptions) (*Run, error) {
 		ID: root.RunID, Workflow: root.Name, Error: root.Error, ExitCode: root.ExitCode, Started: root.Start,
 		Duration: time.Duration(root.Duration), Usage: root.Usage, CostUSD: root.CostUSD,
 	}
-	l.start = root.Start
-	exectree.Walk(root, func(n *exectree.Node, _ int) {
-		if n.ChildError != "" {
-			if l.unread == nil {
-				l.unread = map[string]string{}
-			}
-			l.unread[n.ChildRunID] = n.ChildError
-		}
-	})
+	l.start, l.unread = root.Start, tree.Unread
 	events, meta := l.file(run, "")
 	r.Events, r.ParentRunID, r.Ended, r.LastSeq = events, meta.parent, meta.ended, meta.lastSeq
 	if r.ID == "" {
