@@ -46,6 +46,18 @@ func allowedFields(typ string) []string {
 	return append(append([]string{}, flowFields...), f...)
 }
 
+// typeOwners lists the built-in state types whose own field key is (not
+// the flow fields every non-terminal state has).
+func typeOwners(key string) []string {
+	var owners []string
+	for _, t := range BuiltinTypes {
+		if contains(typeFields[t], key) && !contains(flowFields, key) {
+			owners = append(owners, t)
+		}
+	}
+	return owners
+}
+
 // ownerOf names the state types a field belongs to, for "not valid here".
 func ownerOf(key string) string {
 	var owners []string
@@ -147,6 +159,14 @@ func (l *loader) state(k, n *yaml.Node) *State {
 			continue
 		}
 		if !contains(allowed, key) {
+			if owners := typeOwners(key); len(owners) > 0 && s.Type != TypeTerminal {
+				// AWF reads every state's fields into one structure and
+				// ignores what the state's type does not use (a pack's
+				// step carries a prompt_file): reel loads it too and says
+				// it does nothing.
+				l.warnf(f.key, "%s: %q is ignored: it belongs to %s states (AWF ignores it too)", what, key, strings.Join(owners, ", "))
+				continue
+			}
 			l.unknownField(f.key, what, allowed, ownerOf(key))
 			continue
 		}
