@@ -19,25 +19,22 @@ import (
 	"github.com/reelhq/reel/transcript"
 )
 
-// writeGarbage writes a transcript of size bytes, a run.started and then
-// lines of every kind a reader cannot use: text, random bytes, JSON that is
-// no event, events with a broken envelope. It returns the lines written.
+// writeGarbage writes a transcript of about size bytes, a run.started and
+// then lines of every kind a reader cannot use: text, random bytes, JSON
+// that is no event, events with a broken envelope. It returns the lines
+// written. A block of 1 MiB is made once and written again and again: the
+// test binary runs under the race detector, where making every line would
+// cost more than the readers under test.
 func writeGarbage(t *testing.T, path, id string, size int) int {
 	t.Helper()
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_EXCL, 0o600)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := bufio.NewWriterSize(f, 1<<20)
-	fmt.Fprintf(w, `{"seq":1,"run_id":%q,"type":"run.started","path":"","iteration":0,"timestamp":"2026-06-08T08:14:42.000000Z","payload":{"name":"garbage","kind":"workflow"}}`+"\n", id)
+	var block bytes.Buffer
 	rng := rand.New(rand.NewPCG(7, 26))
 	raw := make([]byte, 120)
-	n, lines := 0, 1
-	for n < size {
-		var l []byte
-		switch lines % 4 {
+	perBlock := 0
+	for block.Len() < 1<<20 {
+		switch perBlock % 4 {
 		case 0:
-			l = fmt.Appendf(nil, "stack trace line %d: something went wrong in the agent, nothing to read here at all", lines)
+			fmt.Fprintf(&block, "stack trace line %d: something went wrong in the agent, nothing to read here at all", perBlock)
 		case 1:
 			for i := range raw {
 				raw[i] = byte(rng.IntN(255) + 1)
@@ -45,19 +42,26 @@ func writeGarbage(t *testing.T, path, id string, size int) int {
 					raw[i] = ' '
 				}
 			}
-			l = raw
+			block.Write(raw)
 		case 2:
-			l = fmt.Appendf(nil, `{"level":"info","msg":"not an event","n":%d,"pad":"%s"}`, lines, strings.Repeat("x", 40))
+			fmt.Fprintf(&block, `{"level":"info","msg":"not an event","n":%d,"pad":"%s"}`, perBlock, strings.Repeat("x", 40))
 		case 3:
-			l = fmt.Appendf(nil, `{"seq":%d,"type":"step.started","path":17,"timestamp":"nope","payload":{}}`, lines)
+			fmt.Fprintf(&block, `{"seq":%d,"type":"step.started","path":17,"timestamp":"nope","payload":{}}`, perBlock)
 		}
-		w.Write(l)
-		w.WriteByte('\n')
-		n += len(l) + 1
-		lines++
+		block.WriteByte('\n')
+		perBlock++
 	}
-	if err := w.Flush(); err != nil {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_EXCL, 0o600)
+	if err != nil {
 		t.Fatal(err)
+	}
+	fmt.Fprintf(f, `{"seq":1,"run_id":%q,"type":"run.started","path":"","iteration":0,"timestamp":"2026-06-08T08:14:42.000000Z","payload":{"name":"garbage","kind":"workflow"}}`+"\n", id)
+	lines := 1
+	for n := 0; n < size; n += block.Len() {
+		if _, err := f.Write(block.Bytes()); err != nil {
+			t.Fatal(err)
+		}
+		lines += perBlock
 	}
 	if err := f.Close(); err != nil {
 		t.Fatal(err)
@@ -103,6 +107,7 @@ func TestGarbageTranscriptPagesAreBounded(t *testing.T) {
 	}
 	var stderr bytes.Buffer
 	srv.Stderr = &stderr
+	started := time.Now()
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -119,6 +124,7 @@ func TestGarbageTranscriptPagesAreBounded(t *testing.T) {
 		t.Fatalf("serve: %q", sc.Text())
 	}
 	go io.Copy(io.Discard, stdout)
+	t.Logf("serve: listening after %s (the index reads the file first)", time.Since(started).Round(time.Millisecond))
 	start := time.Now()
 	resp, err := http.Get(url + "runs/" + id)
 	if err != nil {
