@@ -16,6 +16,7 @@ import (
 	"github.com/reelhq/reel/internal/runstore"
 	"github.com/reelhq/reel/internal/safefile"
 	"github.com/reelhq/reel/transcript"
+	"github.com/reelhq/reel/transcript/secrets"
 )
 
 // formatOTLP is reel export's --to for OpenTelemetry collectors.
@@ -102,7 +103,7 @@ func runExportOTLP(cmd *cobra.Command, refs []string, json bool, storageFlag str
 		Version: versionString(), Content: o.otel.content, Prices: proj.Prices(),
 	}
 	if o.maskSecrets {
-		cfg.Masker = transcript.NewMasker(os.Environ())
+		cfg.Masker = secrets.NewMasker(os.Environ())
 	}
 	ctx := cmd.Context()
 	b, err := otlp.NewBatch(ctx, cfg)

@@ -14,6 +14,7 @@ import (
 	"github.com/reelhq/reel/internal/runstatus"
 	"github.com/reelhq/reel/internal/runstore"
 	"github.com/reelhq/reel/transcript"
+	"github.com/reelhq/reel/transcript/secrets"
 )
 
 func newResumeCmd() *cobra.Command {
@@ -105,7 +106,7 @@ func resumeRun(cmd *cobra.Command, path, wfFile, from string, interactive bool, 
 	// transcript lives in.
 	e := newEngine(proj, filepath.Dir(filepath.Dir(path)))
 	if f.maskSecrets {
-		e.Masker = transcript.NewMasker(os.Environ())
+		e.Masker = secrets.NewMasker(os.Environ())
 	}
 	wf, err := loadWorkflow(cmd, e, proj.Root, wfFile)
 	if err != nil {

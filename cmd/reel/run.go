@@ -21,6 +21,7 @@ import (
 	"github.com/reelhq/reel/internal/rerun"
 	"github.com/reelhq/reel/internal/workflow"
 	"github.com/reelhq/reel/transcript"
+	"github.com/reelhq/reel/transcript/secrets"
 )
 
 // runFlags are the flags of reel run (resume shares the output ones).
@@ -118,7 +119,7 @@ func runWorkflow(cmd *cobra.Command, ref string, f *runFlags) error {
 	if f.maskSecrets {
 		// Inputs whose names say secret (--input api_token=…) are masked
 		// like such environment variables.
-		e.Masker = transcript.NewMasker(append(os.Environ(), f.inputs...))
+		e.Masker = secrets.NewMasker(append(os.Environ(), f.inputs...))
 	}
 	wf, err := loadWorkflow(cmd, e, proj.Root, ref)
 	if err != nil {

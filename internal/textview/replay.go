@@ -24,6 +24,7 @@ import (
 	"github.com/reelhq/reel/internal/safefile"
 	"github.com/reelhq/reel/internal/warn"
 	"github.com/reelhq/reel/transcript"
+	"github.com/reelhq/reel/transcript/secrets"
 )
 
 // Format is the output format.
@@ -56,7 +57,7 @@ type Options struct {
 	Limits   transcript.Limits
 	// Masker, when set, masks secrets in every event before it is
 	// rendered (--mask-secrets).
-	Masker *transcript.Masker
+	Masker *secrets.Masker
 }
 
 // Replay renders the run at file, with the sub-workflows it called inline,

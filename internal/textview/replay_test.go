@@ -12,6 +12,7 @@ import (
 	"github.com/reelhq/reel/internal/golden"
 	"github.com/reelhq/reel/internal/transcripttest"
 	"github.com/reelhq/reel/transcript"
+	"github.com/reelhq/reel/transcript/secrets"
 )
 
 func TestReplayGolden(t *testing.T) {
@@ -163,7 +164,7 @@ func TestReplayTextBeforeItsToolCallsAndMasks(t *testing.T) {
 		var out bytes.Buffer
 		opts := Options{}
 		if masked {
-			opts.Masker = transcript.NewMasker(nil)
+			opts.Masker = secrets.NewMasker(nil)
 		}
 		if _, err := Replay(context.Background(), &out, r.Recorder().Path(), opts); err != nil {
 			t.Fatal(err)

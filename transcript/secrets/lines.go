@@ -1,4 +1,4 @@
-package transcript
+package secrets
 
 import "strings"
 
@@ -101,7 +101,7 @@ func (l *LineMasker) mask(s string) (string, *charSet) {
 	if s == "" {
 		return s, nil
 	}
-	s = l.KeyBlock(s)
+	s = l.keyBlock(s)
 	if s == Masked {
 		return s, nil
 	}
@@ -118,11 +118,11 @@ func (l *LineMasker) mask(s string) (string, *charSet) {
 	return s, open
 }
 
-// KeyBlock returns Masked for a line inside a private key block (between
+// keyBlock returns Masked for a line inside a private key block (between
 // its BEGIN and END lines), the line with the key body before the END
 // line masked for the line that ends the block, and line itself
 // otherwise, following the block from line to line.
-func (l *LineMasker) KeyBlock(line string) string {
+func (l *LineMasker) keyBlock(line string) string {
 	if l == nil {
 		return line
 	}

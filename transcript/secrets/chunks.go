@@ -1,6 +1,11 @@
-package transcript
+package secrets
 
-import "strconv"
+import (
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/reelhq/reel/internal/rawjson"
+)
 
 // maskChunks masks the Chunk of consecutive stream blocks: the chunks of
 // one streamed reply, each usually a provider's delta in its own JSON
@@ -145,11 +150,9 @@ func (n *chunkNode) key(paths map[nodePlace]string) string {
 // chunkLeaves returns the strings of c, a single JSON value, with their
 // places; ok is false when c is not one.
 func chunkLeaves(c string, paths map[nodePlace]string) (leaves []chunkLeaf, ok bool) {
-	p := chunkParser{c: c, d: decoder{data: []byte(c)}, leaves: make([]chunkLeaf, 0, 16), nodes: make([]*chunkNode, 0, 16)}
-	if err := p.value(nil, "", 0, false, 0); err != nil {
-		return nil, false
-	}
-	if p.d.peek(); p.d.pos != len(p.d.data) {
+	p := chunkParser{c: c, data: []byte(c), leaves: make([]chunkLeaf, 0, 16), nodes: make([]*chunkNode, 0, 16)}
+	end, err := p.value(0, nil, "", 0, false, 0)
+	if err != nil || rawjson.SkipSpace(p.data, end) != len(p.data) {
 		return nil, false
 	}
 	for k := range p.leaves {
@@ -160,98 +163,159 @@ func chunkLeaves(c string, paths map[nodePlace]string) (leaves []chunkLeaf, ok b
 	return p.leaves, true
 }
 
-// chunkParser reads a chunk's strings with the transcript decoder's
-// scanner, which validates the JSON as it goes.
+// maxDepth bounds the nesting of a chunk the parser descends into.
+const maxDepth = 10000
+
+// chunkParser finds a chunk's strings with reel's raw JSON scanner; the
+// strings are decoded as encoding/json decodes them (and refused where it
+// refuses them), so a chunk it accepts is JSON to every later reader.
 type chunkParser struct {
 	c      string
-	d      decoder
+	data   []byte // c's bytes, for the scanner
 	leaves []chunkLeaf
 	nodes  []*chunkNode // per leaf, its container
 }
 
-// str reads the string at the decoder's position.
-func (p *chunkParser) str() (chunkLeaf, error) {
-	d := &p.d
-	start := d.pos
-	b, err := d.strBytes()
+// str reads the string whose opening quote is at i.
+func (p *chunkParser) str(i int) (chunkLeaf, int, error) {
+	j := i + 1
+	for j < len(p.c) && p.c[j] != '"' && p.c[j] != '\\' && p.c[j] >= 0x20 {
+		j++
+	}
+	if j < len(p.c) && p.c[j] == '"' && utf8.ValidString(p.c[i+1:j]) {
+		// no escapes: no copy
+		return chunkLeaf{start: i, end: j + 1, val: p.c[i+1 : j]}, j + 1, nil
+	}
+	v, end, err := rawjson.Unquote(p.data, i)
 	if err != nil {
-		return chunkLeaf{}, err
+		return chunkLeaf{}, 0, err
 	}
-	l := chunkLeaf{start: start, end: d.pos}
-	if len(b) == d.pos-start-2 {
-		l.val = p.c[start+1 : d.pos-1] // no escapes: no copy
-	} else {
-		l.val = string(b)
-	}
-	return l, nil
+	return chunkLeaf{start: i, end: end, val: v}, end, nil
 }
 
-// value reads one value, the member (or element elem) of parent.
-func (p *chunkParser) value(parent *chunkNode, member string, elem int, secret bool, depth int) error {
-	d := &p.d
+// value reads the value at i, the member (or element elem) of parent, and
+// returns where it ends.
+func (p *chunkParser) value(i int, parent *chunkNode, member string, elem int, secret bool, depth int) (int, error) {
 	if depth > maxDepth {
-		return d.fail("nesting too deep")
+		return 0, rawjson.ErrSyntax
 	}
-	switch d.peek() {
+	i = rawjson.SkipSpace(p.data, i)
+	if i >= len(p.data) {
+		return 0, rawjson.ErrSyntax
+	}
+	switch p.data[i] {
 	case '"':
-		l, err := p.str()
+		l, end, err := p.str(i)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		l.secretKey = secret
 		l.stream = streamPlace{member: member, elem: elem}
 		p.leaves, p.nodes = append(p.leaves, l), append(p.nodes, parent)
-		return nil
+		return end, nil
 	case '{':
 		node := &chunkNode{parent: parent, member: member, elem: elem}
-		d.pos++
-		if d.peek() == '}' {
-			d.pos++
-			return nil
+		i = rawjson.SkipSpace(p.data, i+1)
+		if i < len(p.data) && p.data[i] == '}' {
+			return i + 1, nil
 		}
 		for {
-			d.ws()
-			k, err := p.str()
+			i = rawjson.SkipSpace(p.data, i)
+			if i >= len(p.data) || p.data[i] != '"' {
+				return 0, rawjson.ErrSyntax
+			}
+			k, end, err := p.str(i)
 			if err != nil {
-				return err
+				return 0, err
 			}
 			k.key = true
 			p.leaves, p.nodes = append(p.leaves, k), append(p.nodes, node)
-			if d.peek() != ':' {
-				return d.fail("expected : after object key")
+			i = rawjson.SkipSpace(p.data, end)
+			if i >= len(p.data) || p.data[i] != ':' {
+				return 0, rawjson.ErrSyntax
 			}
-			d.pos++
-			if k.val == "index" && d.peek() != '"' && d.peek() != '{' && d.peek() != '[' {
-				num, _, err := d.numberBytes()
-				if err != nil {
-					if err := d.skip(depth + 1); err != nil {
-						return err
-					}
-				} else {
-					node.index = string(num)
+			i = rawjson.SkipSpace(p.data, i+1)
+			if k.val == "index" && i < len(p.data) && (p.data[i] == '-' || '0' <= p.data[i] && p.data[i] <= '9') {
+				if end, err = rawjson.Skip(p.data, i); err != nil {
+					return 0, err
 				}
-			} else if err := p.value(node, k.val, 0, secretName(k.val), depth+1); err != nil {
-				return err
+				node.index = p.c[i:end]
+			} else if end, err = p.value(i, node, k.val, 0, secretName(k.val), depth+1); err != nil {
+				return 0, err
 			}
-			if done, err := d.more('}'); done || err != nil {
-				return err
+			var closed bool
+			if i, closed, err = p.more(end, '}'); closed || err != nil {
+				return i, err
 			}
 		}
 	case '[':
 		node := &chunkNode{parent: parent, member: member, elem: elem}
-		d.pos++
-		if d.peek() == ']' {
-			d.pos++
-			return nil
+		i = rawjson.SkipSpace(p.data, i+1)
+		if i < len(p.data) && p.data[i] == ']' {
+			return i + 1, nil
 		}
 		for n := 0; ; n++ {
-			if err := p.value(node, "", n, false, depth+1); err != nil {
-				return err
+			end, err := p.value(i, node, "", n, false, depth+1)
+			if err != nil {
+				return 0, err
 			}
-			if done, err := d.more(']'); done || err != nil {
-				return err
+			var closed bool
+			if i, closed, err = p.more(end, ']'); closed || err != nil {
+				return i, err
 			}
 		}
 	}
-	return d.skip(depth)
+	return rawjson.Skip(p.data, i)
+}
+
+// more reads the ',' or the closing byte after a member or element at i
+// and returns where the next one starts, or where the container ends when
+// it is closed.
+func (p *chunkParser) more(i int, closing byte) (next int, closed bool, err error) {
+	i = rawjson.SkipSpace(p.data, i)
+	switch {
+	case i >= len(p.data):
+		return 0, false, rawjson.ErrSyntax
+	case p.data[i] == ',':
+		return i + 1, false, nil
+	case p.data[i] == closing:
+		return i + 1, true, nil
+	}
+	return 0, false, rawjson.ErrSyntax
+}
+
+// appendString appends s to dst as a JSON string, invalid UTF-8 replaced
+// by U+FFFD as encoding/json does.
+func appendString(dst []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	dst = append(dst, '"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= utf8.RuneSelf {
+			r, n := utf8.DecodeRuneInString(s[i:])
+			if r == utf8.RuneError && n == 1 {
+				dst = append(dst, "\\ufffd"...)
+			} else {
+				dst = append(dst, s[i:i+n]...)
+			}
+			i += n
+			continue
+		}
+		switch {
+		case c == '"' || c == '\\':
+			dst = append(dst, '\\', c)
+		case c == '\n':
+			dst = append(dst, '\\', 'n')
+		case c == '\r':
+			dst = append(dst, '\\', 'r')
+		case c == '\t':
+			dst = append(dst, '\\', 't')
+		case c < 0x20:
+			dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&15])
+		default:
+			dst = append(dst, c)
+		}
+		i++
+	}
+	return append(dst, '"')
 }

@@ -1,6 +1,8 @@
-package transcript
+package secrets
 
 import (
+	"github.com/reelhq/reel/transcript"
+
 	"bytes"
 	"encoding/json"
 	"sort"
@@ -74,12 +76,12 @@ func (m *Masker) MaskString(s string) string {
 
 // MaskEvent masks every string of e's payload in place. Payload structs are
 // copied first, so the caller's values are not modified.
-func (m *Masker) MaskEvent(e *ExchangeEvent) {
+func (m *Masker) MaskEvent(e *transcript.ExchangeEvent) {
 	if m == nil {
 		return
 	}
 	switch p := e.Payload.(type) {
-	case *StepPayload:
+	case *transcript.StepPayload:
 		if p == nil {
 			return
 		}
@@ -90,14 +92,14 @@ func (m *Masker) MaskEvent(e *ExchangeEvent) {
 		c.Input = m.maskValue(c.Input)
 		c.Result = m.maskValue(c.Result)
 		e.Payload = &c
-	case *MessagePayload:
+	case *transcript.MessagePayload:
 		if p == nil {
 			return
 		}
 		c := *p
 		c.Blocks = m.maskBlocks(p.Blocks)
 		e.Payload = &c
-	case *ToolPayload:
+	case *transcript.ToolPayload:
 		if p == nil {
 			return
 		}
@@ -106,7 +108,7 @@ func (m *Masker) MaskEvent(e *ExchangeEvent) {
 		c.Output = m.maskValue(c.Output)
 		c.Error = m.MaskString(c.Error)
 		e.Payload = &c
-	case []ContentBlock:
+	case []transcript.ContentBlock:
 		e.Payload = m.maskBlocks(p)
 	case json.RawMessage:
 		e.Payload = m.maskValue(p)
@@ -116,8 +118,8 @@ func (m *Masker) MaskEvent(e *ExchangeEvent) {
 // maskBlocks masks a message's blocks. The chunks of a run of stream
 // blocks are the deltas of one streamed reply and are masked together
 // (maskChunks): a secret split across two deltas is masked in both.
-func (m *Masker) maskBlocks(in []ContentBlock) []ContentBlock {
-	out := make([]ContentBlock, len(in))
+func (m *Masker) maskBlocks(in []transcript.ContentBlock) []transcript.ContentBlock {
+	out := make([]transcript.ContentBlock, len(in))
 	for i, b := range in {
 		b.Text = m.MaskString(b.Text)
 		b.Thinking = m.MaskString(b.Thinking)
@@ -129,7 +131,7 @@ func (m *Masker) maskBlocks(in []ContentBlock) []ContentBlock {
 	for i := 0; i < len(out); {
 		j := i
 		var chunks []string
-		for ; j < len(out) && out[j].Type == BlockStream; j++ {
+		for ; j < len(out) && out[j].Type == transcript.BlockStream; j++ {
 			chunks = append(chunks, out[j].Chunk)
 		}
 		if j == i {

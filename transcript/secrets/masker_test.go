@@ -1,6 +1,8 @@
-package transcript
+package secrets
 
 import (
+	"github.com/reelhq/reel/transcript"
+
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -42,24 +44,24 @@ func TestMasker(t *testing.T) {
 	if nilMasker.MaskString("sk-proj-abcdefghijklmnop1234") != "sk-proj-abcdefghijklmnop1234" {
 		t.Error("nil masker masked")
 	}
-	nilMasker.MaskEvent(&ExchangeEvent{})
+	nilMasker.MaskEvent(&transcript.ExchangeEvent{})
 }
 
 func TestMaskerOnRecordedEvents(t *testing.T) {
 	const secret = "s3cr3t-value-42"
 	m := NewMasker([]string{"API_KEY=" + secret})
-	r, err := Create(t.TempDir(), NewRunID(), Options{Masker: m})
+	r, err := transcript.Create(t.TempDir(), transcript.NewRunID(), transcript.Options{Masker: m})
 	if err != nil {
 		t.Fatal(err)
 	}
 	sub := r.Subscribe()
-	orig := &ToolPayload{Name: "Bash", CallID: "1", Input: map[string]any{"command": "curl -H 'x: " + secret + "'", "n": 1}, Output: json.RawMessage(`{"out":"` + secret + `\n","list":["` + secret + `",2]}`), Error: "failed with " + secret, Fidelity: FidelityRouter}
-	events := []ExchangeEvent{
-		{Type: RunStarted, Payload: &StepPayload{Name: "w", Kind: "workflow"}},
-		{Type: StepStarted, Path: "a", Payload: &StepPayload{Name: "a", Kind: "command", Command: "echo " + secret}},
-		{Type: MessageUser, Path: "a", Payload: &MessagePayload{Role: "user", Blocks: []ContentBlock{{Type: BlockText, Fidelity: FidelityRouter, Text: "use " + secret}, {Type: BlockToolUse, Fidelity: FidelityRouter, ToolName: "x", ToolID: "1", ToolInput: map[string]string{"k": secret}}}}},
-		{Type: ToolCall, Path: "a", Payload: orig},
-		{Type: StepCompleted, Path: "a", Payload: &StepPayload{Name: "a", Kind: "command", Error: secret, Result: CommandResult{Output: secret}}},
+	orig := &transcript.ToolPayload{Name: "Bash", CallID: "1", Input: map[string]any{"command": "curl -H 'x: " + secret + "'", "n": 1}, Output: json.RawMessage(`{"out":"` + secret + `\n","list":["` + secret + `",2]}`), Error: "failed with " + secret, Fidelity: transcript.FidelityRouter}
+	events := []transcript.ExchangeEvent{
+		{Type: transcript.RunStarted, Payload: &transcript.StepPayload{Name: "w", Kind: "workflow"}},
+		{Type: transcript.StepStarted, Path: "a", Payload: &transcript.StepPayload{Name: "a", Kind: "command", Command: "echo " + secret}},
+		{Type: transcript.MessageUser, Path: "a", Payload: &transcript.MessagePayload{Role: "user", Blocks: []transcript.ContentBlock{{Type: transcript.BlockText, Fidelity: transcript.FidelityRouter, Text: "use " + secret}, {Type: transcript.BlockToolUse, Fidelity: transcript.FidelityRouter, ToolName: "x", ToolID: "1", ToolInput: map[string]string{"k": secret}}}}},
+		{Type: transcript.ToolCall, Path: "a", Payload: orig},
+		{Type: transcript.StepCompleted, Path: "a", Payload: &transcript.StepPayload{Name: "a", Kind: "command", Error: secret, Result: transcript.CommandResult{Output: secret}}},
 	}
 	for _, e := range events {
 		if _, err := r.Record(e); err != nil {
@@ -74,11 +76,11 @@ func TestMaskerOnRecordedEvents(t *testing.T) {
 	if n := bytes.Count(data, []byte(Masked)); n < 9 {
 		t.Fatalf("only %d masks:\n%s", n, data)
 	}
-	if _, err := ReadAll(bytes.NewReader(data)); err != nil {
+	if _, err := transcript.ReadAll(bytes.NewReader(data)); err != nil {
 		t.Fatal(err)
 	}
 	for e := range sub.C() {
-		b, _ := AppendEvent(nil, &e)
+		b, _ := transcript.AppendEvent(nil, &e)
 		if bytes.Contains(b, []byte(secret)) {
 			t.Fatalf("secret broadcast: %s", b)
 		}
@@ -126,4 +128,36 @@ func BenchmarkMaskString(b *testing.B) {
 	}
 	base := time.Since(baseStart)
 	b.ReportMetric(float64(base)/float64(dur), "x-vs-stdlib")
+}
+
+// run.started's input and run.completed's outputs round-trip, masked like
+// every other value.
+func TestRunInputRoundTrip(t *testing.T) {
+	in := transcript.RunInput{
+		Inputs:   map[string]any{"n": 3, "tok": "ghp_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5"},
+		Workflow: &transcript.WorkflowSource{File: "/w.yaml", SHA256: "ab", States: map[string]string{"a": "01"}},
+		Reused:   [][2]int{{1, 4}, {7, 7}},
+		Step:     "a", Mocks: map[string]string{"states.b.Output": "x"},
+	}
+	ev := transcript.ExchangeEvent{Seq: 1, RunID: transcript.NewRunID(), Type: transcript.RunStarted, Payload: &transcript.StepPayload{Name: "w", Kind: transcript.KindWorkflow, Attempt: 2, Input: in}}
+	NewMasker(nil).MaskEvent(&ev)
+	b, err := transcript.AppendEvent(nil, &ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := transcript.DecodeEvent(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back transcript.RunInput
+	if err := transcript.DecodeResult(got.Step().Input, &back); err != nil {
+		t.Fatal(err)
+	}
+	if got.Step().Attempt != 2 || back.Inputs["tok"] != Masked || back.Inputs["n"] != 3.0 || back.Reused[1] != [2]int{7, 7} || back.Workflow.States["a"] != "01" || back.Mocks["states.b.Output"] != "x" {
+		t.Fatalf("round trip: %s\n%+v", b, back)
+	}
+	b2, _ := transcript.AppendEvent(nil, &got)
+	if string(b2) != string(b) {
+		t.Fatalf("re-encoded differs:\n%s\n%s", b, b2)
+	}
 }
