@@ -9,12 +9,26 @@ import "strings"
 //
 //   - the lines between the BEGIN and END lines of a private key block,
 //     which no single line gives away;
+//   - the value of an element whose start tag ends the line before
+//     (<password>, a line, </password>), and the values of a YAML data:
+//     block that look like base64 (a Kubernetes Secret), which no single
+//     line gives away either;
 //   - after a piece cut where no safe cut was found (Force), the rest of a
 //     token masked up to the cut, up to the token's end: the rest alone
 //     lacks the prefix that made it a credential.
 type LineMasker struct {
 	ms    []*Masker
 	inKey bool
+	// tag is the class of the element whose start tag ended the last line
+	// (plainName: none).
+	tag nameClass
+	// inData: in a data: block indented by dataIndent; inScalar: in a
+	// block scalar (key: |) of it, indented more than scalarIndent.
+	inData, inScalar         bool
+	dataIndent, scalarIndent int
+	// curl: the line before was a curl command continued on this one
+	// (a trailing backslash), whose -u this line may hold.
+	curl bool
 	// open holds the bytes that continue a token masked up to the last
 	// forced cut (nil: none is open).
 	open *charSet
@@ -105,17 +119,109 @@ func (l *LineMasker) mask(s string) (string, *charSet) {
 	if s == Masked {
 		return s, nil
 	}
+	line := s
+	s = l.multiLine(s)
+	defer l.noteTag(line)
+	curl := l.curl
+	t := strings.TrimRight(line, " \t\r")
+	l.curl = strings.HasSuffix(t, "\\") && (curl || strings.Contains(t, "curl"))
 	var open *charSet
 	for _, m := range l.ms {
 		var o *charSet
 		if m.replacer != nil {
 			s = m.replacer.Replace(s)
 		}
-		if s, o = maskShapesOpen(s); o != nil {
+		if s, o = maskShapesIn(s, curl); o != nil {
 			open = o
 		}
 	}
 	return s, open
+}
+
+// multiLine masks what a line holds of a secret that an earlier line
+// introduced: the value of a secret-named element whose start tag ended
+// the line before, a value of a YAML data: block that looks like base64,
+// the lines of a block scalar in it.
+func (l *LineMasker) multiLine(line string) string {
+	ind := 0
+	for ind < len(line) && (line[ind] == ' ' || line[ind] == '\t') {
+		ind++
+	}
+	body := strings.TrimRight(line[ind:], " \t\r")
+	if l.inScalar {
+		if body == "" {
+			return line
+		}
+		if ind > l.scalarIndent {
+			return line[:ind] + Masked
+		}
+		l.inScalar = false
+	}
+	if class := l.tag; class != plainName && body != "" {
+		l.tag = plainName
+		v := body
+		if i := strings.IndexByte(v, '<'); i >= 0 {
+			v = strings.TrimRight(v[:i], " \t")
+		}
+		if v != "" && (class == secretClass && maskableValue(v) || credentialLike(v)) {
+			return line[:ind] + Masked + body[len(v):]
+		}
+	}
+	if l.inData && body != "" && body[0] != '#' {
+		if ind <= l.dataIndent {
+			l.inData = false
+		} else if c := strings.IndexByte(body, ':'); c > 0 && allIn(body[:c], nameBytes) {
+			v := strings.TrimLeft(body[c+1:], " \t")
+			switch {
+			case v == "|" || v == ">" || strings.HasPrefix(v, "|-") || strings.HasPrefix(v, ">-"):
+				l.inScalar, l.scalarIndent = true, ind
+			case base64Value(v):
+				return line[:ind] + body[:len(body)-len(v)] + Masked
+			}
+		}
+	}
+	if body == "data:" || body == "stringData:" {
+		l.inData, l.dataIndent = true, ind
+	}
+	return line
+}
+
+// base64Value reports whether v looks like the base64 of a secret: 10
+// bytes or more of base64, padded or mixing cases and digits.
+func base64Value(v string) bool {
+	v = strings.Trim(v, `"'`)
+	if len(v) < 10 || !allIn(v, b64) {
+		return false
+	}
+	if v[len(v)-1] == '=' {
+		return true
+	}
+	var lower, upper, digit bool
+	for i := 0; i < len(v); i++ {
+		switch c := v[i]; {
+		case 'a' <= c && c <= 'z':
+			lower = true
+		case 'A' <= c && c <= 'Z':
+			upper = true
+		case '0' <= c && c <= '9':
+			digit = true
+		}
+	}
+	return lower && upper && digit
+}
+
+// noteTag notes whether line ends with the start tag of an element whose
+// name says secret, the value being on the next line.
+func (l *LineMasker) noteTag(line string) {
+	t := strings.TrimRight(line, " \t\r")
+	if !strings.HasSuffix(t, ">") {
+		return
+	}
+	i := strings.LastIndexByte(t, '<')
+	if i < 0 || !allIn(t[i+1:len(t)-1], nameBytes) || i+1 == len(t)-1 {
+		return
+	}
+	l.tag = classifyName(t[i+1 : len(t)-1])
 }
 
 // keyBlock returns Masked for a line inside a private key block (between
@@ -199,17 +305,18 @@ func (l *LineMasker) holdFrom(s string) int {
 	if k < len(s) && (k > from || k == 0) {
 		hold(k)
 	}
-	if i := strings.LastIndexAny(tail, "=:"); i >= 0 {
-		// name=value, "name": "value" without the value's end
+	if i := strings.LastIndexAny(tail, "=:,>"); i >= 0 {
+		// name=value, "name": "value", ("NAME", "value"), <name>value
+		// without the value's end
 		k := from + i
-		for k > 0 && (s[k-1] == ' ' || s[k-1] == '"' || s[k-1] == '\'') {
+		for k > 0 && strings.IndexByte(" \t\"'<:?.+", s[k-1]) >= 0 && from+i-k < 8 {
 			k--
 		}
 		e := k
 		for k > 0 && nameBytes[s[k-1]] {
 			k--
 		}
-		if secretName(strings.TrimLeft(s[k:e], "-.")) {
+		if classifyName(s[k:e]) != plainName || strings.EqualFold(s[k:e], "value") || strings.EqualFold(s[k:e], "data") {
 			hold(k)
 		}
 	}
@@ -225,7 +332,7 @@ func (l *LineMasker) holdFrom(s string) int {
 		}
 	}
 	// The words introducing what is held: "Bearer <t>", "Authorization:
-	// Basic <b64>", "NAME = value", "curl -u user:pw".
+	// Basic <b64>", "NAME = value", "curl -u user:pw", "--token <t>".
 	for h > from && isCutSpace(s[h-1]) {
 		j := h
 		for j > 0 && isCutSpace(s[j-1]) {
@@ -271,9 +378,82 @@ func shapeOpenAt(s string, p int) bool {
 		for n < len(body) && sh.body[body[n]] {
 			n++
 		}
-		if n == len(body) && (sh.max == 0 || n <= sh.max) && (n < sh.min || sh.mid != "" && !strings.Contains(body, sh.mid)) {
+		if n == len(body) && (sh.max == 0 || n <= sh.max) && (n < sh.min || sh.mids != nil && !containsAny(body, sh.mids)) {
 			return true
 		}
 	}
+	// A JWT is known by its second part.
+	if wordStart && strings.HasPrefix(s[p:], "ey") {
+		for q := p; q < len(s); q++ {
+			if !jwtBody[s[q]] && s[q] != '.' && s[q] != '=' {
+				return false
+			}
+		}
+		return true
+	}
 	return false
+}
+
+// SafeCut returns the last index i of b, i >= from and i > 0, that starts
+// a word after whitespace where no credential the masker knows can
+// straddle the cut, or 0 when there is none: masking b[:i] and b[i:]
+// apart masks what masking b whole would. A display that must show a
+// long line before its end cuts it there.
+//
+// Credential shapes contain no whitespace; the ones that span it are
+// introduced by a keyword, a flag or an operator: "Bearer <t>",
+// "Authorization: Api-Token <t>", "NAME = value", "\"name\": \"value\"",
+// "setProperty(\"NAME\", \"value\")", "<password> value", "curl -u
+// user:pass", "--password value". So a cut is refused after a word ending
+// in such a keyword or operator, and before a word starting with ':' or
+// '='.
+func SafeCut(b []byte, from int) int {
+	for i := len(b) - 1; i > 0 && i >= from; i-- {
+		if isCutSpace(b[i]) || !isCutSpace(b[i-1]) || b[i] == ':' || b[i] == '=' {
+			continue
+		}
+		j := i - 1
+		for j > 0 && isCutSpace(b[j-1]) {
+			j--
+		}
+		if j > 0 && !introducesSecret(string(b[:j])) {
+			return i
+		}
+	}
+	return 0
+}
+
+func isCutSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'
+}
+
+// introducers are the words after which a credential follows a space.
+var introducers = []string{"bearer", "basic", "token", "apikey", "key", "api-token", "-u", "--user", "-p"}
+
+// introducesSecret reports whether b, the text before a run of
+// whitespace, ends in something whose credential follows that whitespace.
+func introducesSecret(b string) bool {
+	switch b[len(b)-1] {
+	case ':', '=', '>':
+		return true
+	case ',':
+		return len(b) >= 2 && (b[len(b)-2] == '"' || b[len(b)-2] == '\'')
+	}
+	w := b[strings.LastIndexAny(b, " \t\r\v\f")+1:]
+	for _, kw := range introducers {
+		if hasSuffixFold(w, kw) {
+			return true
+		}
+	}
+	if strings.HasPrefix(w, "--") && secretName(w[2:]) {
+		return true
+	}
+	// Authorization: <scheme> <credential>
+	before := strings.TrimRight(b[:len(b)-len(w)], " \t")
+	before = strings.TrimRight(before, "\"'")
+	return hasSuffixFold(before, "authorization:") || hasSuffixFold(before, "authorization=")
+}
+
+func hasSuffixFold(b, suffix string) bool {
+	return len(b) >= len(suffix) && strings.EqualFold(b[len(b)-len(suffix):], suffix)
 }

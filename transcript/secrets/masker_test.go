@@ -24,16 +24,16 @@ func TestMasker(t *testing.T) {
 	}
 	m := NewMasker(env)
 	cases := map[string]string{
-		"key sk-proj-abcdefghijklmnop1234 end":               "key [MASKED] end",
-		"token gh-token-value-123":                           "token [MASKED]",
-		"pw=hunter2hunter2;":                                 "pw=[MASKED];",
-		`aws"quoted\secret`:                                  "[MASKED]",
-		"abc stays, /home/user stays":                        "abc stays, /home/user stays",
-		"unknown sk-ant-api03-ZZZZZZZZZZZZZZZZZZ":            "unknown [MASKED]",
-		"AKIAIOSFODNN7EXAMPLE":                               "[MASKED]",
-		"Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.payload": "Authorization: Bearer [MASKED]",
-		"ghp_abcdefghijklmnopqrstuvwxyz0123456789":           "[MASKED]",
-		"xoxb-1234567890-abcdef":                             "[MASKED]",
+		"key sk-proj-abcdefghijklmnop1234 end":                   "key [MASKED] end",
+		"token gh-token-value-123":                               "token [MASKED]",
+		"pw=hunter2hunter2;":                                     "pw=[MASKED];",
+		`aws"quoted\secret`:                                      "[MASKED]",
+		"abc stays, /home/user stays":                            "abc stays, /home/user stays",
+		"unknown sk-ant-api03-ZZZZZZZZZZZZZZZZZZ":                "unknown [MASKED]",
+		"AKIAZ52HGXYRN4WBTEST":                                   "[MASKED]",
+		"Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.payload":     "Authorization: Bearer [MASKED]",
+		"ghp_abcdefghijklmnopqrstuvwxyz0123456789":               "[MASKED]",
+		"xoxb-2917361735-3059274619385-Kx7Tq9LmW2vRb4NzY8pHc1sD": "[MASKED]",
 	}
 	for in, want := range cases {
 		if got := m.MaskString(in); got != want {
