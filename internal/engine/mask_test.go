@@ -271,8 +271,8 @@ func displayedPieces(t *testing.T, m *secrets.Masker, input string, chunks []int
 func TestMaskedLongLinesAreCutBetweenSecrets(t *testing.T) {
 	m := secrets.NewMasker([]string{"REEL_TEST_API_KEY=" + envSecret})
 	words := []string{"plain", "x", "progress=42%", envSecret, shapeSecret,
-		"sk-ant-" + strings.Repeat("Q", 40), "AKIA" + strings.Repeat("Z", 16),
-		"Authorization: Bearer " + strings.Repeat("t", 30), "xbearer  " + strings.Repeat("u", 20)}
+		"sk-ant-Qz8Lp3Vx7Nq2Wm5Rt9Ky4Hb6Jc1Fd0Gs3Xa7Ue2M", "AKIAZ52HGXYRN4WBTQ7K",
+		"Authorization: Bearer tK9mW2qX7vB4nL8pR3sY6zC1dF5gH0", "xbearer  " + strings.Repeat("u", 20)}
 	seps := []string{" ", "  ", "\t", " "}
 	rng := rand.New(rand.NewSource(1))
 	for iter := range 200 {
@@ -311,7 +311,7 @@ func TestMaskedLongLinesAreCutBetweenSecrets(t *testing.T) {
 			}
 			// "xbearer uuu…" is not a bearer token (the keyword must start a
 			// word): it stays, and the cut must not make it one.
-			for _, secret := range []string{envSecret, shapeSecret, "QQQQQQQQ", "tttttttt", "ZZZZZZZZ"} {
+			for _, secret := range []string{envSecret, shapeSecret, "q2Wm5Rt9", "7vB4nL8p", "HGXYRN4W"} {
 				if strings.Contains(p, secret) {
 					t.Fatalf("iteration %d: piece shows %q: %q", iter, secret, p)
 				}
@@ -354,10 +354,10 @@ func TestMaskedLineWithoutWhitespaceIsBounded(t *testing.T) {
 // dropped).
 func FuzzMaskedOutputWriter(f *testing.F) {
 	f.Add("plain ", uint16(2000), uint16(700))
-	f.Add("Authorization: Bearer "+strings.Repeat("t", 30)+"\t", uint16(300), uint16(4097))
+	f.Add("Authorization: Bearer tK9mW2qX7vB4nL8pR3sY6zC1dF5gH0\t", uint16(300), uint16(4097))
 	f.Add(shapeSecret+" "+envSecret+"\r\n", uint16(500), uint16(1))
 	f.Add("xbearer\n"+strings.Repeat("u", 20)+" ", uint16(1000), uint16(9000))
-	f.Add("\xff\x00 sk-proj-"+strings.Repeat("9", 20)+"  ", uint16(3000), uint16(333))
+	f.Add("\xff\x00 sk-proj-7Hq2Lm9Xv4Tn8Rb3Wk6Z  ", uint16(3000), uint16(333))
 	m := secrets.NewMasker([]string{"REEL_TEST_API_KEY=" + envSecret})
 	f.Fuzz(func(t *testing.T, unit string, reps, chunk uint16) {
 		if unit == "" || strings.ContainsAny(unit, "\v\f") {
@@ -436,10 +436,10 @@ func TestMaskedTokenLongerThanHeldLine(t *testing.T) {
 		{token, 229},
 		{token, 1 << 20},
 		{"x " + token + " after " + shapeSecret + "\n", 4096},
-		{strings.Repeat("y", maxHeldLine-4) + ",sk-" + strings.Repeat("7", 40) + " tail", 1},
+		{strings.Repeat("y", maxHeldLine-4) + ",sk-7Hq2Lm9Xv4Tn8Rb3Wk6Zp1Yc5Fd0Gs7Ja2Ue9Mo4 tail", 1},
 		{strings.Repeat("y", maxHeldLine-5) + " " + envSecret + " tail", 100},
-		{strings.Repeat("y", maxHeldLine-5) + " Bearer " + strings.Repeat("t", 40) + " tail", 7},
-		{strings.Repeat("y", maxHeldLine) + "," + `"api_key":"` + strings.Repeat("v", 40) + `"` + " tail", 3},
+		{strings.Repeat("y", maxHeldLine-5) + " Bearer tJ4nW8qK2vX6mB9pL3rS7yZ1cD5fG0hT3kN8wQ2x tail", 7},
+		{strings.Repeat("y", maxHeldLine) + "," + `"api_key":"vR7kM2pX9nT4wB8qL3sY6zC1dF5gH0jK2mN7xQ4v"` + " tail", 3},
 	} {
 		chunks := make([]int, len(c.input)/c.chunk+1)
 		for i := range chunks {
@@ -447,7 +447,7 @@ func TestMaskedTokenLongerThanHeldLine(t *testing.T) {
 		}
 		pieces := displayedPieces(t, m, c.input, chunks)
 		got := strings.Join(pieces, "")
-		for _, secret := range []string{"0123456789", "7777777777", envSecret, shapeSecret, "tttttttttt", "vvvvvvvvvv"} {
+		for _, secret := range []string{"0123456789", "Lm9Xv4Tn8R", envSecret, shapeSecret, "qK2vX6mB9p", "M2pX9nT4wB"} {
 			if strings.Contains(got, secret) {
 				t.Errorf("chunks of %d: display shows %q: %.200q … %.200q", c.chunk, secret, got, got[max(0, len(got)-200):])
 			}

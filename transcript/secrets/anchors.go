@@ -295,7 +295,7 @@ func authorization(s string, i int) (span, bool) {
 // curlShortUser masks the password of curl's -u user:password. i is the
 // position of "-u".
 func curlShortUser(sc *scan, s string, i int) (span, bool) {
-	if i == 0 || s[i-1] != ' ' && s[i-1] != '\t' || !sc.after(s, cmdCurl, i) {
+	if i > 0 && s[i-1] != ' ' && s[i-1] != '\t' || !sc.after(s, cmdCurl, i) {
 		return span{}, false
 	}
 	return userPassword(s, i+2)
@@ -327,7 +327,7 @@ func longFlag(sc *scan, s string, i int) (span, bool) {
 // (-pPASSWORD), after a space in docker (or podman) login and sshpass.
 // i is the position of "-p".
 func shortPassword(sc *scan, s string, i int) (span, bool) {
-	if i == 0 || s[i-1] != ' ' && s[i-1] != '\t' || i+2 >= len(s) {
+	if i > 0 && s[i-1] != ' ' && s[i-1] != '\t' || i+2 >= len(s) {
 		return span{}, false
 	}
 	switch c := s[i+2]; {

@@ -26,9 +26,10 @@ type LineMasker struct {
 	// block scalar (key: |) of it, indented more than scalarIndent.
 	inData, inScalar         bool
 	dataIndent, scalarIndent int
-	// curl: the line before was a curl command continued on this one
-	// (a trailing backslash), whose -u this line may hold.
-	curl bool
+	// cmds are the commands of cmdWords that the text before this one
+	// gave (a forced piece of the same line, or a line continued by a
+	// trailing backslash): a -u or -p here may be theirs.
+	cmds [len(cmdWords)]bool
 	// open holds the bytes that continue a token masked up to the last
 	// forced cut (nil: none is open).
 	open *charSet
@@ -65,7 +66,7 @@ func (l *LineMasker) MaskLine(line string) string {
 	if rest == "" {
 		return lead
 	}
-	s, _ := l.mask(rest)
+	s, _ := l.mask(rest, false)
 	return lead + s
 }
 
@@ -88,7 +89,7 @@ func (l *LineMasker) Force(b []byte) (masked string, n int) {
 	}
 	l.open = nil
 	h := l.holdFrom(rest)
-	s, open := l.mask(rest[:h])
+	s, open := l.mask(rest[:h], true)
 	l.open = open
 	return lead + s, len(b) - len(rest) + h
 }
@@ -110,8 +111,9 @@ func (l *LineMasker) continued(s string) (lead, rest string) {
 }
 
 // mask masks s with the key block state and every masker; open is set
-// when a masked span runs to the end of s.
-func (l *LineMasker) mask(s string) (string, *charSet) {
+// when a masked span runs to the end of s. piece says the line goes on
+// after s.
+func (l *LineMasker) mask(s string, piece bool) (string, *charSet) {
 	if s == "" {
 		return s, nil
 	}
@@ -122,16 +124,21 @@ func (l *LineMasker) mask(s string) (string, *charSet) {
 	line := s
 	s = l.multiLine(s)
 	defer l.noteTag(line)
-	curl := l.curl
-	t := strings.TrimRight(line, " \t\r")
-	l.curl = strings.HasSuffix(t, "\\") && (curl || strings.Contains(t, "curl"))
+	cmds := l.cmds
+	if piece || strings.HasSuffix(strings.TrimRight(line, " \t\r"), "\\") {
+		for k, w := range cmdWords {
+			l.cmds[k] = l.cmds[k] || strings.Contains(line, w)
+		}
+	} else {
+		l.cmds = [len(cmdWords)]bool{}
+	}
 	var open *charSet
 	for _, m := range l.ms {
 		var o *charSet
 		if m.replacer != nil {
 			s = m.replacer.Replace(s)
 		}
-		if s, o = maskShapesIn(s, curl); o != nil {
+		if s, o = maskShapesIn(s, cmds); o != nil {
 			open = o
 		}
 	}

@@ -43,13 +43,12 @@ func TestMaskPiecesCarriesMaskingBack(t *testing.T) {
 // pieceSecrets are the secrets of the property tests: an environment
 // value and credential shapes of several rules.
 var pieceSecrets = []string{"zq8-env-secret-value-4711", "ghp_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5",
-	"sk-ant-api03-" + strings.Repeat("Q", 40), "AKIA" + strings.Repeat("Z", 16),
-	"postgres://u:" + strings.Repeat("w", 20) + "@h", "Bearer " + strings.Repeat("b", 24),
-	"DB_PASSWORD=hunter2hunter2"}
+	"sk-ant-api03-oHBvRPOIvGrv5iFlbCBFNOgmBjMtpsiaOclRz3Aw", "AKIAK3VRJNVGFYGWWQC5", "postgres://u:iH7YFjS1on43XkMtECqO@h", "Bearer 7X41zTPDP4k8FFuf0EwixIIq",
+	"DB_PASSWORD=hunter2hunter2", "x_token: JoKyrbmEYYmdhQj38AruHr4i", `setProperty("X_TOKEN", "wRxpVHSbKdA9u4uQgwLg6G3oT1og")`}
 
 // pieceMarkers are byte sequences of pieceSecrets that masking the whole
 // text removes whenever it masks their secret.
-var pieceMarkers = []string{"4711", "3zA5", "QQQQQQQQ", "ZZZZZZZZ", "wwwwwwww", "bbbbbbbb", "hunter2"}
+var pieceMarkers = []string{"4711", "3zA5", "RPOIvGrv", "JNVGFYGW", "FjS1on43", "zTPDP4k8", "hunter2", "rbmEYYmd", "VHSbKdA9"}
 
 // For random splits of a text holding secrets into pieces, MaskPieces
 // keeps the count and the order of the pieces, joins to what MaskString

@@ -28,7 +28,7 @@ type scan struct {
 	kubeFrom, kubeTo int
 	kubeSecret       bool
 	// cmds: where each command word of cmdWords first occurs (-1:
-	// nowhere, -2: not looked).
+	// nowhere, -2: not looked, cmdBefore: in the text before this one).
 	cmds [len(cmdWords)]int
 }
 
@@ -53,12 +53,15 @@ func newScan() scan {
 	return sc
 }
 
+// cmdBefore, in scan.cmds, says the command was given before the text.
+const cmdBefore = -3
+
 // after reports whether command word k occurs in s before i.
 func (sc *scan) after(s string, k, i int) bool {
 	if sc.cmds[k] == -2 {
 		sc.cmds[k] = strings.Index(s, cmdWords[k])
 	}
-	return sc.cmds[k] >= 0 && sc.cmds[k] < i
+	return sc.cmds[k] == cmdBefore || sc.cmds[k] >= 0 && sc.cmds[k] < i
 }
 
 // maskShapes masks every credential shape and secret assignment in s.
@@ -70,14 +73,16 @@ func maskShapes(s string) string {
 // maskShapesOpen is maskShapes that also tells, when the last masked span
 // runs to the end of s, which bytes would have extended it (nil when none
 // does).
-func maskShapesOpen(s string) (string, *charSet) { return maskShapesIn(s, false) }
+func maskShapesOpen(s string) (string, *charSet) { return maskShapesIn(s, [len(cmdWords)]bool{}) }
 
-// maskShapesIn is maskShapesOpen for a line of a curl command continued
-// from the lines before when curl is set.
-func maskShapesIn(s string, curl bool) (string, *charSet) {
+// maskShapesIn is maskShapesOpen for the rest of a command line: cmds are
+// the commands the text before s gave.
+func maskShapesIn(s string, cmds [len(cmdWords)]bool) (string, *charSet) {
 	sc := newScan()
-	if curl {
-		sc.cmds[cmdCurl] = 0
+	for k, given := range cmds {
+		if given {
+			sc.cmds[k] = cmdBefore
+		}
 	}
 	spans := sc.spans(s)
 	if len(spans) == 0 {
