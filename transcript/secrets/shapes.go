@@ -186,10 +186,14 @@ var shapes = []shape{
 	{prefix: "AQVN", body: wordDash, min: 35, max: 38, bound: true},               // Yandex
 	{prefix: "sgp_local_", body: hexAny, min: 40, max: 40, bound: true},           // Sourcegraph
 	{prefix: "sgp_", body: set("a-fA-F0-9_"), min: 40, max: 57, bound: true, check: sourcegraphBody},
-	{prefix: "squ_", body: alnum, min: 40, max: 40, bound: true}, // SonarQube
-	{prefix: "sqp_", body: alnum, min: 40, max: 40, bound: true}, // SonarQube
-	{prefix: "sqa_", body: alnum, min: 40, max: 40, bound: true}, // SonarQube
-	{prefix: "ZXlK", body: b64any, min: 60, bound: true},         // a JWT, base64-encoded
+	{prefix: "squ_", body: alnum, min: 40, max: 40, bound: true},                           // SonarQube
+	{prefix: "sqp_", body: alnum, min: 40, max: 40, bound: true},                           // SonarQube
+	{prefix: "sqa_", body: alnum, min: 40, max: 40, bound: true},                           // SonarQube
+	{prefix: "ZXlK", body: b64any, min: 60, bound: true},                                   // a JWT, base64-encoded
+	{prefix: "sc_", body: authressBody, min: 50, max: 200, mids: authressAcc, bound: true}, // Authress
+	{prefix: "ext_", body: authressBody, min: 50, max: 200, mids: authressAcc, bound: true},
+	{prefix: "scauth_", body: authressBody, min: 50, max: 200, mids: authressAcc, bound: true},
+	{prefix: "authress_", body: authressBody, min: 50, max: 200, mids: authressAcc, bound: true},
 	// Payment.
 	{prefix: "sk_live_", body: alnum, min: 10, max: 99, bound: true}, // Stripe
 	{prefix: "sk_test_", body: alnum, min: 10, max: 99, bound: true},
@@ -270,6 +274,8 @@ func sentryBody(b string) bool {
 }
 
 var (
+	authressBody = set("A-Za-z0-9._+/=-")
+	authressAcc  = []string{".acc_", ".acc-"}
 	dot          = []string{"."}
 	sentryRegion = []string{"LCJyZWdpb25fdXJs", "InJlZ2lvbl91cmwi", "cmVnaW9uX3VybCI6"}
 )

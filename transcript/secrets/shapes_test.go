@@ -244,7 +244,10 @@ func TestMaskIndexChangesNothing(t *testing.T) {
 }
 
 // TestMaskIsLinear feeds inputs built to make a naive scan quadratic: four
-// times the input must take about four times as long, not sixteen.
+// times the input must take about four times as long, not sixteen. On a
+// busy machine one measurement can be late by far more than that, so an
+// input is measured again, up to three times, before it fails: a
+// quadratic scan is slow every time.
 func TestMaskIsLinear(t *testing.T) {
 	if raceEnabled {
 		t.Skip("timing under the race detector means nothing")
@@ -284,9 +287,16 @@ func TestMaskIsLinear(t *testing.T) {
 		if name == "yaml" {
 			small = "kind: Secret\ndata:\n" + strings.Repeat("  x: \n", (256<<10)/6)
 		}
-		t1, t4 := timeOf(small), timeOf(strings.Repeat(small, 4))
-		if t4 > 8*t1+20*time.Millisecond {
-			t.Errorf("%s: %s for 256 KiB, %s for 1 MiB: not linear", name, t1, t4)
+		large := strings.Repeat(small, 4)
+		for try := 1; ; try++ {
+			t1, t4 := timeOf(small), timeOf(large)
+			if t4 <= 8*t1+20*time.Millisecond {
+				break
+			}
+			if try == 3 {
+				t.Errorf("%s: %s for 256 KiB, %s for 1 MiB: not linear", name, t1, t4)
+				break
+			}
 		}
 	}
 }
@@ -294,7 +304,11 @@ func TestMaskIsLinear(t *testing.T) {
 // FuzzMaskString: run with -fuzzminimizetime=100x; minimizing with the
 // slow reference scan otherwise stalls the fuzzer on a busy machine.
 func FuzzMaskString(f *testing.F) {
-	for _, s := range []string{"AKIAIOSFODNN7EXAMPLE", "postgres://a:b@c", "X_TOKEN=abcdef123", "-----BEGIN RSA PRIVATE KEY-----\nx", "Bearer abcdefghijklmnop", "abc8Q~abcdefghijklmnopqrstuvwxyz0123456"} {
+	for _, s := range []string{"AKIAZ52HGXYRN4WBTEST", "postgres://a:b@c", "X_TOKEN=abcdef123", "-----BEGIN RSA PRIVATE KEY-----\nx", "Bearer abcdefghijklmnop", "abc8Q~abcdefghijklmnopqrstuvwxyz0123456",
+		"<apiToken>\n  k3Y9x7Qw2Lm5\n</apiToken>", `<add key="ClearTextPassword" value="Pa55w0rd!x"/>`, `setProperty("X_TOKEN", "k3Y9x7Qw2Lm5")`,
+		"kind: Secret\ndata:\n  password: cGFzc3dvcmQxMjM=\n  ca: |\n    LS0tLS1C\n", "curl --user  'u:p4ssw0rd' -u \":k3Y9x\"", "mysql -uroot -pS3cret db",
+		"docker login -p S3cr3tPass", "Authorization: Api-Token 22cb987851bc", "x_token: k3Y9x7Qw2Lm5", "var xToken string = `k3Y9x7Qw2Lm5`",
+		"eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N", "123456789:AAbbccddeeffgghhiijjkkllmmnnooppqqr", "1308742762612587|rhoK1cbv0DOU_RTX_87O4MkX7AI"} {
 		f.Add(s)
 	}
 	m := NewMasker([]string{"FUZZ_SECRET=fuzz-secret-value"})
