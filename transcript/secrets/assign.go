@@ -482,10 +482,10 @@ func maskableValue(v string) bool {
 }
 
 // secretNamed reports whether v is itself the name of a secret rather
-// than one (ACCESS_TOKEN, api-key, my-secrets-manager-secret): words in
-// one case with no digit, one of them saying secret.
+// than one (ACCESS_TOKEN, api-key, secret/mysecret): words in one case
+// with no digit, one of them saying secret.
 func secretNamed(v string) bool {
-	if strings.IndexByte(v, '_') < 0 && strings.IndexByte(v, '-') < 0 && strings.IndexByte(v, '.') < 0 {
+	if strings.IndexByte(v, '_') < 0 && strings.IndexByte(v, '-') < 0 && strings.IndexByte(v, '.') < 0 && strings.IndexByte(v, '/') < 0 {
 		return false
 	}
 	lower, upper := false, false
@@ -495,7 +495,7 @@ func secretNamed(v string) bool {
 			lower = true
 		case 'A' <= c && c <= 'Z':
 			upper = true
-		case c != '_' && c != '-' && c != '.':
+		case c != '_' && c != '-' && c != '.' && c != '/':
 			return false
 		}
 	}

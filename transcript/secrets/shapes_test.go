@@ -90,7 +90,7 @@ func TestMaskRules(t *testing.T) {
 		// Secret-named assignments.
 		{"export DB_PASSWORD=hunter2hunter2", "export DB_PASSWORD=[MASKED]"},
 		{"MY_APIKEY=abcdef123456 GITHUB_PAT=zyxwvu987654 X_PWD=qwerty12 Y_PASS=asdfgh12", "MY_APIKEY=[MASKED] GITHUB_PAT=[MASKED] X_PWD=[MASKED] Y_PASS=[MASKED]"},
-		{"GOOGLE_CREDENTIALS=/tmp/creds.json", "GOOGLE_CREDENTIALS=[MASKED]"},
+		{"GOOGLE_CREDENTIALS=/tmp/creds.json", "GOOGLE_CREDENTIALS=/tmp/creds.json"}, // where the secret is, not the secret
 		{`{"api_key": "abcdef123456", "user": "bob"}`, `{"api_key": "[MASKED]", "user": "bob"}`},
 		{"password: 'correct horse'", "password: '[MASKED]'"},
 		{"--token=abcdef123456 --verbose", "--token=[MASKED] --verbose"},
