@@ -169,38 +169,30 @@ func jwt(s string, i int) (sp span, ok bool, bad int) {
 // telegramToken matches a Telegram bot token, the bot's number, ":A" and
 // 34 bytes. i is the position of ':'.
 func telegramToken(s string, i int) (span, bool) {
-	start := i
-	for start > 0 && i-start < 17 && digits[s[start-1]] {
-		start--
-	}
-	if n := i - start; n < 5 || n > 16 || start > 0 && alnum[s[start-1]] {
-		return span{}, false
-	}
-	end := i + 2
-	for end < len(s) && wordDash[s[end]] && end-i-2 <= 34 {
-		end++
-	}
-	if end-i-2 != 34 {
-		return span{}, false
-	}
-	return span{start, end, nil}, true
+	return numberedToken(s, i, 5, 16, i+2, 34, 34)
 }
 
 // facebookToken matches a Facebook app access token, the app's 15 or 16
 // digits, '|' and 27 to 40 bytes. i is the position of '|'.
 func facebookToken(s string, i int) (span, bool) {
+	return numberedToken(s, i, 15, 16, i+1, 27, 40)
+}
+
+// numberedToken matches a token made of a number of lo to hi digits that
+// ends at i, a separator, and from b on lo2 to hi2 bytes of [A-Za-z0-9_-].
+func numberedToken(s string, i, lo, hi, b, lo2, hi2 int) (span, bool) {
 	start := i
-	for start > 0 && i-start < 17 && digits[s[start-1]] {
+	for start > 0 && i-start <= hi && digits[s[start-1]] {
 		start--
 	}
-	if n := i - start; n < 15 || n > 16 || start > 0 && alnum[s[start-1]] {
+	if n := i - start; n < lo || n > hi || start > 0 && alnum[s[start-1]] {
 		return span{}, false
 	}
-	end := i + 1
-	for end < len(s) && wordDash[s[end]] && end-i-1 <= 40 {
+	end := b
+	for end < len(s) && wordDash[s[end]] && end-b <= hi2 {
 		end++
 	}
-	if n := end - i - 1; n < 27 || n > 40 {
+	if n := end - b; n < lo2 || n > hi2 {
 		return span{}, false
 	}
 	return span{start, end, nil}, true

@@ -353,10 +353,7 @@ func (sc *scan) kubeData(s string, k, e int, spans []span) ([]span, int, bool) {
 	p := eol + 1
 	for p < len(s) {
 		le := lineEnd(s, p)
-		in := p
-		for in < le && (s[in] == ' ' || s[in] == '\t') {
-			in++
-		}
+		in := skipBlanks(s, p, le)
 		if in == le || s[in] == '#' {
 			p = le + 1
 			continue
@@ -372,10 +369,7 @@ func (sc *scan) kubeData(s string, k, e int, spans []span) ([]span, int, bool) {
 		if c == in || c >= le || s[c] != ':' {
 			break
 		}
-		v0 := c + 1
-		for v0 < le && (s[v0] == ' ' || s[v0] == '\t') {
-			v0++
-		}
+		v0 := skipBlanks(s, c+1, le)
 		v1 := le
 		for v1 > v0 && isSpace(s[v1-1]) {
 			v1--
@@ -386,10 +380,7 @@ func (sc *scan) kubeData(s string, k, e int, spans []span) ([]span, int, bool) {
 			q := le + 1
 			for q < len(s) {
 				qe := lineEnd(s, q)
-				qi := q
-				for qi < qe && (s[qi] == ' ' || s[qi] == '\t') {
-					qi++
-				}
+				qi := skipBlanks(s, q, qe)
 				if qi < qe && qi-q <= lineIndent {
 					break
 				}
@@ -488,18 +479,39 @@ func secretNamed(v string) bool {
 	if strings.IndexByte(v, '_') < 0 && strings.IndexByte(v, '-') < 0 && strings.IndexByte(v, '.') < 0 && strings.IndexByte(v, '/') < 0 {
 		return false
 	}
-	lower, upper := false, false
+	if !allIn(v, nameWords) {
+		return false
+	}
+	lower, upper, _ := cases(v)
+	return lower != upper && classifyName(v) == secretClass
+}
+
+// nameWords are the bytes of a name made of words without digits.
+var nameWords = set("A-Za-z_./-")
+
+// cases reports which of lower-case letters, upper-case letters and
+// digits v holds.
+func cases(v string) (lower, upper, digit bool) {
 	for i := 0; i < len(v); i++ {
 		switch c := v[i]; {
 		case 'a' <= c && c <= 'z':
 			lower = true
 		case 'A' <= c && c <= 'Z':
 			upper = true
-		case c != '_' && c != '-' && c != '.' && c != '/':
-			return false
+		case '0' <= c && c <= '9':
+			digit = true
 		}
 	}
-	return lower != upper && classifyName(v) == secretClass
+	return lower, upper, digit
+}
+
+// skipBlanks returns the index of the first byte at or after i, before
+// end, that is not a space or a tab.
+func skipBlanks(s string, i, end int) int {
+	for i < end && (s[i] == ' ' || s[i] == '\t') {
+		i++
+	}
+	return i
 }
 
 // credentialLike reports whether v, the value of a name that only hints

@@ -150,10 +150,7 @@ func (l *LineMasker) mask(s string, piece bool) (string, *charSet) {
 // the line before, a value of a YAML data: block that looks like base64,
 // the lines of a block scalar in it.
 func (l *LineMasker) multiLine(line string) string {
-	ind := 0
-	for ind < len(line) && (line[ind] == ' ' || line[ind] == '\t') {
-		ind++
-	}
+	ind := skipBlanks(line, 0, len(line))
 	body := strings.TrimRight(line[ind:], " \t\r")
 	if l.inScalar {
 		if body == "" {
@@ -203,17 +200,7 @@ func base64Value(v string) bool {
 	if v[len(v)-1] == '=' {
 		return true
 	}
-	var lower, upper, digit bool
-	for i := 0; i < len(v); i++ {
-		switch c := v[i]; {
-		case 'a' <= c && c <= 'z':
-			lower = true
-		case 'A' <= c && c <= 'Z':
-			upper = true
-		case '0' <= c && c <= '9':
-			digit = true
-		}
-	}
+	lower, upper, digit := cases(v)
 	return lower && upper && digit
 }
 

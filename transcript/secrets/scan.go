@@ -166,7 +166,7 @@ func (sc *scan) spans(s string) []span {
 func matchAt(sc *scan, s string, i int) (span, bool) {
 	c := s[i]
 	wordStart := i == 0 || !alnum[s[i-1]]
-	for _, k := range index.byFirst[c] {
+	for _, k := range index.pairShapes(c, s[i+1]) {
 		sh := &shapes[k]
 		if !wordStart && !sh.inWord {
 			continue

@@ -85,6 +85,10 @@ type shape struct {
 	// quote or backquote, ';', or an escaped \n or \r. Without it, a
 	// word glued to the body is masked with it.
 	bound bool
+	// anyBody: a body of few distinct bytes is not taken for a
+	// placeholder (gitleaks asks no entropy of the rule, and its prefix
+	// says enough).
+	anyBody bool
 	// check, when set, says whether a body is one (a structure the
 	// charset cannot say).
 	check func(body string) bool
@@ -110,7 +114,7 @@ var shapes = []shape{
 	{prefix: "bedrock-api-key-YmVkcm9jay5hbWF6b25hd3MuY29t", body: b64},                        // Amazon Bedrock, short-lived
 	{prefix: "AKCp", body: alnum, min: 69, max: 69},                                            // Artifactory
 	{prefix: "cmVmd", body: alnum, min: 59, max: 59},                                           // Artifactory reference token
-	{prefix: "AGE-SECRET-KEY-1", body: upperNum, min: 58},                                      // age
+	{prefix: "AGE-SECRET-KEY-1", body: upperNum, min: 58, anyBody: true},                       // age
 	{prefix: "A3-", body: upperDash, min: 36, max: 37},                                         // 1Password secret key
 	{prefix: "ops_eyJ", body: b64, min: 250},                                                   // 1Password service account
 	{prefix: "ATATT3", body: b64url, min: 100},                                                 // Atlassian
@@ -282,10 +286,21 @@ var (
 
 // shapeIndex finds the rules that may start at a position without trying
 // them all: a position is looked at only when its first two bytes are the
-// first two bytes of some prefix (or an anchor of a hand-matched rule).
+// first two bytes of some prefix (or an anchor of a hand-matched rule),
+// and then only the shapes whose prefix starts with them are tried.
 type shapeIndex struct {
 	pairs   [1 << 16 / 64]uint64
-	byFirst [256][]int // indexes into shapes
+	byFirst [256][]int // indexes into shapes, longest prefix first
+	// byPair[pairAt[p]:pairAt[p+1]] are the shapes whose prefix starts
+	// with the pair p, longest prefix first.
+	pairAt [1<<16 + 1]uint16
+	byPair []uint8
+}
+
+// pairShapes returns the shapes whose prefix starts with a and b.
+func (x *shapeIndex) pairShapes(a, b byte) []uint8 {
+	p := int(a)<<8 | int(b)
+	return x.byPair[x.pairAt[p]:x.pairAt[p+1]]
 }
 
 var index = buildIndex()
@@ -313,6 +328,27 @@ func buildIndex() *shapeIndex {
 	for _, ks := range x.byFirst {
 		// Longest prefix first, so the most specific rule wins.
 		sort.SliceStable(ks, func(a, b int) bool { return len(shapes[ks[a]].prefix) > len(shapes[ks[b]].prefix) })
+	}
+	if len(shapes) > 256 {
+		panic("secrets: more shapes than byPair can index")
+	}
+	var count [1 << 16]uint16
+	for _, ks := range x.byFirst {
+		for _, k := range ks {
+			count[int(shapes[k].prefix[0])<<8|int(shapes[k].prefix[1])]++
+		}
+	}
+	for p := range count {
+		x.pairAt[p+1] = x.pairAt[p] + count[p]
+	}
+	x.byPair = make([]uint8, len(shapes))
+	next := x.pairAt
+	for _, ks := range x.byFirst {
+		for _, k := range ks { // in byFirst's order: longest prefix first
+			p := int(shapes[k].prefix[0])<<8 | int(shapes[k].prefix[1])
+			x.byPair[next[p]] = uint8(k)
+			next[p]++
+		}
 	}
 	for _, p := range anchorPairs {
 		x.addPair(p[0], p[1])
@@ -363,7 +399,7 @@ func (sh *shape) match(s string, i int) (sp span, ok bool, runEnd int) {
 			return span{}, false, j + n
 		}
 	}
-	if sh.mids != nil && !containsAny(body, sh.mids) || placeholder(body) || sh.check != nil && !sh.check(body) {
+	if sh.mids != nil && !containsAny(body, sh.mids) || !sh.anyBody && placeholder(body) || sh.check != nil && !sh.check(body) {
 		return span{}, false, j + n
 	}
 	end := j + n
