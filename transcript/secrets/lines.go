@@ -442,10 +442,18 @@ func introducesSecret(b string) bool {
 	if strings.HasPrefix(w, "--") && secretName(w[2:]) {
 		return true
 	}
-	// Authorization: <scheme> <credential>
+	// Authorization: <scheme> <credential>, the scheme glued to the colon
+	// or not.
+	if g := strings.TrimLeft(w, "\"'"); hasPrefixFold(g, "authorization:") || hasPrefixFold(g, "authorization=") {
+		return true
+	}
 	before := strings.TrimRight(b[:len(b)-len(w)], " \t")
 	before = strings.TrimRight(before, "\"'")
 	return hasSuffixFold(before, "authorization:") || hasSuffixFold(before, "authorization=")
+}
+
+func hasPrefixFold(b, prefix string) bool {
+	return len(b) >= len(prefix) && strings.EqualFold(b[:len(prefix)], prefix)
 }
 
 func hasSuffixFold(b, suffix string) bool {

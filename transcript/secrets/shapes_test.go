@@ -398,6 +398,9 @@ func TestSafeCut(t *testing.T) {
 		{"k \"name\": \"v\"", 2},
 		{"k curl -u user:pass", 7},
 		{"k x-api-key abc", 2},
+		{"k Authorization:Api-Token abc", 2},
+		{`k "authorization= Basic abc`, 2},
+		{"k curl --password secret", 7},
 	} {
 		if got := SafeCut([]byte(c.in), 0); got != c.want {
 			t.Errorf("SafeCut(%q) = %d, want %d", c.in, got, c.want)
