@@ -391,7 +391,7 @@ func userPassword(s string, j int) (span, bool) {
 	if next < len(s) && s[next] == ':' {
 		// user:pass, "user":"pass", user:'pass'
 		u0, u1 = a, b
-		if p0, p1, next, ok = part(next + 1); !ok {
+		if p0, p1, _, ok = part(next + 1); !ok {
 			return span{}, false
 		}
 		if p1 < len(s) && s[p1] == ':' { // a password holding ':'

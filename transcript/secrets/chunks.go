@@ -26,8 +26,9 @@ func (m *Masker) maskChunks(chunks []string) []string {
 	// The same few keys and paths come in every chunk.
 	keys := map[string]string{}
 	paths := map[nodePlace]string{}
+	secretKeys := map[string]bool{}
 	for i, c := range chunks {
-		leaves, ok := chunkLeaves(c, paths)
+		leaves, ok := chunkLeaves(c, paths, secretKeys)
 		if !ok {
 			leaves = []chunkLeaf{{start: 0, end: len(c), val: c, raw: true, stream: streamPlace{container: "text"}}}
 		}
@@ -149,8 +150,8 @@ func (n *chunkNode) key(paths map[nodePlace]string) string {
 
 // chunkLeaves returns the strings of c, a single JSON value, with their
 // places; ok is false when c is not one.
-func chunkLeaves(c string, paths map[nodePlace]string) (leaves []chunkLeaf, ok bool) {
-	p := chunkParser{c: c, data: []byte(c), leaves: make([]chunkLeaf, 0, 16), nodes: make([]*chunkNode, 0, 16)}
+func chunkLeaves(c string, paths map[nodePlace]string, secretKeys map[string]bool) (leaves []chunkLeaf, ok bool) {
+	p := chunkParser{c: c, data: []byte(c), leaves: make([]chunkLeaf, 0, 16), nodes: make([]*chunkNode, 0, 16), secretKeys: secretKeys}
 	end, err := p.value(0, nil, "", 0, false, 0)
 	if err != nil || rawjson.SkipSpace(p.data, end) != len(p.data) {
 		return nil, false
@@ -170,10 +171,23 @@ const maxDepth = 10000
 // strings are decoded as encoding/json decodes them (and refused where it
 // refuses them), so a chunk it accepts is JSON to every later reader.
 type chunkParser struct {
-	c      string
-	data   []byte // c's bytes, for the scanner
-	leaves []chunkLeaf
-	nodes  []*chunkNode // per leaf, its container
+	c    string
+	data []byte // c's bytes, for the scanner
+	// secretKeys remembers which keys say secret: a reply's chunks repeat
+	// the same few.
+	secretKeys map[string]bool
+	leaves     []chunkLeaf
+	nodes      []*chunkNode // per leaf, its container
+}
+
+// secretKey reports whether an object key says secret (secretName).
+func (p *chunkParser) secretKey(k string) bool {
+	secret, ok := p.secretKeys[k]
+	if !ok {
+		secret = secretName(k)
+		p.secretKeys[k] = secret
+	}
+	return secret
 }
 
 // str reads the string whose opening quote is at i.
@@ -240,7 +254,7 @@ func (p *chunkParser) value(i int, parent *chunkNode, member string, elem int, s
 					return 0, err
 				}
 				node.index = p.c[i:end]
-			} else if end, err = p.value(i, node, k.val, 0, secretName(k.val), depth+1); err != nil {
+			} else if end, err = p.value(i, node, k.val, 0, p.secretKey(k.val), depth+1); err != nil {
 				return 0, err
 			}
 			var closed bool
