@@ -104,11 +104,12 @@ func resumeRun(cmd *cobra.Command, path, wfFile, from string, interactive bool, 
 	}
 	// The new events go where the old ones are: the storage the
 	// transcript lives in.
-	e := newEngine(proj, filepath.Dir(filepath.Dir(path)))
+	e := newEngine(proj, filepath.Dir(filepath.Dir(path)), pluginLog(cmd, f.quiet))
+	defer e.PluginHost.Close()
 	if f.maskSecrets {
 		e.Masker = secrets.NewMasker(os.Environ())
 	}
-	wf, err := loadWorkflow(cmd, e, proj.Root, wfFile)
+	wf, err := loadWorkflow(cmd, e, wfFile)
 	if err != nil {
 		return err
 	}
@@ -150,6 +151,7 @@ func resumeRun(cmd *cobra.Command, path, wfFile, from string, interactive bool, 
 	}
 	ctx, stop := signalContext(cmd.Context())
 	defer stop()
+	e.PluginHost.StartSubscribers(ctx)
 	rep, err := e.Resume(ctx, wf, rec, opts)
 	if errors.Is(err, transcript.ErrLocked) {
 		return userErr("run %s is still running: %v", rec.RunID, err)

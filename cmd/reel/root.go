@@ -45,6 +45,10 @@ func newRootCmd() *cobra.Command {
 		newIndexCmd(),
 		newSearchCmd(),
 		newServeCmd(),
+		newWorkflowCmd(),
+		newInitCmd(),
+		newErrorCmd(),
+		newPluginCmd(),
 	)
 	addCompletions(root)
 	return root

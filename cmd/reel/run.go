@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/reelhq/reel/internal/engine"
+	"github.com/reelhq/reel/internal/errcode"
 	"github.com/reelhq/reel/internal/pricing"
 	"github.com/reelhq/reel/internal/project"
 	"github.com/reelhq/reel/internal/rerun"
@@ -40,6 +41,7 @@ type runFlags struct {
 	replayFrom   string
 	allowDrift   bool
 	otel         otelFlags
+	plugins      pluginCheck
 	// stepOutput is --output: how the display shows steps' output.
 	stepOutput engine.StepOutput
 }
@@ -69,6 +71,10 @@ one summary object at the end.
 tool calls and usage taken from the recorded run instead of its provider,
 while command steps run for real; an agent step whose prompt differs from
 the recording fails with a diff of the two unless --allow-prompt-drift.
+Before the run, states that use an AWF plugin's operation or step type are
+checked against the plugin (warnings) and the validator plugins run (their
+errors refuse the run, exit status 2; --skip-plugins skips them); the
+plugins that subscribe to events hear the run (docs/plugins.md).
 --dry-run prints the plan and runs nothing. --step NAME runs one state alone,
 --mock states.X.Output=VALUE standing in for what it reads. --interactive
 pauses before every step (or only at --breakpoint states) to continue, skip
@@ -101,7 +107,7 @@ on_failure with a status exits with that status.`,
 	addOTelRunFlags(cmd, &f.otel)
 	addOutputFlag(cmd, &f.stepOutput)
 	addFormatFlag(cmd, &f.asJSON, &f.quiet, "only errors, as --quiet")
-	addSkipPluginsFlag(cmd)
+	addPluginCheckFlags(cmd, &f.plugins, false)
 	addVerboseFlag(cmd)
 	cmd.MarkFlagsMutuallyExclusive("dry-run", "interactive")
 	cmd.SetHelpFunc(workflowHelp(cmd.HelpFunc()))
@@ -113,7 +119,8 @@ func runWorkflow(cmd *cobra.Command, ref string, f *runFlags) error {
 	if err != nil {
 		return err
 	}
-	e := newEngine(proj, f.storage)
+	e := newEngine(proj, f.storage, pluginLog(cmd, f.quiet))
+	defer e.PluginHost.Close()
 	e.NoTranscript = f.noTranscript
 	e.Stdin = cmd.InOrStdin()
 	if f.maskSecrets {
@@ -121,7 +128,7 @@ func runWorkflow(cmd *cobra.Command, ref string, f *runFlags) error {
 		// like such environment variables.
 		e.Masker = secrets.NewMasker(append(os.Environ(), f.inputs...))
 	}
-	wf, err := loadWorkflow(cmd, e, proj.Root, ref)
+	wf, err := loadWorkflow(cmd, e, ref)
 	if err != nil {
 		return err
 	}
@@ -133,15 +140,25 @@ func runWorkflow(cmd *cobra.Command, ref string, f *runFlags) error {
 			fmt.Fprintln(cmd.ErrOrStderr(), e.Masker.MaskString(hints(w.String())))
 		}
 	}
+	if !f.dryRun {
+		// What the workflow asks of AWF plugins, and what the validator
+		// plugins say of it, before anything runs.
+		f.plugins.quiet = f.quiet
+		if n := f.plugins.run(cmd.Context(), e, wf, cmd.ErrOrStderr()); n > 0 {
+			return &exitError{code: exitWorkflow, msg: fmt.Sprintf("%s: %d problem(s)", wf.File, n)}
+		}
+	}
 	// Input values are secrets as often as anything: what reel says about
 	// them is masked too.
-	userErr := func(err error) error { return &exitError{code: exitUser, msg: e.Masker.MaskString(err.Error())} }
+	userErr := func(err error) error {
+		return codedError(errcode.UserInputValidationFailed, e.Masker.MaskString(err.Error()), nil)
+	}
 	given, err := parseInputs(f.inputs)
 	if err != nil {
 		return userErr(err)
 	}
 	if err := resolvePromptInputs(given, proj.Root, os.Getenv); err != nil {
-		return userErr(err)
+		return codedError(errcode.UserInputMissingFile, e.Masker.MaskString(err.Error()), nil, "reel config show lists the prompts directories")
 	}
 	configInputs(wf, proj.Config, given)
 	mocks, err := parseMocks(f.mocks)
@@ -187,6 +204,7 @@ func runWorkflow(cmd *cobra.Command, ref string, f *runFlags) error {
 	opts.OnStart = out.started
 	ctx, stop := signalContext(cmd.Context())
 	defer stop()
+	e.PluginHost.StartSubscribers(ctx)
 	rep, err := e.Run(ctx, wf, opts)
 	return out.finish(cmd, e, wf, rep, err)
 }
@@ -262,9 +280,13 @@ func (o *runOutput) finish(cmd *cobra.Command, e *engine.Engine, wf *workflow.Wo
 		var oe *engine.OptionError
 		var ee *engine.EnvError
 		if errors.As(err, &ie) || errors.As(err, &re) || errors.As(err, &oe) || errors.As(err, &ee) {
-			return &exitError{code: exitUser, msg: e.Masker.MaskString(err.Error())}
+			return codedError(errcode.UserInputValidationFailed, e.Masker.MaskString(err.Error()), nil)
 		}
-		return &exitError{code: exitSystem, msg: e.Masker.MaskString(err.Error())}
+		c := errcode.SystemIOWriteFailed
+		if errors.Is(err, os.ErrPermission) {
+			c = errcode.SystemIOPermissionDenied
+		}
+		return codedError(c, e.Masker.MaskString(err.Error()), nil)
 	}
 	if rep.TranscriptPath != "" {
 		indexWritten(cmd, e.Storage, rep.TranscriptPath)
@@ -296,10 +318,12 @@ func sigName(s os.Signal) string {
 	return s.String()
 }
 
-// newEngine configures an engine for the project (its configured plugins)
-// and the storage flag.
-func newEngine(p *project.Project, storage string) *engine.Engine {
-	return &engine.Engine{Storage: p.Storage(storage), ProjectDir: p.Root, Plugins: p.Config.Plugins, NotifyBackend: p.Config.Notify.DefaultBackend}
+// newEngine configures an engine for the project (its executable step
+// types and AWF's plugins, whose output goes to pluginLog) and the storage
+// flag. A caller that runs or validates closes e.PluginHost.
+func newEngine(p *project.Project, storage string, pluginLog io.Writer) *engine.Engine {
+	return &engine.Engine{Storage: p.Storage(storage), ProjectDir: p.Root, Plugins: p.Config.Plugins, NotifyBackend: p.Config.Notify.DefaultBackend,
+		PluginHost: openPlugins(p, pluginLog)}
 }
 
 // findProject finds the project the working directory is in and reads its
@@ -342,27 +366,42 @@ func storageDir(flag string) (string, error) {
 	return p.Storage(""), nil
 }
 
-// loadWorkflow finds ref by path (relative to the working directory) or by
-// name in the project's workflow directories and loads it, printing every
-// problem of an invalid file.
-func loadWorkflow(cmd *cobra.Command, e *engine.Engine, projectRoot, ref string) (*workflow.Workflow, error) {
-	path, err := workflow.Find(ref, ".", projectRoot)
+// loadWorkflow finds ref as reel run does (a path, PACK/WORKFLOW, or a
+// name in the project's, the global and AWF_WORKFLOWS_PATH's workflows)
+// and loads it, printing every problem of an invalid file.
+func loadWorkflow(cmd *cobra.Command, e *engine.Engine, ref string) (*workflow.Workflow, error) {
+	wf, err := e.LoadWorkflow(ref)
 	if err != nil {
-		return nil, &exitError{code: exitUser, msg: err.Error()}
+		return nil, workflowError(cmd, e.Masker, ref, err)
 	}
-	wf, err := workflow.Load(path, e.LoadOptions())
+	return wf, nil
+}
+
+// workflowError is the error of a workflow that could not be loaded: a
+// name that resolves to nothing (exit 1), an invalid file (exit 2, every
+// problem printed first), or a file that cannot be read.
+func workflowError(cmd *cobra.Command, m *transcript.Masker, ref string, err error) error {
 	var probs workflow.Problems
 	if errors.As(err, &probs) {
 		hints := hintsOff(cmd)
 		for _, p := range probs {
-			fmt.Fprintln(cmd.ErrOrStderr(), e.Masker.MaskString(hints(p.String())))
+			fmt.Fprintln(cmd.ErrOrStderr(), m.MaskString(hints(p.String())))
 		}
-		return nil, &exitError{code: exitWorkflow, msg: e.Masker.MaskString(fmt.Sprintf("%s: %d problem(s)", path, probs.Errors()))}
+		file := ref
+		if len(probs) > 0 && probs[0].File != "" {
+			file = probs[0].File
+		}
+		return codedError(probs.Code(), m.MaskString(fmt.Sprintf("%s: %d problem(s)", file, probs.Errors())), map[string]any{"file": file},
+			"reel validate "+ref+" lists the problems again")
 	}
-	if err != nil {
-		return nil, &exitError{code: exitUser, msg: e.Masker.MaskString(err.Error())}
+	if errors.Is(err, workflow.ErrNotFound) {
+		return codedError(errcode.UserInputMissingFile, m.MaskString(err.Error()), map[string]any{"path": ref},
+			"reel list shows the workflows reel can run here")
 	}
-	return wf, nil
+	if errors.Is(err, os.ErrPermission) {
+		return codedError(errcode.SystemIOPermissionDenied, m.MaskString(err.Error()), map[string]any{"path": ref})
+	}
+	return codedError(errcode.SystemIOReadFailed, m.MaskString(err.Error()), map[string]any{"path": ref})
 }
 
 func parseInputs(kvs []string) (map[string]string, error) {
@@ -447,7 +486,13 @@ func askInputs(cmd *cobra.Command, wf *workflow.Workflow, given map[string]strin
 		for _, in := range missing {
 			parts = append(parts, describeInput(in))
 		}
-		return &exitError{code: exitUser, msg: fmt.Sprintf("missing required input(s): %s; give each with --input NAME=VALUE (or run on a terminal to be asked)", strings.Join(parts, "; "))}
+		names := make([]string, len(missing))
+		for i, in := range missing {
+			names[i] = in.Name
+		}
+		return codedError(errcode.UserInputValidationFailed,
+			fmt.Sprintf("missing required input(s): %s; give each with --input NAME=VALUE (or run on a terminal to be asked)", strings.Join(parts, "; ")),
+			map[string]any{"missing_inputs": names}, "reel run "+wf.Name+" --help lists the inputs")
 	}
 	if err := promptInputs(cmd.InOrStdin(), cmd.ErrOrStderr(), missing, given, palette{on: useColor(cmd, cmd.ErrOrStderr())}); err != nil {
 		return &exitError{code: exitUser, msg: err.Error()}

@@ -53,9 +53,9 @@
 //     the run with exit status 3, every other hook failure is recorded and
 //     changes nothing. See hooks.go.
 //   - Operations. http.request, github.* (package github) and notify.send
-//     (package notify) are built in; any other name ends the run when its
-//     state runs (on_failure is not followed), as in AWF where only a plugin
-//     could provide it.
+//     (package notify) are built in; PLUGIN.OP goes to an installed AWF
+//     plugin (plugin.go); any other name ends the run when its state runs
+//     (on_failure is not followed), as in AWF.
 //   - Agent conversations. A multi-turn agent step gets its user messages
 //     from its conversation list, from Engine.Stdin (mode: conversation,
 //     one line each, read by one goroutine for the whole engine), or by
@@ -82,6 +82,8 @@ import (
 	"time"
 
 	"github.com/reelhq/reel/internal/agent"
+	"github.com/reelhq/reel/internal/catalog"
+	"github.com/reelhq/reel/internal/plugin"
 	"github.com/reelhq/reel/internal/rerun"
 	"github.com/reelhq/reel/internal/workflow"
 	"github.com/reelhq/reel/transcript"
@@ -124,8 +126,9 @@ type Engine struct {
 	OutputLimit int
 	// MaxDepth bounds call_workflow nesting (DefaultMaxDepth when 0).
 	MaxDepth int
-	// ProjectDir is where .reel/workflows is looked up for call_workflow by
-	// name; "" means the working directory.
+	// ProjectDir is the project root: where workflows, packs, templates,
+	// prompts and scripts are looked up (package catalog); "" outside a
+	// project.
 	ProjectDir string
 	// Dir is the working directory of steps without their own dir and of
 	// agents (whose builtin tools are confined to it); "" means the
@@ -135,6 +138,11 @@ type Engine struct {
 	Environ []string
 	// Plugins are executable step types (usually from .reel/config.yaml).
 	Plugins map[string]Plugin
+	// PluginHost, when set, runs AWF's external plugins: their operations
+	// (operation: PLUGIN.OP), their step types (type: PLUGIN.TYPE) and
+	// the lifecycle events they subscribe to (see plugin.go). The caller
+	// opens and closes it.
+	PluginHost *plugin.Host
 	// KillGrace is how long a cancelled or timed-out process group has
 	// between SIGTERM and SIGKILL (2s when 0).
 	KillGrace time.Duration
@@ -285,24 +293,57 @@ func (e *Engine) CustomTypes() []string {
 	return out
 }
 
+// Catalog is where the engine finds workflows by name: the project's, the
+// global ones and the installed packs' (package catalog), in the steps'
+// environment.
+func (e *Engine) Catalog() *catalog.Catalog {
+	env := envMap(e.environ())
+	return &catalog.Catalog{ProjectDir: e.ProjectDir, Getenv: func(k string) string { s, _ := env[k].(string); return s }}
+}
+
+// Workflows lists every workflow the engine can run by name here, each
+// with its scope (env, local, global or pack) and file, in lookup order;
+// a name an earlier place shadows is listed with ShadowedBy set. The
+// packs that could not be read come second; a workflows directory that
+// cannot be read is an error.
+func (e *Engine) Workflows() ([]catalog.Entry, []catalog.Problem, error) {
+	return e.Catalog().List()
+}
+
+// LoadWorkflow finds the workflow ref names, as `reel run REF` does (a
+// path, PACK/WORKFLOW, or a name looked up in catalog order), and loads
+// it with the engine's options: a workflow.ErrNotFound for a name that
+// resolves to nothing, workflow.Problems for an invalid file.
+func (e *Engine) LoadWorkflow(ref string) (*workflow.Workflow, error) {
+	c := e.Catalog()
+	r, err := c.Find(ref)
+	if err != nil {
+		return nil, err
+	}
+	return c.Load(r, e.LoadOptions())
+}
+
 // LoadOptions returns the workflow loading options matching the engine's
-// custom step types.
+// custom step types, with call_workflow targets checked as the engine
+// will find them.
 func (e *Engine) LoadOptions() workflow.Options {
 	types := e.CustomTypes()
-	return workflow.Options{
+	return e.Catalog().Options(workflow.Options{
 		CustomType: func(t string) bool {
 			for _, x := range types {
 				if x == t {
 					return true
 				}
 			}
-			return false
+			// whether the plugin has this type is checked before the
+			// run, when the plugin can be asked
+			return e.PluginHost.ProvidesStepType(t)
 		},
 		CustomTypes:  types,
 		ProjectDir:   e.ProjectDir,
 		AgentFiles:   e.agentFiles(),
 		AgentOptions: agent.CheckOptions,
-	}
+	})
 }
 
 func (e *Engine) outputLimit() int {
@@ -381,7 +422,7 @@ func (e *Engine) newRun(wf *workflow.Workflow, id, parentID string, inputs map[s
 		states: make(map[string]map[string]any, len(wf.States)),
 		env:    envMap(e.environ()),
 	}
-	r.context, r.awf = e.contextNamespaces(r.env)
+	r.context, r.awf = e.contextNamespaces(r.env, wf)
 	if !e.NoTranscript {
 		storage := e.Storage
 		if storage == "" {

@@ -53,7 +53,7 @@ func (e *Engine) Plan(wf *workflow.Workflow, given map[string]string) (*Plan, er
 	}
 	p := &Plan{Workflow: wf.Name, Description: wf.Description, File: wf.File, Inputs: inputs}
 	r := &run{e: e, wf: wf, id: "⟨run id⟩", inputs: inputs, states: map[string]map[string]any{}, env: envMap(e.environ())}
-	r.context, r.awf = e.contextNamespaces(r.env)
+	r.context, r.awf = e.contextNamespaces(r.env, wf)
 	for name := range wf.States {
 		ph := map[string]any{}
 		for _, f := range workflow.StateProps {

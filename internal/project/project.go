@@ -9,7 +9,8 @@
 // $XDG_DATA_HOME/reel/storage (~/.local/share/reel/storage).
 //
 // Configuration comes from .reel/config.yaml and, for the keys reel shares
-// with AWF (inputs, notify, telemetry), from .awf/config.yaml, or the file
+// with AWF (inputs, notify, telemetry, and the settings of AWF's plugins
+// under plugins), from .awf/config.yaml, or the file
 // $AWF_CONFIG_PATH names. Where both files set a key, .reel/config.yaml
 // wins, key by key (an input default set in both takes reel's value).
 // The prices key (reel's file only) overrides and extends the price table
@@ -101,12 +102,6 @@ func UserStorage() string {
 		return filepath.Join(".reel", "storage")
 	}
 	return filepath.Join(home, ".local", "share", "reel", "storage")
-}
-
-// WorkflowDirs lists the directories a workflow name is looked up in, in
-// order: .reel/workflows, then .awf/workflows.
-func (p *Project) WorkflowDirs() []string {
-	return []string{filepath.Join(p.Root, ".reel", "workflows"), filepath.Join(p.Root, ".awf", "workflows")}
 }
 
 func isDir(path string) bool {

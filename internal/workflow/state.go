@@ -35,15 +35,31 @@ var ignoredStateFields = map[string]string{
 // BuiltinTypes lists the state types with built-in meaning.
 var BuiltinTypes = []string{TypeStep, TypeAgent, TypeTerminal, TypeParallel, TypeForEach, TypeWhile, TypeOperation, TypeCallWorkflow}
 
+// customFields are the fields of a custom step type's state (AWF's
+// documented fields of a plugin step type).
+var customFields = []string{"config", "timeout", "retry"}
+
 func allowedFields(typ string) []string {
 	f, ok := typeFields[typ]
 	if !ok {
-		f = []string{"config"}
+		f = customFields
 	}
 	if typ == TypeTerminal {
 		return append([]string{"type", "description"}, f...)
 	}
 	return append(append([]string{}, flowFields...), f...)
+}
+
+// typeOwners lists the built-in state types whose own field key is (not
+// the flow fields every non-terminal state has).
+func typeOwners(key string) []string {
+	var owners []string
+	for _, t := range BuiltinTypes {
+		if contains(typeFields[t], key) && !contains(flowFields, key) {
+			owners = append(owners, t)
+		}
+	}
+	return owners
 }
 
 // ownerOf names the state types a field belongs to, for "not valid here".
@@ -147,11 +163,21 @@ func (l *loader) state(k, n *yaml.Node) *State {
 			continue
 		}
 		if !contains(allowed, key) {
+			if owners := typeOwners(key); len(owners) > 0 && s.Type != TypeTerminal {
+				// AWF reads every state's fields into one structure and
+				// ignores what the state's type does not use (a pack's
+				// step carries a prompt_file): reel loads it too and says
+				// it does nothing.
+				l.warnf(f.key, "%s: %q is ignored: it belongs to %s states (AWF ignores it too)", what, key, strings.Join(owners, ", "))
+				continue
+			}
 			l.unknownField(f.key, what, allowed, ownerOf(key))
 			continue
 		}
 		switch key {
-		case "type", "description":
+		case "type":
+		case "description":
+			s.Description, _ = l.str(v, "description")
 		case "command":
 			s.Command = orPlaceholder(l.template(v, "command"))
 		case "script_file":
