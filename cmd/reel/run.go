@@ -380,7 +380,7 @@ func loadWorkflow(cmd *cobra.Command, e *engine.Engine, ref string) (*workflow.W
 // workflowError is the error of a workflow that could not be loaded: a
 // name that resolves to nothing (exit 1), an invalid file (exit 2, every
 // problem printed first), or a file that cannot be read.
-func workflowError(cmd *cobra.Command, m *transcript.Masker, ref string, err error) error {
+func workflowError(cmd *cobra.Command, m *secrets.Masker, ref string, err error) error {
 	var probs workflow.Problems
 	if errors.As(err, &probs) {
 		hints := hintsOff(cmd)
