@@ -11,6 +11,7 @@ import (
 	"github.com/reelhq/reel/internal/safefile"
 	"github.com/reelhq/reel/internal/shadowstore"
 	"github.com/reelhq/reel/transcript"
+	"github.com/reelhq/reel/transcript/secrets"
 	"github.com/spf13/cobra"
 )
 
@@ -127,7 +128,7 @@ func runExport(cmd *cobra.Command, ref, dir string, o *exportOptions) error {
 	readChildren(run, events, children, &order)
 	warnings := run.Warnings().Strings()
 	if o.maskSecrets {
-		m := transcript.NewMasker(os.Environ())
+		m := secrets.NewMasker(os.Environ())
 		maskEvents(m, events)
 		for _, evs := range children {
 			maskEvents(m, evs)
@@ -248,7 +249,7 @@ func readChildren(parent *runs.Run, events []transcript.ExchangeEvent, into map[
 
 // maskEvents masks every event in place, as the recorder does with
 // --mask-secrets.
-func maskEvents(m *transcript.Masker, events []transcript.ExchangeEvent) {
+func maskEvents(m *secrets.Masker, events []transcript.ExchangeEvent) {
 	for i := range events {
 		m.MaskEvent(&events[i])
 	}

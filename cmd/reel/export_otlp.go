@@ -15,6 +15,7 @@ import (
 	"github.com/reelhq/reel/internal/otlp"
 	"github.com/reelhq/reel/internal/runs"
 	"github.com/reelhq/reel/transcript"
+	"github.com/reelhq/reel/transcript/secrets"
 )
 
 // formatOTLP is reel export's --to for OpenTelemetry collectors.
@@ -101,7 +102,7 @@ func runExportOTLP(cmd *cobra.Command, refs []string, json bool, storageFlag str
 		Version: versionString(), Content: o.otel.content, Prices: proj.Prices(),
 	}
 	if o.maskSecrets {
-		cfg.Masker = transcript.NewMasker(os.Environ())
+		cfg.Masker = secrets.NewMasker(os.Environ())
 	}
 	ctx := cmd.Context()
 	b, err := otlp.NewBatch(ctx, cfg)

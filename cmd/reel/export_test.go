@@ -15,6 +15,7 @@ import (
 	"github.com/reelhq/reel/internal/flowstudio"
 	"github.com/reelhq/reel/internal/runs"
 	"github.com/reelhq/reel/transcript"
+	"github.com/reelhq/reel/transcript/secrets"
 )
 
 // runShape is what a round trip must keep of a run: its counts and, per
@@ -253,7 +254,7 @@ func TestExportAndReplayMaskSecrets(t *testing.T) {
 				t.Errorf("%s: %s not masked", what, leak)
 			}
 		}
-		if !strings.Contains(string(data), transcript.Masked) {
+		if !strings.Contains(string(data), secrets.Masked) {
 			t.Errorf("%s: nothing masked", what)
 		}
 	}

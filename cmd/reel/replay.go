@@ -10,6 +10,7 @@ import (
 	"github.com/reelhq/reel/internal/textview"
 	"github.com/reelhq/reel/internal/webview"
 	"github.com/reelhq/reel/transcript"
+	"github.com/reelhq/reel/transcript/secrets"
 	"github.com/spf13/cobra"
 )
 
@@ -66,7 +67,7 @@ once and plain. --format markdown writes Markdown for sharing.`,
 				MaxLines: maxLines,
 			}
 			if mask {
-				opts.Masker = transcript.NewMasker(os.Environ())
+				opts.Masker = secrets.NewMasker(os.Environ())
 			}
 			switch color {
 			case "auto":
@@ -116,9 +117,9 @@ func replayHTML(cmd *cobra.Command, src *runs.Run, outFile string, mask bool, re
 	if outFile == "" {
 		return fmt.Errorf("--format html needs -o FILE (or -o - for stdout)")
 	}
-	var masker *transcript.Masker
+	var masker *secrets.Masker
 	if mask {
-		masker = transcript.NewMasker(os.Environ())
+		masker = secrets.NewMasker(os.Environ())
 	}
 	var red *webview.Redactor
 	if mask || len(redacts) > 0 {

@@ -14,6 +14,7 @@ import (
 	"github.com/reelhq/reel/internal/runs"
 	"github.com/reelhq/reel/internal/runstatus"
 	"github.com/reelhq/reel/transcript"
+	"github.com/reelhq/reel/transcript/secrets"
 )
 
 func newResumeCmd() *cobra.Command {
@@ -106,7 +107,7 @@ func resumeRun(cmd *cobra.Command, path, wfFile, from string, interactive bool, 
 	e := newEngine(proj, filepath.Dir(filepath.Dir(path)), pluginLog(cmd, f.quiet))
 	defer e.PluginHost.Close()
 	if f.maskSecrets {
-		e.Masker = transcript.NewMasker(os.Environ())
+		e.Masker = secrets.NewMasker(os.Environ())
 	}
 	wf, err := loadWorkflow(cmd, e, wfFile)
 	if err != nil {

@@ -22,6 +22,7 @@ import (
 	"github.com/reelhq/reel/internal/rerun"
 	"github.com/reelhq/reel/internal/workflow"
 	"github.com/reelhq/reel/transcript"
+	"github.com/reelhq/reel/transcript/secrets"
 )
 
 // runFlags are the flags of reel run (resume shares the output ones).
@@ -125,7 +126,7 @@ func runWorkflow(cmd *cobra.Command, ref string, f *runFlags) error {
 	if f.maskSecrets {
 		// Inputs whose names say secret (--input api_token=…) are masked
 		// like such environment variables.
-		e.Masker = transcript.NewMasker(append(os.Environ(), f.inputs...))
+		e.Masker = secrets.NewMasker(append(os.Environ(), f.inputs...))
 	}
 	wf, err := loadWorkflow(cmd, e, ref)
 	if err != nil {
@@ -379,7 +380,7 @@ func loadWorkflow(cmd *cobra.Command, e *engine.Engine, ref string) (*workflow.W
 // workflowError is the error of a workflow that could not be loaded: a
 // name that resolves to nothing (exit 1), an invalid file (exit 2, every
 // problem printed first), or a file that cannot be read.
-func workflowError(cmd *cobra.Command, m *transcript.Masker, ref string, err error) error {
+func workflowError(cmd *cobra.Command, m *secrets.Masker, ref string, err error) error {
 	var probs workflow.Problems
 	if errors.As(err, &probs) {
 		hints := hintsOff(cmd)

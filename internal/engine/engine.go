@@ -87,6 +87,7 @@ import (
 	"github.com/reelhq/reel/internal/rerun"
 	"github.com/reelhq/reel/internal/workflow"
 	"github.com/reelhq/reel/transcript"
+	"github.com/reelhq/reel/transcript/secrets"
 )
 
 // Defaults.
@@ -108,7 +109,7 @@ type Engine struct {
 	NoTranscript bool
 	// Masker, when set, masks secrets in every transcript event, every
 	// display line and every audit entry, with or without the transcript.
-	Masker *transcript.Masker
+	Masker *secrets.Masker
 	// Fsync is the transcript fsync policy.
 	Fsync transcript.FsyncPolicy
 	// Limits bound each transcript's lines and size (the transcript
@@ -165,7 +166,7 @@ type Engine struct {
 	custom    map[string]StepFunc
 	displayMu sync.Mutex
 	linesOnce sync.Once
-	lines     *transcript.Masker // see newLineMasker
+	lines     *secrets.Masker // see newLineMasker
 }
 
 // RunOptions parameterize one run.

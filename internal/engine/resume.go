@@ -17,6 +17,7 @@ import (
 	"github.com/reelhq/reel/internal/runstatus"
 	"github.com/reelhq/reel/internal/workflow"
 	"github.com/reelhq/reel/transcript"
+	"github.com/reelhq/reel/transcript/secrets"
 )
 
 // A resume continues a run from its transcript (DECISIONS §11): it appends
@@ -154,7 +155,7 @@ func resumeInputs(wf *workflow.Workflow, rec *rerun.Run, overrides map[string]st
 			continue
 		}
 		s := inputText(v)
-		if s == transcript.Masked {
+		if s == secrets.Masked {
 			if _, over := overrides[in.Name]; !over {
 				probs = append(probs, fmt.Sprintf("input %q was masked in the transcript: give it again with --input %s=VALUE", in.Name, in.Name))
 			}

@@ -21,6 +21,7 @@ import (
 	"github.com/reelhq/reel/internal/runs"
 	"github.com/reelhq/reel/internal/warn"
 	"github.com/reelhq/reel/transcript"
+	"github.com/reelhq/reel/transcript/secrets"
 )
 
 // Format is the output format.
@@ -52,7 +53,7 @@ type Options struct {
 	MaxLines int
 	// Masker, when set, masks secrets in every event before it is
 	// rendered (--mask-secrets).
-	Masker *transcript.Masker
+	Masker *secrets.Masker
 }
 
 // Replay renders the run, with the sub-workflows it called inline (as deep

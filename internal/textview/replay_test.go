@@ -13,6 +13,7 @@ import (
 	"github.com/reelhq/reel/internal/runs"
 	"github.com/reelhq/reel/internal/transcripttest"
 	"github.com/reelhq/reel/transcript"
+	"github.com/reelhq/reel/transcript/secrets"
 )
 
 func TestReplayGolden(t *testing.T) {
@@ -165,7 +166,7 @@ func TestReplayTextBeforeItsToolCallsAndMasks(t *testing.T) {
 		var out bytes.Buffer
 		opts := Options{}
 		if masked {
-			opts.Masker = transcript.NewMasker(nil)
+			opts.Masker = secrets.NewMasker(nil)
 		}
 		if _, err := Replay(context.Background(), &out, runs.Open(r.Recorder().Path(), runs.Options{}), opts); err != nil {
 			t.Fatal(err)

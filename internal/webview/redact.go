@@ -7,6 +7,7 @@ import (
 
 	"github.com/reelhq/reel/internal/rawjson"
 	"github.com/reelhq/reel/transcript"
+	"github.com/reelhq/reel/transcript/secrets"
 )
 
 // Redacted replaces what a --redact expression matches.
@@ -17,13 +18,13 @@ const Redacted = "[REDACTED]"
 // matches of user-given regular expressions, in every string of every
 // event, before anything is rendered.
 type Redactor struct {
-	masker *transcript.Masker
+	masker *secrets.Masker
 	res    []*regexp.Regexp
 }
 
 // NewRedactor builds a redactor; masker may be nil. Each pattern is a Go
 // regular expression.
-func NewRedactor(masker *transcript.Masker, patterns []string) (*Redactor, error) {
+func NewRedactor(masker *secrets.Masker, patterns []string) (*Redactor, error) {
 	r := &Redactor{masker: masker}
 	for _, p := range patterns {
 		re, err := regexp.Compile(p)

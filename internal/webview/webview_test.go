@@ -16,6 +16,7 @@ import (
 	"github.com/reelhq/reel/internal/runs"
 	"github.com/reelhq/reel/internal/transcripttest"
 	"github.com/reelhq/reel/transcript"
+	"github.com/reelhq/reel/transcript/secrets"
 )
 
 func standalone(t *testing.T, path string, red *Redactor) []byte {
@@ -65,7 +66,7 @@ func TestRedaction(t *testing.T) {
 	r.Close()
 	path := filepath.Join(dir, id+".jsonl")
 	t.Setenv("DEPLOY_TOKEN", "hunter2hunter2")
-	red, err := NewRedactor(transcript.NewMasker(os.Environ()), []string{`JIRA-\d+`})
+	red, err := NewRedactor(secrets.NewMasker(os.Environ()), []string{`JIRA-\d+`})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +76,7 @@ func TestRedaction(t *testing.T) {
 			t.Errorf("replay still holds %q", secret)
 		}
 	}
-	if !bytes.Contains(html, []byte(Redacted)) || !bytes.Contains(html, []byte(transcript.Masked)) {
+	if !bytes.Contains(html, []byte(Redacted)) || !bytes.Contains(html, []byte(secrets.Masked)) {
 		t.Error("no redaction marker in the replay")
 	}
 	if _, err := NewRedactor(nil, []string{"("}); err == nil {
@@ -100,7 +101,7 @@ func TestRedactionOfSplitStreamDeltas(t *testing.T) {
 	r.Event(transcript.ExchangeEvent{Type: transcript.StepCompleted, Path: "a", Payload: &transcript.StepPayload{Name: "a", Kind: transcript.KindAgent}})
 	r.Event(transcript.ExchangeEvent{Type: transcript.RunCompleted, Payload: &transcript.StepPayload{Name: "stream", Kind: transcript.KindWorkflow, Result: transcript.RunResult{Status: "success"}}})
 	r.Close()
-	red, err := NewRedactor(transcript.NewMasker(nil), nil)
+	red, err := NewRedactor(secrets.NewMasker(nil), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +111,7 @@ func TestRedactionOfSplitStreamDeltas(t *testing.T) {
 			t.Errorf("the page shows %q of the split key", part)
 		}
 	}
-	if !bytes.Contains(html, []byte("now")) || !bytes.Contains(html, []byte(transcript.Masked)) {
+	if !bytes.Contains(html, []byte("now")) || !bytes.Contains(html, []byte(secrets.Masked)) {
 		t.Error("the deltas are not shown masked")
 	}
 }

@@ -1,4 +1,4 @@
-package transcript
+package secrets
 
 import (
 	"math/rand"
@@ -24,9 +24,10 @@ func TestHoldWindow(t *testing.T) {
 func TestForcedPiecesShowNoSecret(t *testing.T) {
 	const env = "zq8-env-secret-value-4711"
 	m := NewMasker([]string{"REEL_TEST_API_KEY=" + env})
-	secrets := []string{env, "ghp_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5", "sk-ant-" + strings.Repeat("Q", 40),
-		"AKIA" + strings.Repeat("Z", 16),
-		"postgres://u:" + strings.Repeat("w", 20) + "@h", " Bearer " + strings.Repeat("T", 30) + " ", ",API_KEY=" + strings.Repeat("V", 30) + " ", strings.Repeat("sk-"+strings.Repeat("9", 20), 300)}
+	secrets := []string{env, "ghp_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5", "sk-ant-oHBvRPOIvGrv5iFlbCBFNOgmBjMtpsiaOclRz3Aw",
+		"AKIAK3VRJNVGFYGWWQC5", "postgres://u:iH7YFjS1on43XkMtECqO@h", " Bearer xSF2O3GYRdo1XKXWNqRs7rpEmoKiuP ", ",API_KEY=KdYR7osjOrU1xxDO0CzUZREN68k4tU ",
+		strings.Repeat("sk-01234567890123456789", 300), " Authorization: Api-Token NpfZ46pdJQIPvjiQvlb5lZXOIgfFwD3H ", " x_token: JoKyrbmEYYmdhQj38AruHr4i ",
+		` setProperty("X_TOKEN", "wRxpVHSbKdA9u4uQgwLg6G3oT1og") `, " curl -u user:mMJXwKi9x7h6AmUfBH "}
 	plain := []string{"plain", "x", ",", "progress=42%", "yyyyyyyyyyyyyyyyyyyy"}
 	seps := []string{" ", "", "", ","}
 	rng := rand.New(rand.NewSource(1))
@@ -68,7 +69,8 @@ func TestForcedPiecesShowNoSecret(t *testing.T) {
 				t.Fatalf("iteration %d: pieces show %.120q, which the whole line masks", iter, seg)
 			}
 		}
-		for _, s := range []string{env, "TTTTTTTT", "VVVVVVVV", "3zA5", "QQQQQQQQ", "ZZZZZZZZ", "wwwwwwww", "9999999999"} {
+		for _, s := range []string{env, "O3GYRdo1", "7osjOrU1", "3zA5", "RPOIvGrv", "JNVGFYGW", "FjS1on43", "0123456789",
+			"46pdJQIP", "rbmEYYmd", "VHSbKdA9", "wKi9x7h6"} {
 			if strings.Contains(got.String(), s) && !strings.Contains(want, s) {
 				t.Fatalf("iteration %d: pieces show %q", iter, s)
 			}

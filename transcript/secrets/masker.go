@@ -1,35 +1,41 @@
-package transcript
+package secrets
 
 import (
 	"bytes"
 	"encoding/json"
 	"sort"
 	"strings"
+
+	"github.com/reelhq/reel/transcript"
 )
 
 // Masked replaces every secret the Masker finds.
 const Masked = "[MASKED]"
 
-// Masker replaces secrets in events before they are written:
+// Masker replaces secrets in text and in transcript events:
 //
 //   - the values of environment variables (and workflow inputs) whose names
-//     say secret: *PASSWORD*, *PASSWD*, *SECRET*, *TOKEN*, *CREDENTIAL*,
-//     *APIKEY*, *API_KEY*, *PRIVATE_KEY*, *ACCESS_KEY*, and names whose
-//     last word is KEY, PAT, PASS, PWD or PW (secretName);
+//     say secret (secretName: *PASSWORD*, *SECRET*, *TOKEN*, *API_KEY*,
+//     names whose last word is KEY, …);
 //   - credentials recognisable by their shape, the checklist being
-//     gitleaks' default rules: private key blocks, cloud keys (AWS, Google
-//     Cloud and Gemini, Azure AD, Alibaba), payment keys (Stripe, Square …),
-//     VCS tokens (GitHub, GitLab, Bitbucket), chat tokens and webhooks
-//     (Slack, Discord, Teams, Telegram), LLM provider keys (OpenAI,
-//     Anthropic, OpenRouter, Groq, xAI, Hugging Face, Perplexity …), JWTs,
-//     and many more (mask_rules.go lists them);
-//   - passwords in URLs (postgres://user:PASSWORD@host), Bearer and other
-//     Authorization credentials, curl -u user:PASSWORD;
-//   - values assigned to secret-looking names in text and data: an
-//     NAME=value line, "api_key": "…" in JSON, a secret-named key of a
-//     tool input or result.
+//     gitleaks' default rules (shapes.go, anchors.go): private key blocks,
+//     cloud keys, payment keys, version-control tokens, chat tokens and
+//     webhooks, LLM provider keys, JWTs and their base64, and the other
+//     vendors' prefixed tokens;
+//   - passwords in URLs (postgres://user:PASSWORD@host), Authorization and
+//     Bearer credentials, and command-line passwords (curl -u, mysql -p,
+//     docker login -p, --password VALUE);
+//   - values assigned to names that say secret, in the forms of
+//     configuration files, code and data (assign.go): NAME=value, YAML,
+//     JSON, INI, make, PHP, Go, XML, setProperty("NAME", "value"), a
+//     Kubernetes Secret's data.
 //
-// Masking is opt-in; a Recorder applies it when Options.Masker is set.
+// It leaves placeholders (xxxx, EXAMPLE, YOUR_TOKEN_HERE), references
+// ($VAR, ${{ secrets.X }}, {{ .Values.x }}), the names of secrets
+// (secretKeyRef: api-key) and code (token = lexer.Next()).
+//
+// A Masker is safe for concurrent use. NewMasker(nil) masks shapes and
+// assignments only; a nil *Masker masks nothing.
 type Masker struct {
 	values   []string // longest first, so a value containing another wins
 	replacer *strings.Replacer
@@ -74,12 +80,12 @@ func (m *Masker) MaskString(s string) string {
 
 // MaskEvent masks every string of e's payload in place. Payload structs are
 // copied first, so the caller's values are not modified.
-func (m *Masker) MaskEvent(e *ExchangeEvent) {
+func (m *Masker) MaskEvent(e *transcript.ExchangeEvent) {
 	if m == nil {
 		return
 	}
 	switch p := e.Payload.(type) {
-	case *StepPayload:
+	case *transcript.StepPayload:
 		if p == nil {
 			return
 		}
@@ -90,14 +96,14 @@ func (m *Masker) MaskEvent(e *ExchangeEvent) {
 		c.Input = m.maskValue(c.Input)
 		c.Result = m.maskValue(c.Result)
 		e.Payload = &c
-	case *MessagePayload:
+	case *transcript.MessagePayload:
 		if p == nil {
 			return
 		}
 		c := *p
 		c.Blocks = m.maskBlocks(p.Blocks)
 		e.Payload = &c
-	case *ToolPayload:
+	case *transcript.ToolPayload:
 		if p == nil {
 			return
 		}
@@ -106,7 +112,7 @@ func (m *Masker) MaskEvent(e *ExchangeEvent) {
 		c.Output = m.maskValue(c.Output)
 		c.Error = m.MaskString(c.Error)
 		e.Payload = &c
-	case []ContentBlock:
+	case []transcript.ContentBlock:
 		e.Payload = m.maskBlocks(p)
 	case json.RawMessage:
 		e.Payload = m.maskValue(p)
@@ -116,8 +122,8 @@ func (m *Masker) MaskEvent(e *ExchangeEvent) {
 // maskBlocks masks a message's blocks. The chunks of a run of stream
 // blocks are the deltas of one streamed reply and are masked together
 // (maskChunks): a secret split across two deltas is masked in both.
-func (m *Masker) maskBlocks(in []ContentBlock) []ContentBlock {
-	out := make([]ContentBlock, len(in))
+func (m *Masker) maskBlocks(in []transcript.ContentBlock) []transcript.ContentBlock {
+	out := make([]transcript.ContentBlock, len(in))
 	for i, b := range in {
 		b.Text = m.MaskString(b.Text)
 		b.Thinking = m.MaskString(b.Thinking)
@@ -129,7 +135,7 @@ func (m *Masker) maskBlocks(in []ContentBlock) []ContentBlock {
 	for i := 0; i < len(out); {
 		j := i
 		var chunks []string
-		for ; j < len(out) && out[j].Type == BlockStream; j++ {
+		for ; j < len(out) && out[j].Type == transcript.BlockStream; j++ {
 			chunks = append(chunks, out[j].Chunk)
 		}
 		if j == i {

@@ -1,6 +1,8 @@
-package transcript
+package secrets
 
 import (
+	"github.com/reelhq/reel/transcript"
+
 	"encoding/json"
 	"fmt"
 	"math/rand"
@@ -41,13 +43,12 @@ func TestMaskPiecesCarriesMaskingBack(t *testing.T) {
 // pieceSecrets are the secrets of the property tests: an environment
 // value and credential shapes of several rules.
 var pieceSecrets = []string{"zq8-env-secret-value-4711", "ghp_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5",
-	"sk-ant-api03-" + strings.Repeat("Q", 40), "AKIA" + strings.Repeat("Z", 16),
-	"postgres://u:" + strings.Repeat("w", 20) + "@h", "Bearer " + strings.Repeat("b", 24),
-	"DB_PASSWORD=hunter2hunter2"}
+	"sk-ant-api03-oHBvRPOIvGrv5iFlbCBFNOgmBjMtpsiaOclRz3Aw", "AKIAK3VRJNVGFYGWWQC5", "postgres://u:iH7YFjS1on43XkMtECqO@h", "Bearer 7X41zTPDP4k8FFuf0EwixIIq",
+	"DB_PASSWORD=hunter2hunter2", "x_token: JoKyrbmEYYmdhQj38AruHr4i", `setProperty("X_TOKEN", "wRxpVHSbKdA9u4uQgwLg6G3oT1og")`}
 
 // pieceMarkers are byte sequences of pieceSecrets that masking the whole
 // text removes whenever it masks their secret.
-var pieceMarkers = []string{"4711", "3zA5", "QQQQQQQQ", "ZZZZZZZZ", "wwwwwwww", "bbbbbbbb", "hunter2"}
+var pieceMarkers = []string{"4711", "3zA5", "RPOIvGrv", "JNVGFYGW", "FjS1on43", "zTPDP4k8", "hunter2", "rbmEYYmd", "VHSbKdA9"}
 
 // For random splits of a text holding secrets into pieces, MaskPieces
 // keeps the count and the order of the pieces, joins to what MaskString
@@ -172,14 +173,14 @@ func TestMaskEventStreamBlocks(t *testing.T) {
 	a, b := text[0], text[1]
 	lines[a] = strings.Replace(lines[a], `"text":"`, `"text":"key sk-ant-api03-`, 1)
 	lines[b] = strings.Replace(lines[b], `"text":"`, `"text":"Xq7vT2mN9pL4kR8sW1yZ6bC3dF5gH0jKq\u0020`, 1)
-	blocks := make([]ContentBlock, len(lines))
+	blocks := make([]transcript.ContentBlock, len(lines))
 	for i, l := range lines {
-		blocks[i] = ContentBlock{Type: BlockStream, Fidelity: FidelityAgentEmitted, Chunk: l}
+		blocks[i] = transcript.ContentBlock{Type: transcript.BlockStream, Fidelity: transcript.FidelityAgentEmitted, Chunk: l}
 	}
-	ev := ExchangeEvent{Type: MessageAssistant, Payload: &MessagePayload{Role: "assistant", Blocks: blocks}}
+	ev := transcript.ExchangeEvent{Type: transcript.MessageAssistant, Payload: &transcript.MessagePayload{Role: "assistant", Blocks: blocks}}
 	m := NewMasker(nil)
 	m.MaskEvent(&ev)
-	got := ev.Payload.(*MessagePayload).Blocks
+	got := ev.Payload.(*transcript.MessagePayload).Blocks
 	if len(got) != len(lines) {
 		t.Fatalf("%d blocks became %d", len(lines), len(got))
 	}
@@ -330,13 +331,13 @@ func BenchmarkMaskStreamBlocks(b *testing.B) {
 		fmt.Fprintf(&text, "[%05d] compiled ./pkg/module%d/file.go ok in 0.%03ds\n", i, i%97, i%1000)
 	}
 	rng := rand.New(rand.NewSource(1))
-	var blocks []ContentBlock
+	var blocks []transcript.ContentBlock
 	size := 0
 	for s := text.String(); s != ""; {
 		n := min(len(s), 3+rng.Intn(18))
 		c, _ := json.Marshal(map[string]any{"id": "chatcmpl-D8Z5oo6uDh67AD85p73ksdT1KxhE0", "object": "chat.completion.chunk",
 			"choices": []any{map[string]any{"index": 0, "delta": map[string]any{"content": s[:n]}, "finish_reason": nil}}})
-		blocks = append(blocks, ContentBlock{Type: BlockStream, Fidelity: FidelityAgentEmitted, Chunk: string(c)})
+		blocks = append(blocks, transcript.ContentBlock{Type: transcript.BlockStream, Fidelity: transcript.FidelityAgentEmitted, Chunk: string(c)})
 		size += len(c)
 		s = s[n:]
 	}
@@ -346,7 +347,7 @@ func BenchmarkMaskStreamBlocks(b *testing.B) {
 	b.ResetTimer()
 	start := time.Now()
 	for i := 0; i < b.N; i++ {
-		ev := ExchangeEvent{Type: MessageAssistant, Payload: &MessagePayload{Role: "assistant", Blocks: blocks}}
+		ev := transcript.ExchangeEvent{Type: transcript.MessageAssistant, Payload: &transcript.MessagePayload{Role: "assistant", Blocks: blocks}}
 		m.MaskEvent(&ev)
 	}
 	dur := time.Since(start)

@@ -1,5 +1,5 @@
 //go:build !race
 
-package transcript
+package secrets
 
 const raceEnabled = false

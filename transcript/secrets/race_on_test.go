@@ -1,6 +1,6 @@
 //go:build race
 
-package transcript
+package secrets
 
 // raceEnabled is set when the race detector runs, which makes timing
 // meaningless.
