@@ -139,6 +139,7 @@ func runWorkflow(cmd *cobra.Command, ref string, f *runFlags) error {
 	if err != nil {
 		return userErr(err)
 	}
+	dropUndeclared(cmd, wf, given, f.quiet)
 	if err := resolvePromptInputs(given, proj.Root, os.Getenv); err != nil {
 		return userErr(err)
 	}
@@ -371,12 +372,21 @@ func parseInputs(kvs []string) (map[string]string, error) {
 		if !ok || k == "" {
 			return nil, fmt.Errorf("--input %q: want key=value", kv)
 		}
-		if _, dup := m[k]; dup {
-			return nil, fmt.Errorf("--input %s given twice", k)
-		}
+		// given twice, the last value wins, as in AWF
 		m[k] = v
 	}
 	return m, nil
+}
+
+// dropUndeclared removes the --input values wf declares no input for, with
+// a warning: AWF ignores them, so a command line written for it runs.
+func dropUndeclared(cmd *cobra.Command, wf *workflow.Workflow, given map[string]string, quiet bool) {
+	for _, k := range wf.Undeclared(given) {
+		delete(given, k)
+		if !quiet {
+			fmt.Fprintf(cmd.ErrOrStderr(), "warning: --input %s: workflow %s declares no such input: ignored\n", k, wf.Name)
+		}
+	}
 }
 
 func parseMocks(kvs []string) (map[string]string, error) {

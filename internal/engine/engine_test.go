@@ -416,6 +416,41 @@ func TestBackoff(t *testing.T) {
 	}
 }
 
+// A call_workflow input the child does not declare is ignored, as AWF
+// ignores it: the child runs, the display and the call's result say so.
+func TestCallIgnoresUndeclaredInputs(t *testing.T) {
+	h := newHarness(t)
+	h.write("child.yaml", `
+name: child
+inputs: [{name: word}]
+states:
+  initial: say
+  say: {type: step, command: "echo {{.inputs.word}}"}
+`)
+	rep := h.run(context.Background(), `
+name: parent
+states:
+  initial: call
+  call:
+    type: call_workflow
+    workflow: child.yaml
+    inputs: {word: hi, colour: red, size: "9"}
+`, nil)
+	if rep.Status != "success" {
+		t.Fatalf("report %+v\n%s", rep, h.display.String())
+	}
+	if !strings.Contains(h.display.String(), "! call: workflow child declares no input colour, size: ignored") {
+		t.Errorf("display:\n%s", h.display.String())
+	}
+	var res struct {
+		Ignored []string `json:"ignored_inputs"`
+	}
+	evs := readAll(t, rep.TranscriptPath)
+	if err := transcript.DecodeResult(evs[len(evs)-2].Step().Result, &res); err != nil || fmt.Sprint(res.Ignored) != "[colour size]" {
+		t.Errorf("call result: %+v (%v)", res, err)
+	}
+}
+
 // Three nested sub-workflows, mixing the nested and flat call forms.
 func TestNestedSubWorkflowsThreeDeep(t *testing.T) {
 	h := newHarness(t)
@@ -837,10 +872,19 @@ states:
 	if err == nil {
 		t.Fatal("bad inputs accepted")
 	}
-	for _, want := range []string{`input "n"`, "above the maximum 5", `"warp" is not one of fast, slow`, `unknown input "extra"`} {
+	for _, want := range []string{`input "n"`, "above the maximum 5", `"warp" is not one of fast, slow`} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q lacks %q", err, want)
 		}
+	}
+	// a value for an input the workflow does not declare is ignored, as in
+	// AWF
+	if strings.Contains(err.Error(), "extra") {
+		t.Errorf("error %q names the undeclared input", err)
+	}
+	rep, err := h.e.Run(context.Background(), wf, RunOptions{Inputs: map[string]string{"n": "3", "extra": "1"}})
+	if err != nil || rep.Status != "success" {
+		t.Fatalf("an undeclared input refused the run: %v %+v", err, rep)
 	}
 }
 

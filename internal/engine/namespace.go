@@ -5,7 +5,6 @@ import (
 	"maps"
 	"os"
 	"os/user"
-	"slices"
 	"strconv"
 	"time"
 
@@ -178,13 +177,12 @@ func (e *Engine) contextNamespaces(env map[string]any) (ctx map[string]any, awf 
 // default. An optional input without any value is nil: it renders as the
 // empty string and compares equal to nothing. Values are converted to the
 // input's type and checked against its validation rules; every problem is
-// reported at once.
+// reported at once. Values for inputs wf does not declare are ignored,
+// as AWF ignores them (callers say so: see Workflow.Undeclared).
 func resolveInputs(wf *workflow.Workflow, given map[string]string, config map[string]any) (map[string]any, error) {
 	out := map[string]any{}
 	var probs []string
-	declared := map[string]bool{}
 	for _, in := range wf.Inputs {
-		declared[in.Name] = true
 		var v any
 		var ok bool
 		if s, g := given[in.Name]; g {
@@ -211,11 +209,6 @@ func resolveInputs(wf *workflow.Workflow, given map[string]string, config map[st
 			continue
 		}
 		out[in.Name] = val
-	}
-	for _, k := range slices.Sorted(maps.Keys(given)) {
-		if !declared[k] {
-			probs = append(probs, fmt.Sprintf("unknown input %q", k))
-		}
 	}
 	if len(probs) > 0 {
 		return nil, &InputError{Problems: probs}
