@@ -26,7 +26,7 @@ func (r *run) execAgent(ctx context.Context, sc scope, st *workflow.State) outco
 		sp := r.startStep(ctx, sc, st, transcript.KindAgent, "", attempt)
 		req, perr := r.agentRequest(st, data)
 		if perr != nil {
-			o := fail("%v", perr)
+			o := unrenderable(sc, perr)
 			r.setState(st.Name, stateValue(o, "", ""))
 			sp.finish(ctx, o, nil)
 			return o

@@ -102,7 +102,7 @@ func (r *run) execCommand(ctx context.Context, sc scope, st *workflow.State) out
 		scr, err := r.script(st, data)
 		if err != nil {
 			sp := r.startStep(ctx, sc, st, transcript.KindCommand, "", attempt)
-			o := fail("%v", err)
+			o := unrenderable(sc, err)
 			r.setState(st.Name, stateValue(o, "", ""))
 			sp.finish(ctx, o, transcript.CommandResult{ExitCode: 1})
 			return o

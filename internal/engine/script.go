@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/reelhq/reel/internal/exitcode"
 	"github.com/reelhq/reel/internal/workflow"
 	"github.com/reelhq/reel/transcript"
 )
@@ -73,21 +75,51 @@ func (r *run) readStepFile(kind, what, raw string, data map[string]any) (content
 	search := workflow.FileSearch{Kind: kind, WorkflowFile: r.wf.File, ProjectDir: r.e.ProjectDir, Home: r.getenv("HOME"), AWF: awf}
 	path, err = search.Resolve(name)
 	if err != nil {
-		return "", "", fmt.Errorf("%s: %w", what, err)
+		return "", "", &stepFileError{fmt.Errorf("%s: %w", what, err)}
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return "", "", fmt.Errorf("%s: %w", what, err)
+		return "", "", &stepFileError{fmt.Errorf("%s: %w", what, err)}
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err == nil && fi.IsDir() {
+		return "", "", &stepFileError{fmt.Errorf("%s %s: is a directory", what, path)}
+	}
 	b, err := io.ReadAll(io.LimitReader(f, maxStepFile+1))
 	if err != nil {
-		return "", "", fmt.Errorf("%s %s: %w", what, path, err)
+		return "", "", &stepFileError{fmt.Errorf("%s %s: %w", what, path, err)}
 	}
 	if len(b) > maxStepFile {
-		return "", "", fmt.Errorf("%s %s: larger than the %d byte limit", what, path, maxStepFile)
+		return "", "", &stepFileError{fmt.Errorf("%s %s: larger than the %d byte limit", what, path, maxStepFile)}
 	}
 	return string(b), path, nil
+}
+
+// stepFileError is a script_file or prompt_file that cannot be read
+// (missing, unreadable, a directory, too large).
+type stepFileError struct{ err error }
+
+func (e *stepFileError) Error() string { return e.err.Error() }
+func (e *stepFileError) Unwrap() error { return e.err }
+
+// unrenderable is the outcome of a step whose command, script or prompt
+// could not be prepared. A script_file or prompt_file that cannot be read
+// is a user error, as in AWF: at the top level it ends the run with exit
+// status 1, past on_failure and retries (AWF's docs and its run agree);
+// inside a loop body or a parallel branch the state fails and its block
+// handles the failure, as AWF's blocks do. Any other error (a template
+// that does not render) fails the state, which follows its on_failure.
+func unrenderable(sc scope, err error) outcome {
+	o := fail("%v", err)
+	var fe *stepFileError
+	if !errors.As(err, &fe) {
+		return o
+	}
+	o.final = true
+	if sc.prefix == "" {
+		o.end = &ending{status: "failure", exitCode: exitcode.User, message: o.err}
+	}
+	return o
 }
 
 func (r *run) getenv(key string) string {
