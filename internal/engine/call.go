@@ -16,7 +16,7 @@ import (
 
 // execCall runs a sub-workflow as a child run with its own transcript file.
 func (r *run) execCall(ctx context.Context, sc scope, st *workflow.State) outcome {
-	sp := r.startStep(ctx, sc, st, transcript.KindCallWorkflow, "", 0)
+	sp := r.startStep(ctx, sc, st, transcript.KindCallWorkflow, "", nil)
 	failNow := func(format string, args ...any) outcome {
 		o := fail(format, args...)
 		r.setState(st.Name, stateValue(o, "", ""))

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"maps"
 	"os"
-	"os/user"
 	"strconv"
 	"time"
 
@@ -155,12 +154,9 @@ type loopState struct {
 // directory, the user, the host) and the .awf one (AWF's directories).
 func (e *Engine) contextNamespaces(env map[string]any) (ctx map[string]any, awf map[string]string) {
 	getenv := func(k string) string { s, _ := env[k].(string); return s }
+	// $USER as AWF reads it: empty when unset (.context.User is the
+	// environment's word, not the account's)
 	name := getenv("USER")
-	if name == "" {
-		if u, err := user.Current(); err == nil {
-			name = u.Username
-		}
-	}
 	host, _ := os.Hostname()
 	home := getenv("HOME")
 	if home == "" {

@@ -79,6 +79,7 @@ type span struct {
 	// hook's); hookOf is the path of the step a hook span belongs to.
 	st     *workflow.State
 	sc     scope
+	try    *try // the attempt of a state that retries (nil for others)
 	hookOf string
 	silent bool // writes nothing: see scope.silent
 }

@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/reelhq/reel/internal/exitcode"
 	"github.com/reelhq/reel/internal/workflow"
@@ -130,9 +129,9 @@ func (r *run) getenv(key string) string {
 // runScript runs a step's script: a command or a script_file without a
 // shebang with the shell, a script_file with one as an executable of its
 // own, written to a private temporary file for the run of the step.
-func (r *run) runScript(ctx context.Context, path string, s stepScript, dir string, timeout time.Duration) (transcript.CommandResult, outcome) {
+func (r *run) runScript(ctx context.Context, path string, s stepScript, dir string, limit deadline) (transcript.CommandResult, outcome) {
 	if !s.shebang {
-		return r.shell(ctx, path, s.text, dir, timeout)
+		return r.shell(ctx, path, s.text, dir, limit)
 	}
 	if interp := shebangInterpreter(s.text); filepath.IsAbs(interp) {
 		if fi, err := os.Stat(interp); err != nil || fi.IsDir() {
@@ -156,7 +155,7 @@ func (r *run) runScript(ctx context.Context, path string, s stepScript, dir stri
 		o := fail("script_file %s: write a temporary copy to run: %v", s.file, err)
 		return transcript.CommandResult{ExitCode: 1, Stderr: o.err}, o
 	}
-	return r.process(ctx, path, []string{f.Name()}, dir, timeout)
+	return r.process(ctx, path, []string{f.Name()}, dir, limit)
 }
 
 // shebangInterpreter returns the interpreter a #! line names.
