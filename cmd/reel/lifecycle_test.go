@@ -1,8 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -76,6 +79,76 @@ func TestDryRun(t *testing.T) {
 	// produces is a placeholder.
 	if f := plan.Steps[1].Children[0].Fields; len(f) == 0 || f[0]["name"] != "command" || f[0]["value"] != "lint ⟨states.build.Output⟩" {
 		t.Fatalf("--dry-run --json fields: %v", f)
+	}
+}
+
+// linearStates is a workflow of n command states one after the other.
+func linearStates(n int) string {
+	var b strings.Builder
+	b.WriteString("name: linear\ninputs:\n  - name: who\n    default: world\nstates:\n  initial: s0\n")
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&b, "  s%d:\n    type: step\n    command: echo \"step %d {{.inputs.who}}\"\n    on_success: s%d\n", i, i, i+1)
+	}
+	fmt.Fprintf(&b, "  s%d:\n    type: terminal\n", n)
+	return b.String()
+}
+
+// A dry run grows linearly with the workflow (60,000 states in under 5 s
+// of CPU; the wall time is reported, it depends on the machine's load)
+// and stops at once on SIGTERM or SIGINT, whether it is loading the file
+// or planning, exiting 130 (issue 26).
+func TestDryRunOfManyStates(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes and plans a 6 MB workflow")
+	}
+	dir := t.TempDir()
+	bin := reelBinary(t)
+	dryRun := func(n int) *exec.Cmd {
+		file := filepath.Join(dir, fmt.Sprintf("linear%d.yaml", n))
+		if _, err := os.Stat(file); err != nil {
+			writeFile(t, file, linearStates(n), 0o644)
+		}
+		cmd := exec.Command(bin, "run", file, "--dry-run")
+		cmd.Dir = dir
+		return cmd
+	}
+	for _, n := range []int{4000, 20000, 60000} {
+		cmd := dryRun(n)
+		var out bytes.Buffer
+		cmd.Stdout = &out
+		start := time.Now()
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("%d states: %v", n, err)
+		}
+		wall := time.Since(start)
+		cpu := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+		t.Logf("dry run of %d states: %s CPU, %s wall", n, cpu.Round(time.Millisecond), wall.Round(time.Millisecond))
+		if want := fmt.Sprintf("%d. s%d", n+1, n); !strings.Contains(out.String(), want) {
+			t.Fatalf("%d states: the plan lacks %q", n, want)
+		}
+		if n == 60000 && cpu > 5*time.Second {
+			t.Errorf("dry run of 60,000 states took %s of CPU, want under 5 s", cpu)
+		}
+	}
+	for _, c := range []struct {
+		sig   syscall.Signal
+		after time.Duration
+	}{{syscall.SIGTERM, 300 * time.Millisecond}, {syscall.SIGINT, 300 * time.Millisecond}, {syscall.SIGTERM, 2 * time.Second}} {
+		cmd := dryRun(60000)
+		var errb bytes.Buffer
+		cmd.Stderr = &errb
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(c.after)
+		sent := time.Now()
+		cmd.Process.Signal(c.sig)
+		cmd.Wait()
+		took := time.Since(sent)
+		t.Logf("%s after %s: exit %d in %s", c.sig, c.after, cmd.ProcessState.ExitCode(), took.Round(time.Millisecond))
+		if code := cmd.ProcessState.ExitCode(); code != 130 || took > time.Second {
+			t.Errorf("%s after %s: exit %d after %s, want 130 within a second\n%s", c.sig, c.after, code, took, errb.String())
+		}
 	}
 }
 

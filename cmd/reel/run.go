@@ -152,7 +152,10 @@ func runWorkflow(cmd *cobra.Command, ref string, f *runFlags) error {
 		return err
 	}
 	if f.dryRun {
-		plan, err := e.Plan(wf, given)
+		plan, err := e.Plan(cmd.Context(), wf, given)
+		if cmd.Context().Err() != nil {
+			return errInterrupted
+		}
 		if err != nil {
 			return userErr(err)
 		}
@@ -350,7 +353,24 @@ func loadWorkflow(cmd *cobra.Command, e *engine.Engine, projectRoot, ref string)
 	if err != nil {
 		return nil, &exitError{code: exitUser, msg: err.Error()}
 	}
-	wf, err := workflow.Load(path, e.LoadOptions())
+	// Loading a file of many thousands of states takes a while and cannot
+	// stop halfway: a signal returns at once (the process then exits).
+	type loaded struct {
+		wf  *workflow.Workflow
+		err error
+	}
+	done := make(chan loaded, 1)
+	go func() {
+		wf, err := workflow.Load(path, e.LoadOptions())
+		done <- loaded{wf, err}
+	}()
+	var l loaded
+	select {
+	case l = <-done:
+	case <-cmd.Context().Done():
+		return nil, errInterrupted
+	}
+	wf, err := l.wf, l.err
 	var probs workflow.Problems
 	if errors.As(err, &probs) {
 		hints := hintsOff(cmd)

@@ -28,14 +28,21 @@ func (r *run) exprEnv(sc scope) map[string]any { return r.namespaces(sc, false) 
 
 func (r *run) namespaces(sc scope, tmpl bool) map[string]any {
 	r.mu.Lock()
+	// A snapshot of the states is shared by every data() until the next
+	// setState: a template runs on it while parallel branches go on, and
+	// a plan (which sets no state) renders thousands of them.
+	snap := &r.esnap
 	src := r.states
 	if tmpl {
-		src = r.tstates
+		snap, src = &r.tsnap, r.tstates
 	}
-	states := make(map[string]any, len(src))
-	for k, v := range src {
-		states[k] = v
+	if *snap == nil {
+		*snap = make(map[string]any, len(src))
+		for k, v := range src {
+			(*snap)[k] = v
+		}
 	}
+	states := *snap
 	inputs := r.inputs
 	if tmpl {
 		if r.tinputs == nil {

@@ -35,6 +35,9 @@ type run struct {
 	mu      sync.Mutex
 	states  map[string]map[string]any
 	tstates map[string]map[string]any // states as templates see them (see data)
+	// esnap and tsnap are the states as data() hands them out, until the
+	// next setState (see namespaces)
+	esnap, tsnap map[string]any
 	tinputs map[string]any            // inputs as templates see them
 	einputs map[string]any            // inputs as expressions see them
 	// lastState is the top-level state started last (.error.State of the

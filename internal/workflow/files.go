@@ -135,7 +135,7 @@ func (l *loader) checkFiles(wf *Workflow, s *State) {
 		if f.path == "" {
 			continue
 		}
-		t, err := parseTemplate(f.path, s.Pos)
+		t, err := l.parseTemplate(f.path, s.Pos)
 		if err != nil {
 			l.errAt(s.Pos, "state %q: %s: bad template: %v", s.Name, f.what, cleanTemplateErr(err))
 			continue
