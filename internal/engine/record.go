@@ -38,8 +38,8 @@ type run struct {
 	// esnap and tsnap are the states as data() hands them out, until the
 	// next setState (see namespaces)
 	esnap, tsnap map[string]any
-	tinputs map[string]any            // inputs as templates see them
-	einputs map[string]any            // inputs as expressions see them
+	tinputs      map[string]any // inputs as templates see them
+	einputs      map[string]any // inputs as expressions see them
 	// lastState is the top-level state started last (.error.State of the
 	// workflow_error hook).
 	lastState string
