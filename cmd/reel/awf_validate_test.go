@@ -166,3 +166,37 @@ states:
 		t.Errorf("--quiet: exit %d, stderr %q", r.code, r.stderr)
 	}
 }
+
+// awfOwnWarn are reel's own differential workflows that load with a
+// warning on purpose; every other one passes validate --strict, as every
+// file AWF runs should when nothing in it is suspect (a for_each
+// break_when reading loop.Item, a transition whose when is empty).
+var awfOwnWarn = map[string]string{
+	"awf-interplay.yaml":      "a state's when, which AWF ignores",
+	"awf-missing-script.yaml": "a script_file that does not exist",
+}
+
+func TestAWFOwnWorkflowsValidateStrict(t *testing.T) {
+	// the project the differential test runs them in: AWF's fixtures
+	// (templates, scripts, prompts) and reel's own workflows
+	fixtures, _ := awfCorpus(t)
+	proj := newAWFProjectAt(t, fixtures, t.TempDir())
+	copyTree(t, filepath.Join("testdata", "awfown"), filepath.Join(proj, ".awf", "workflows"))
+	files, _ := filepath.Glob(filepath.Join("testdata", "awfown", "*.yaml"))
+	for i, f := range files {
+		files[i] = filepath.Join(proj, ".awf", "workflows", filepath.Base(f))
+	}
+	if len(files) < 20 {
+		t.Fatalf("%d workflows in testdata/awfown", len(files))
+	}
+	for _, f := range files {
+		r := runBinary(t, proj, "validate", "--strict", f)
+		why, warns := awfOwnWarn[filepath.Base(f)]
+		switch {
+		case warns && (r.code != 2 || !strings.Contains(r.stdout+r.stderr, "warning")):
+			t.Errorf("%s (%s): validate --strict exit %d, want 2 with a warning\n%s", filepath.Base(f), why, r.code, r.stderr)
+		case !warns && (r.code != 0 || strings.Contains(r.stderr+r.stdout, "warning")):
+			t.Errorf("%s: validate --strict exit %d\n%s%s", filepath.Base(f), r.code, r.stdout, r.stderr)
+		}
+	}
+}

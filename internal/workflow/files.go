@@ -156,8 +156,8 @@ func (l *loader) checkFiles(wf *Workflow, s *State) {
 		if _, err := search.Resolve(p); err != nil {
 			if f.kind == Scripts && errors.Is(err, ErrFileNotFound) {
 				// AWF's validate does not look for script files (its run
-				// fails at the step); reel says so without failing.
-				l.warnAt(s.Pos, "state %q: %s: %v (the step will fail when it runs)", s.Name, f.what, err)
+				// ends at the step, exit 1); reel says so without failing.
+				l.warnAt(s.Pos, "state %q: %s: %v (the run will end there, exit 1, unless the file is created first)", s.Name, f.what, err)
 				continue
 			}
 			l.errAt(s.Pos, "state %q: %s: %v", s.Name, f.what, err)
