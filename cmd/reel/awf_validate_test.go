@@ -182,6 +182,13 @@ func TestAWFOwnWorkflowsValidateStrict(t *testing.T) {
 	fixtures, _ := awfCorpus(t)
 	proj := newAWFProjectAt(t, fixtures, t.TempDir())
 	copyTree(t, filepath.Join("testdata", "awfown"), filepath.Join(proj, ".awf", "workflows"))
+	for _, c := range awfCases {
+		for name, content := range c.files {
+			if c.own {
+				writeFile(t, filepath.Join(proj, name), content, 0o644)
+			}
+		}
+	}
 	files, _ := filepath.Glob(filepath.Join("testdata", "awfown", "*.yaml"))
 	for i, f := range files {
 		files[i] = filepath.Join(proj, ".awf", "workflows", filepath.Base(f))

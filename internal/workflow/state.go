@@ -46,6 +46,17 @@ func allowedFields(typ string) []string {
 	return append(append([]string{}, flowFields...), f...)
 }
 
+// typeOwners names the built-in state types whose own fields include key.
+func typeOwners(key string) string {
+	var owners []string
+	for _, t := range BuiltinTypes {
+		if contains(typeFields[t], key) {
+			owners = append(owners, t)
+		}
+	}
+	return strings.Join(owners, ", ")
+}
+
 // ownerOf names the state types a field belongs to, for "not valid here".
 func ownerOf(key string) string {
 	var owners []string
@@ -147,6 +158,13 @@ func (l *loader) state(k, n *yaml.Node) *State {
 			continue
 		}
 		if !contains(allowed, key) {
+			if owners := typeOwners(key); owners != "" && s.Type != TypeTerminal {
+				// AWF reads every state field whatever the type and
+				// ignores what does not apply (a prompt_file on a step
+				// state, in AWF's own hello pack): load, and say so.
+				l.warnf(f.key, "%s: %q is ignored: it belongs to %s (AWF ignores it here too)", what, key, owners)
+				continue
+			}
 			l.unknownField(f.key, what, allowed, ownerOf(key))
 			continue
 		}
