@@ -220,13 +220,17 @@ var awfOutOfScope = map[string]string{
 	"secrets-masked":         "tests AWF's masking of secret-named inputs in step output; reel masks only with --mask-secrets, by value (DECISIONS §9), see docs/awf-compat.md",
 }
 
+// awfDifference is a case where reel's outcome differs from AWF's on
+// purpose: why, and check, which asserts what reel does instead.
+type awfDifference struct {
+	why   string
+	check func(t *testing.T, got, awf awfOutcome)
+}
+
 // awfDeliberate are cases where reel's outcome differs from AWF's on
 // purpose (docs/awf-compat.md says why). The golden file still holds what
 // AWF did; check asserts what reel does instead.
-var awfDeliberate = map[string]struct {
-	why   string
-	check func(t *testing.T, got, awf awfOutcome)
-}{
+var awfDeliberate = map[string]awfDifference{
 	"input-collection-test/not-an-integer":          inputExit1,
 	"validation-enums/bad-value":                    inputExit1,
 	"validation-numeric/below-minimum":              inputExit1,
@@ -329,10 +333,7 @@ func withoutExitCodes(o awfOutcome, names ...string) awfOutcome {
 
 // inputExit1: an input that fails its validation exits 1 (a user error),
 // as AWF's documentation says; AWF itself exits 3.
-var inputExit1 = struct {
-	why   string
-	check func(t *testing.T, got, awf awfOutcome)
-}{
+var inputExit1 = awfDifference{
 	why: "an invalid input value exits 1 (user error) as AWF documents; AWF exits 3",
 	check: func(t *testing.T, got, awf awfOutcome) {
 		if got.ExitCode != 1 || len(got.Steps) != 0 || awf.ExitCode != 3 || len(awf.Steps) != 0 {
@@ -345,14 +346,8 @@ var inputExit1 = struct {
 // as in AWF; AWF also masks the value of an input whose name looks secret
 // (api_key) in the step's output, which reel does only with
 // --mask-secrets, by value (DECISIONS §9).
-func awfConfigInputs(model string) struct {
-	why   string
-	check func(t *testing.T, got, awf awfOutcome)
-} {
-	return struct {
-		why   string
-		check func(t *testing.T, got, awf awfOutcome)
-	}{
+func awfConfigInputs(model string) awfDifference {
+	return awfDifference{
 		why: "AWF masks secret-named inputs in step output; reel does not by default",
 		check: func(t *testing.T, got, awf awfOutcome) {
 			want := "api_key=from-config model=" + model + "\n"

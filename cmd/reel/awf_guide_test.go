@@ -68,10 +68,7 @@ var awfGuideCases = []awfCase{
 
 // awfGuideDeliberate are the guide cases where reel differs from AWF on
 // purpose (docs/awf-compat.md says why), each checked as reel does it.
-var awfGuideDeliberate = map[string]struct {
-	why   string
-	check func(t *testing.T, got, awf awfOutcome)
-}{
+var awfGuideDeliberate = map[string]awfDifference{
 	"guide-timeout": {
 		why: "a timed-out command's exit code is 124 in reel, -1 in AWF",
 		check: func(t *testing.T, got, awf awfOutcome) {

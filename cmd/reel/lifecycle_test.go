@@ -15,6 +15,7 @@ import (
 
 	"github.com/reelhq/reel/internal/golden"
 	"github.com/reelhq/reel/internal/runstatus"
+	"github.com/reelhq/reel/internal/testfixtures"
 	"github.com/reelhq/reel/transcript"
 )
 
@@ -82,17 +83,6 @@ func TestDryRun(t *testing.T) {
 	}
 }
 
-// linearStates is a workflow of n command states one after the other.
-func linearStates(n int) string {
-	var b strings.Builder
-	b.WriteString("name: linear\ninputs:\n  - name: who\n    default: world\nstates:\n  initial: s0\n")
-	for i := 0; i < n; i++ {
-		fmt.Fprintf(&b, "  s%d:\n    type: step\n    command: echo \"step %d {{.inputs.who}}\"\n    on_success: s%d\n", i, i, i+1)
-	}
-	fmt.Fprintf(&b, "  s%d:\n    type: terminal\n", n)
-	return b.String()
-}
-
 // A dry run grows linearly with the workflow (60,000 states in under 5 s
 // of CPU; the wall time is reported, it depends on the machine's load)
 // and stops at once on SIGTERM or SIGINT, whether it is loading the file
@@ -106,7 +96,7 @@ func TestDryRunOfManyStates(t *testing.T) {
 	dryRun := func(n int) *exec.Cmd {
 		file := filepath.Join(dir, fmt.Sprintf("linear%d.yaml", n))
 		if _, err := os.Stat(file); err != nil {
-			writeFile(t, file, linearStates(n), 0o644)
+			writeFile(t, file, testfixtures.LinearWorkflow(n), 0o644)
 		}
 		cmd := exec.Command(bin, "run", file, "--dry-run")
 		cmd.Dir = dir

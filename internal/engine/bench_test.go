@@ -16,6 +16,7 @@ import (
 	"github.com/reelhq/reel/internal/otlp"
 	"github.com/reelhq/reel/internal/otlptest"
 	"github.com/reelhq/reel/internal/proctest"
+	"github.com/reelhq/reel/internal/testfixtures"
 	"github.com/reelhq/reel/internal/workflow"
 	"github.com/reelhq/reel/transcript"
 	"gopkg.in/yaml.v3"
@@ -245,21 +246,7 @@ func BenchmarkRenderCommand(b *testing.B) {
 		base += mid.Sub(start)
 	}
 	b.StopTimer()
-	b.ReportMetric(float64(reel.Nanoseconds())/float64(b.N), "reel-ns/op")
-	b.ReportMetric(float64(base.Nanoseconds())/float64(b.N), "stdlib-ns/op")
-	b.ReportMetric(float64(base)/float64(reel), "x-vs-stdlib")
-}
-
-// linearWorkflow is a workflow of n command states one after the other,
-// each rendering an input.
-func linearWorkflow(n int) string {
-	var b strings.Builder
-	b.WriteString("name: linear\ninputs:\n  - name: who\n    default: world\nstates:\n  initial: s0\n")
-	for i := 0; i < n; i++ {
-		fmt.Fprintf(&b, "  s%d:\n    type: step\n    command: echo \"step %d {{.inputs.who}}\"\n    on_success: s%d\n", i, i, i+1)
-	}
-	fmt.Fprintf(&b, "  s%d:\n    type: terminal\n", n)
-	return b.String()
+	reportVsStdlib(b, reel, base)
 }
 
 // BenchmarkDryRun measures a dry run's work on a linear workflow of
@@ -271,7 +258,7 @@ func linearWorkflow(n int) string {
 // the validation (references, flow) and the plan's other fields.
 func BenchmarkDryRun(b *testing.B) {
 	const n = 20000
-	src := []byte(linearWorkflow(n))
+	src := []byte(testfixtures.LinearWorkflow(n))
 	var reel, base time.Duration
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -309,6 +296,12 @@ func BenchmarkDryRun(b *testing.B) {
 		base += mid.Sub(start)
 	}
 	b.StopTimer()
+	reportVsStdlib(b, reel, base)
+}
+
+// reportVsStdlib reports reel's and the baseline's time per operation and
+// their ratio (x-vs-stdlib, below 1 means reel is slower).
+func reportVsStdlib(b *testing.B, reel, base time.Duration) {
 	b.ReportMetric(float64(reel.Nanoseconds())/float64(b.N), "reel-ns/op")
 	b.ReportMetric(float64(base.Nanoseconds())/float64(b.N), "stdlib-ns/op")
 	b.ReportMetric(float64(base)/float64(reel), "x-vs-stdlib")
