@@ -3,6 +3,7 @@ module github.com/reelhq/reel
 go 1.26.8
 
 require (
+	github.com/Masterminds/semver/v3 v3.5.0
 	github.com/chromedp/chromedp v0.14.2
 	github.com/creack/pty v1.1.24
 	github.com/expr-lang/expr v1.17.8

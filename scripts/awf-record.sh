@@ -10,7 +10,9 @@
 # Each case runs in a throwaway project with HOME and the XDG directories
 # isolated; nothing leaves the machine (the http fixtures talk to a local
 # server the test starts, the agent fixtures to the fake CLIs in
-# cmd/reel/testdata/awfagents). Golden files are overwritten, never
+# cmd/reel/testdata/awfagents, the pack cases install the packs of
+# cmd/reel/testdata/awfpacks from a stand-in GitHub the test serves on
+# loopback, through GITHUB_API_URL). Golden files are overwritten, never
 # deleted: remove the one of a case you drop. Review the diff before
 # committing it (git diff --stat: only the cases you meant should change).
 set -eu

@@ -72,9 +72,27 @@ type awfCase struct {
 	// when, capture and depends_on together; failing hooks; a missing
 	// required variable; step templates).
 	own bool
+	// workflow is what the tools run when it is not the fixture's name:
+	// a name, a path or PACK/WORKFLOW.
+	workflow string
+	// home are files written below the case's home directory (global
+	// workflows, prompts, scripts), relative paths.
+	home map[string]string
+	// install are the argument lists of `workflow install` commands each
+	// tool runs before the run, against a stand-in GitHub serving the
+	// packs of testdata/awfpacks as releases (packServer).
+	install [][]string
 }
 
 func (c awfCase) fixture() string { f, _, _ := strings.Cut(c.name, "/"); return f }
+
+// target is what the tools run.
+func (c awfCase) target() string {
+	if c.workflow != "" {
+		return c.workflow
+	}
+	return c.fixture()
+}
 
 // awfCases are the fixtures that run without an agent CLI, the network or
 // a terminal. Inputs are given where a fixture requires them; some
@@ -208,6 +226,48 @@ var awfCases = []awfCase{
 	{name: "awf-missing-script", own: true},
 	{name: "awf-break-when-item", own: true},
 	{name: "awf-exit-codes", own: true, env: []string{"USER="}},
+
+	// Packs, installed by each tool from a stand-in GitHub (the releases
+	// API and the release's assets) and run by PACK/WORKFLOW; and
+	// workflows, prompts and scripts in AWF's global places.
+	{name: "pack-hi/hi", own: true, install: [][]string{{"acme/awf-workflow-hi"}}, workflow: "hi/hi", inputs: []string{"who=pack"}},
+	{name: "pack-hi/shout", own: true, install: [][]string{{"acme/awf-workflow-hi"}}, workflow: "hi/shout"},
+	{name: "pack-hi/global", own: true, install: [][]string{{"acme/awf-workflow-hi@1.2.0", "--global"}}, workflow: "hi/hi"},
+	{name: "pack-hi/unknown-workflow", own: true, install: [][]string{{"acme/awf-workflow-hi"}}, workflow: "hi/nope"},
+	{name: "pack-kit/init", own: true, install: [][]string{{"acme/awf-workflow-kit"}}, workflow: "kit/init",
+		collect: []string{".awf/templates/kit/spec-template.md", ".awf/templates/kit/plan-template.md"}},
+	{name: "pack-kit/init-as-file", own: true, install: [][]string{{"acme/awf-workflow-kit"}}, workflow: ".awf/workflow-packs/kit/workflows/init.yaml",
+		collect: []string{".awf/templates/kit/spec-template.md", ".awf/templates/kit/plan-template.md"}},
+	{name: "pack-kit/make", own: true, agents: true, install: [][]string{{"acme/awf-workflow-kit"}}, workflow: "kit/make", inputs: []string{"description=Add Login"},
+		files: map[string]string{".awf/templates/kit/spec-template.md": "# Spec: {{FEATURE}}\n"}, collect: []string{"specs/add-login/spec.md"}},
+	{name: "pack-kit/make-empty", own: true, agents: true, install: [][]string{{"acme/awf-workflow-kit"}}, workflow: "kit/make", inputs: []string{"description=Bare"},
+		collect: []string{"specs/bare/spec.md"}},
+	{name: "pack-kit/override", own: true, agents: true, install: [][]string{{"acme/awf-workflow-kit"}}, workflow: "kit/make", inputs: []string{"description=Mine"},
+		files: map[string]string{
+			".awf/scripts/kit/create.sh":      "#!/bin/sh\nmkdir -p specs/mine && echo overridden > specs/mine/spec.md\necho SPEC_FILE=specs/mine/spec.md\n",
+			".awf/prompts/kit/make/system.md": "The user's own prompt for {{.inputs.description}}.\n",
+		},
+		collect: []string{"specs/mine/spec.md"}},
+	{name: "pack-kit/chain", own: true, install: [][]string{{"acme/awf-workflow-kit"}}, workflow: "kit/chain"},
+	{name: "global-call", own: true, workflow: "awf-global-parent", home: map[string]string{
+		".config/awf/workflows/awf-global-child.yaml": "name: awf-global-child\ninputs:\n  - name: msg\n    type: string\n    required: true\nstates:\n  initial: say\n  say:\n    type: step\n    command: echo \"child got {{.inputs.msg}}\"\n    on_success: done\n  done:\n    type: terminal\n",
+	}},
+	{name: "global-run", own: true, workflow: "awf-global-only", home: map[string]string{
+		".config/awf/workflows/awf-global-only.yaml": "name: awf-global-only\nstates:\n  initial: a\n  a:\n    type: step\n    command: '\"{{.awf.scripts_dir}}/hello.sh\" from-global'\n    on_success: b\n  b:\n    type: step\n    script_file: \"{{.awf.scripts_dir}}/hello.sh\"\n    on_success: done\n  done:\n    type: terminal\n",
+		".config/awf/scripts/hello.sh":               "#!/bin/sh\necho \"global script ${1:-no-arg}\"\n",
+	}},
+	{name: "global-run/local-script", own: true, workflow: "awf-global-only", home: map[string]string{
+		".config/awf/workflows/awf-global-only.yaml": "name: awf-global-only\nstates:\n  initial: a\n  a:\n    type: step\n    command: '\"{{.awf.scripts_dir}}/hello.sh\" from-global'\n    on_success: done\n  done:\n    type: terminal\n",
+		".config/awf/scripts/hello.sh":               "#!/bin/sh\necho \"global script $1\"\n",
+	}, files: map[string]string{".awf/scripts/hello.sh": "#!/bin/sh\necho \"project script $1\"\n"}},
+	{name: "global-env", own: true, workflow: "awf-shadowed", env: []string{"AWF_WORKFLOWS_PATH=envflows"}, files: map[string]string{
+		"envflows/awf-shadowed.yaml":       "name: from-env\nstates:\n  initial: a\n  a:\n    type: step\n    command: echo from env\n    on_success: done\n  done:\n    type: terminal\n",
+		".awf/workflows/awf-shadowed.yaml": "name: from-project\nstates:\n  initial: a\n  a:\n    type: step\n    command: echo from project\n    on_success: done\n  done:\n    type: terminal\n",
+	}},
+	{name: "global-prompt-input", own: true, workflow: "awf-global-child", inputs: []string{"msg=@prompts/team/greeting.md"}, home: map[string]string{
+		".config/awf/workflows/awf-global-child.yaml": "name: awf-global-child\ninputs:\n  - name: msg\n    type: string\n    required: true\nstates:\n  initial: say\n  say:\n    type: step\n    command: echo \"child got {{.inputs.msg}}\"\n    on_success: done\n  done:\n    type: terminal\n",
+		".config/awf/prompts/team/greeting.md":        "hello from the global prompts\n",
+	}},
 }
 
 // awfOutOfScope are the fixtures AWF accepts that the differential test
@@ -307,6 +367,29 @@ var awfDeliberate = map[string]awfDifference{
 			}
 			if got.ExitCode != awf.ExitCode || got.Final != awf.Final || got.Status != awf.Status {
 				t.Errorf("run: reel %+v, AWF %+v", got, awf)
+			}
+		},
+	},
+	"pack-kit/override": {
+		why: "a user's override of one of a pack's scripts (.awf/scripts/kit/create.sh) hides, in AWF, every other script of the pack from the pack's commands (AWF picks one directory for all of them); reel looks for each file in turn, so the pack's check.sh still runs",
+		check: func(t *testing.T, got, awf awfOutcome) {
+			if got.ExitCode != 0 || got.Final != "done" || got.Steps["create"].Output != awf.Steps["create"].Output || got.Steps["draft"].Output != awf.Steps["draft"].Output ||
+				got.Steps["record"].Output != "CHECK=ok 1 lines\n" || got.Files["specs/mine/spec.md"] != "overridden\n" {
+				t.Errorf("reel: %+v", got)
+			}
+			if awf.Steps["record"].ExitCode != 127 || awf.Files["specs/mine/spec.md"] != "overridden\n" || awf.Steps["draft"].Output == "" {
+				t.Errorf("AWF's outcome changed: %+v", awf)
+			}
+		},
+	},
+	"pack-kit/chain": {
+		why: "AWF's call_workflow cannot run a pack's workflow (its run looks the name up among the project's and the global workflows only, after its own check found it in the pack): exit 1 at the call. reel runs it, by bare name from inside the pack and by PACK/WORKFLOW, as AWF's code and docs intend",
+		check: func(t *testing.T, got, awf awfOutcome) {
+			if got.ExitCode != 0 || got.Final != "done" || got.Steps["first"].Status != "completed" || got.Steps["second"].Status != "completed" {
+				t.Errorf("reel: %+v", got)
+			}
+			if awf.ExitCode != 1 || awf.Steps["first"].Status != "failed" {
+				t.Errorf("AWF's outcome changed: %+v", awf)
 			}
 		},
 	},
@@ -574,12 +657,25 @@ func setupCase(t *testing.T, fixtures string, c awfCase) caseEnv {
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		mode := os.FileMode(0o644)
+		if strings.HasSuffix(name, ".sh") {
+			mode = 0o755
+		}
+		if err := os.WriteFile(p, []byte(content), mode); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if err := os.MkdirAll(ce.home, 0o755); err != nil {
 		t.Fatal(err)
+	}
+	for name, content := range c.home {
+		p := filepath.Join(ce.home, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
 	ce.env = append(os.Environ(),
 		"HOME="+ce.home, "USER=awf-user",
@@ -605,6 +701,10 @@ func setupCase(t *testing.T, fixtures string, c awfCase) caseEnv {
 		srv := httptest.NewServer(http.HandlerFunc(chatHandler))
 		t.Cleanup(srv.Close)
 		ce.env = append(ce.env, "ANTHROPIC_BASE_URL="+srv.URL+"/v1", "ANTHROPIC_API_KEY=sk-ant-test")
+	}
+	if len(c.install) > 0 {
+		// GITHUB_TOKEN keeps AWF from asking gh for one
+		ce.env = append(ce.env, "GITHUB_API_URL="+packServer(t).URL, "GITHUB_TOKEN=test-token", "GH_TOKEN=")
 	}
 	ce.env = append(ce.env, c.env...)
 	ce.stdin = c.stdin
@@ -685,9 +785,20 @@ func runTool(t *testing.T, ce caseEnv, bin string, args ...string) (int, string)
 	return code, out.String()
 }
 
+// installPacks runs the case's workflow install commands with bin.
+func installPacks(t *testing.T, ce caseEnv, c awfCase, bin string) {
+	t.Helper()
+	for _, in := range c.install {
+		if code, out := runTool(t, ce, bin, append([]string{"workflow", "install"}, in...)...); code != 0 {
+			t.Fatalf("%s workflow install %v: exit %d\n%s", filepath.Base(bin), in, code, out)
+		}
+	}
+}
+
 func runAWFCase(t *testing.T, fixtures string, c awfCase, bin string) awfOutcome {
 	ce := setupCase(t, fixtures, c)
-	args := append([]string{"run", c.fixture(), "--no-color", "--storage", ce.storage}, ce.args...)
+	installPacks(t, ce, c, bin)
+	args := append([]string{"run", c.target(), "--no-color", "--storage", ce.storage}, ce.args...)
 	code, out := runTool(t, ce, bin, args...)
 	got := awfOutcome{Case: c.name, Args: c.inputs, ExitCode: code, Status: "failed", Steps: map[string]awfStep{}}
 	files, _ := filepath.Glob(filepath.Join(ce.storage, "states", "*.json"))
@@ -759,7 +870,8 @@ var agentLogs = []string{"agents-claude.log", "agents-gemini.log", "agents-codex
 // run's transcript, which must pass reel verify.
 func runReelCase(t *testing.T, fixtures string, c awfCase) awfOutcome {
 	ce := setupCase(t, fixtures, c)
-	args := append([]string{"run", c.fixture(), "--storage", ce.storage}, ce.args...)
+	installPacks(t, ce, c, reelBinary(t))
+	args := append([]string{"run", c.target(), "--storage", ce.storage}, ce.args...)
 	code, out := runTool(t, ce, reelBinary(t), args...)
 	got := awfOutcome{Case: c.name, Args: c.inputs, ExitCode: code, Status: "failed", Steps: map[string]awfStep{}, Out: out}
 	got.Files = collectFiles(t, c, ce)

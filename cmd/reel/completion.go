@@ -15,7 +15,6 @@ import (
 	"github.com/reelhq/reel/internal/rerun"
 	"github.com/reelhq/reel/internal/runstatus"
 	"github.com/reelhq/reel/internal/runstore"
-	"github.com/reelhq/reel/internal/workflow"
 )
 
 // Shell completion (reel completion bash|zsh|fish|powershell, cobra's)
@@ -165,11 +164,7 @@ func completeWorkflowStates(cmd *cobra.Command, args []string, toComplete string
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
-	path, err := workflow.Find(args[0], ".", p.Root)
-	if err != nil {
-		return nil, cobra.ShellCompDirectiveNoFileComp
-	}
-	wf, err := workflow.Load(path, workflow.Options{})
+	wf, err := newEngine(p, "").LoadWorkflow(args[0])
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}

@@ -8,17 +8,32 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/reelhq/reel/internal/awfhome"
+	"github.com/reelhq/reel/internal/catalog"
 	"github.com/reelhq/reel/internal/pricing"
 	"github.com/reelhq/reel/internal/project"
 )
 
 // shownConfig is what `reel config show --json` prints.
 type shownConfig struct {
-	Project      string   `json:"project"`
-	Found        bool     `json:"found"`
-	Storage      string   `json:"storage"`
-	StorageRule  string   `json:"storage_from"`
-	WorkflowDirs []string `json:"workflow_dirs"`
+	Project     string `json:"project"`
+	Found       bool   `json:"found"`
+	Storage     string `json:"storage"`
+	StorageRule string `json:"storage_from"`
+	// WorkflowDirs are where reel run NAME looks, in order, each with its
+	// scope (env is $AWF_WORKFLOWS_PATH); PackDirs where PACK/WORKFLOW
+	// is, the project's first.
+	WorkflowDirs []catalog.Dir `json:"workflow_dirs"`
+	PackDirs     []string      `json:"pack_dirs"`
+	// PromptDirs are where --input NAME=@prompts/PATH looks; ScriptDirs
+	// and TemplateDirs where {{.awf.scripts_dir}}/X and use_template
+	// resolve for a project workflow.
+	PromptDirs   []catalog.Dir `json:"prompt_dirs"`
+	ScriptDirs   []catalog.Dir `json:"script_dirs"`
+	TemplateDirs []catalog.Dir `json:"template_dirs"`
+	// AWF is the .awf template namespace (AWF's global directories) and
+	// the variable each comes from.
+	AWF map[string]shownItem `json:"awf"`
 	// Files are the configuration files read, in the order applied (a
 	// key set in both takes the later file's value).
 	Files     []string             `json:"files"`
@@ -53,8 +68,12 @@ func newConfigCmd() *cobra.Command {
 		Long: `Show where reel works from the current directory: the project (the nearest
 directory up holding .reel/ or .awf/), the storage and the rule that chose
 it (--storage, $REEL_STORAGE, the project's .reel/storage, or the per-user
-storage), and the configuration merged from .awf/config.yaml and
-.reel/config.yaml, each value with the file it came from.`,
+storage); where workflows, packs, prompts, scripts and templates are looked
+for, in order, each with its scope (env: an AWF_*_PATH variable, local: the
+project, global: AWF's global directories); AWF's directories (the .awf
+template namespace) and the variable each comes from; and the configuration
+merged from .awf/config.yaml (or $AWF_CONFIG_PATH) and .reel/config.yaml,
+each value with the file it came from.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			p, err := findProject()
@@ -82,9 +101,34 @@ func showConfig(p *project.Project, storageFlag string) (*shownConfig, error) {
 	if abs, err := filepath.Abs(dir); err == nil {
 		dir = abs
 	}
-	sc := &shownConfig{Project: p.Root, Found: p.Found, Storage: dir, StorageRule: rule, WorkflowDirs: p.WorkflowDirs(),
+	cat := newEngine(p, "").Catalog()
+	sc := &shownConfig{Project: p.Root, Found: p.Found, Storage: dir, StorageRule: rule, WorkflowDirs: cat.Dirs(), PackDirs: cat.PackDirs(),
+		PromptDirs: cat.PromptDirs(), ScriptDirs: cat.ScriptDirs(), TemplateDirs: cat.TemplateDirs(),
 		Files: append([]string{}, p.Config.Files...), Inputs: map[string]shownItem{}, Plugins: map[string]shownItem{},
 		Warnings: p.Config.Warnings}
+	home := awfhome.FromEnv(nil)
+	sc.AWF = map[string]shownItem{}
+	configFrom, dataFrom := "~/.config/awf", "~/.local/share/awf"
+	switch {
+	case os.Getenv(awfhome.EnvConfigHome) != "":
+		configFrom = "$" + awfhome.EnvConfigHome
+	case os.Getenv("XDG_CONFIG_HOME") != "":
+		configFrom = "$XDG_CONFIG_HOME/awf"
+	}
+	if os.Getenv("XDG_DATA_HOME") != "" {
+		dataFrom = "$XDG_DATA_HOME/awf"
+	}
+	for k, v := range home.Namespace("") {
+		switch k {
+		case "data_dir", "plugins_dir":
+			sc.AWF[k] = shownItem{v, dataFrom}
+		case "cache_dir":
+			sc.AWF[k] = shownItem{v, "$XDG_CACHE_HOME/awf, else ~/.cache/awf"}
+		case "pack_name":
+		default:
+			sc.AWF[k] = shownItem{v, configFrom}
+		}
+	}
 	// Each file again on its own, to know which one set each key.
 	for _, f := range p.Config.Files {
 		b, err := os.ReadFile(f)
@@ -138,7 +182,26 @@ func writeConfig(cmd *cobra.Command, sc *shownConfig) error {
 	}
 	rules := map[string]string{"--storage": "from --storage", "$REEL_STORAGE": "from $REEL_STORAGE", "project": "the project's", "user": "the per-user storage: no project"}
 	fmt.Fprintf(w, "%s %s %s\n", key("storage"), sc.Storage, p.dim("("+rules[sc.StorageRule]+")"))
-	fmt.Fprintf(w, "%s %s\n", key("workflows"), strings.Join(sc.WorkflowDirs, ", "))
+	places := func(name string, dirs []catalog.Dir) {
+		for i, d := range dirs {
+			label := ""
+			if i == 0 {
+				label = name
+			}
+			fmt.Fprintf(w, "%s %s %s\n", key(label), d.Path, p.dim("("+d.Scope+")"))
+		}
+	}
+	places("workflows", sc.WorkflowDirs)
+	for i, d := range sc.PackDirs {
+		label := ""
+		if i == 0 {
+			label = "packs"
+		}
+		fmt.Fprintf(w, "%s %s\n", key(label), d)
+	}
+	places("prompts", sc.PromptDirs)
+	places("scripts", sc.ScriptDirs)
+	places("templates", sc.TemplateDirs)
 	if len(sc.Files) == 0 {
 		fmt.Fprintf(w, "%s none (.reel/config.yaml and .awf/config.yaml are both absent)\n", key("config"))
 	} else {
@@ -164,6 +227,7 @@ func writeConfig(cmd *cobra.Command, sc *shownConfig) error {
 			fmt.Fprintf(w, "  %s = %v  %s\n", k, v, p.dim("# "+it.From))
 		}
 	}
+	section("awf", sc.AWF)
 	section("inputs", sc.Inputs)
 	section("plugins", sc.Plugins)
 	section("notify", sc.Notify)

@@ -44,18 +44,15 @@ func describeWorkflow(cmd *cobra.Command, ref string) error {
 		return err
 	}
 	e := newEngine(proj, "")
-	path, err := workflow.Find(ref, ".", proj.Root)
-	if err != nil {
-		return err
-	}
-	wf, err := workflow.Load(path, e.LoadOptions())
+	wf, err := e.LoadWorkflow(ref)
 	var probs workflow.Problems
 	if errors.As(err, &probs) {
-		return fmt.Errorf("%s is invalid (%d problem(s)); reel validate %s lists them", path, len(probs), ref)
+		return fmt.Errorf("%s is invalid (%d problem(s)); reel validate %s lists them", probs[0].File, len(probs), ref)
 	}
 	if err != nil {
 		return err
 	}
+	path := wf.File
 	w := cmd.OutOrStdout()
 	p := palette{on: useColor(cmd, w)}
 	fmt.Fprintf(w, "%s %s\n", p.bold("Workflow "+wf.Name), p.dim("("+path+")"))

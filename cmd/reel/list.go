@@ -5,11 +5,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/reelhq/reel/internal/catalog"
+	"github.com/reelhq/reel/internal/engine"
 	"github.com/reelhq/reel/internal/project"
 	"github.com/reelhq/reel/internal/workflow"
 )
@@ -17,7 +18,14 @@ import (
 // listed is one workflow `reel list` found.
 type listed struct {
 	// Name is what reel run NAME takes.
-	Name        string        `json:"name"`
+	Name string `json:"name"`
+	// Scope is where it comes from: env ($AWF_WORKFLOWS_PATH), local (the
+	// project), global (AWF's global workflows), pack, or dir (a
+	// directory named on the command line).
+	Scope string `json:"scope"`
+	// Pack and Version name a pack workflow's pack and its version.
+	Pack        string        `json:"pack,omitempty"`
+	Version     string        `json:"version,omitempty"`
 	Workflow    string        `json:"workflow,omitempty"`
 	Description string        `json:"description,omitempty"`
 	File        string        `json:"file"`
@@ -41,24 +49,43 @@ func newListCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "list [DIR...]",
 		Short: "List the workflows reel run NAME finds, with descriptions and inputs",
-		Long: `List the workflows of the project (.reel/workflows, then .awf/workflows, in
-the order reel run NAME looks them up), or those in the directories named.
-Inputs are listed by name, * marking the required ones and =VALUE the
-defaults. An invalid file is listed with its problem count (reel validate
-shows them).`,
+		Long: `List every workflow reel run NAME finds here, in the order it looks them
+up, with where each comes from (SOURCE): env ($AWF_WORKFLOWS_PATH), local
+(the project's .reel/workflows, then .awf/workflows), global (AWF's global
+workflows directory, $XDG_CONFIG_HOME/awf/workflows) and pack (PACK/WORKFLOW,
+the workflows of installed packs). With DIR arguments, the workflows of
+those directories instead. Inputs are listed by name, * marking the
+required ones and =VALUE the defaults. An invalid file is listed with its
+problem count (reel validate shows them); a name an earlier place holds
+too is listed as shadowed.
+
+reel list prompts lists the prompt files @prompts/ finds.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			dirs := args
-			if len(dirs) == 0 {
-				proj, err := findProject()
-				if err != nil {
-					return err
-				}
-				dirs = proj.WorkflowDirs()
+			proj, err := findProject()
+			if err != nil {
+				return err
 			}
-			found, err := listWorkflows(dirs)
+			e := newEngine(proj, "")
+			var entries []catalog.Entry
+			var probs []catalog.Problem
+			where := "the project, the global workflows or the installed packs"
+			if len(args) > 0 {
+				dirs := make([]catalog.Dir, len(args))
+				for i, a := range args {
+					dirs[i] = catalog.Dir{Path: a, Scope: "dir"}
+				}
+				entries, err = catalog.ListDirs(dirs)
+				where = strings.Join(args, ", ")
+			} else {
+				entries, probs, err = e.Workflows()
+			}
 			if err != nil {
 				return &exitError{code: exitTrouble, msg: err.Error()}
 			}
+			for _, p := range probs {
+				fmt.Fprintf(cmd.ErrOrStderr(), "reel: warning: %s: %v\n", p.Dir, p.Err)
+			}
+			found := describeWorkflows(e, proj.Root, entries)
 			out := cmd.OutOrStdout()
 			if asJSON {
 				return writeJSON(out, found)
@@ -70,11 +97,11 @@ shows them).`,
 				return nil
 			}
 			if len(found) == 0 {
-				fmt.Fprintf(cmd.ErrOrStderr(), "no workflows in %s\n", strings.Join(dirs, ", "))
+				fmt.Fprintf(cmd.ErrOrStderr(), "no workflows in %s\n", where)
 				return nil
 			}
 			p := palette{on: useColor(cmd, out)}
-			t := &table{flexible: 1}
+			t := &table{flexible: 2}
 			if p.on {
 				t.colour = func(row, col int, cell string) string {
 					if row == 0 {
@@ -83,7 +110,7 @@ shows them).`,
 					return cell
 				}
 			}
-			t.add("NAME", "DESCRIPTION", "INPUTS", "FILE")
+			t.add("NAME", "SOURCE", "DESCRIPTION", "INPUTS", "FILE")
 			for _, l := range found {
 				desc := l.Description
 				switch {
@@ -103,7 +130,11 @@ shows them).`,
 					}
 					ins = append(ins, s)
 				}
-				t.add(l.Name, orDash(desc), orDash(strings.Join(ins, " ")), relPath(l.File))
+				source := l.Scope
+				if l.Version != "" {
+					source += " " + l.Version
+				}
+				t.add(l.Name, source, orDash(desc), orDash(strings.Join(ins, " ")), relPath(l.File))
 			}
 			return t.write(out, termWidth(out))
 		},
@@ -111,6 +142,7 @@ shows them).`,
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "print only the names, one a line")
 	addFormatFlag(cmd, &asJSON, &quiet, "only the names, as --quiet")
+	cmd.AddCommand(newListPromptsCmd())
 	return cmd
 }
 
@@ -132,69 +164,54 @@ func relPath(p string) string {
 	return p
 }
 
-// listWorkflows loads every *.yaml and *.yml file of dirs, in lookup order.
-func listWorkflows(dirs []string) ([]listed, error) {
-	root := ""
-	if p, err := findProject(); err == nil {
-		root = p.Root
+// describeWorkflows loads each entry for its description and inputs; an
+// invalid file is described by its problems.
+func describeWorkflows(e *engine.Engine, root string, entries []catalog.Entry) []listed {
+	cat := e.Catalog()
+	opts := e.LoadOptions()
+	out := make([]listed, 0, len(entries))
+	for _, en := range entries {
+		l := listed{Name: en.Name, Scope: en.Scope, Pack: en.Pack, Version: en.Version, File: en.File, Inputs: []listedInput{}}
+		if en.ShadowedBy != "" {
+			l.Shadowed = en.ShadowedBy
+			if r, err := filepath.Rel(root, en.ShadowedBy); root != "" && err == nil && !strings.HasPrefix(r, "..") {
+				l.Shadowed = r
+			}
+		}
+		ref, err := cat.Find(en.File)
+		var wf *workflow.Workflow
+		if err == nil {
+			wf, err = cat.Load(ref, opts)
+		}
+		var probs workflow.Problems
+		switch {
+		case errors.As(err, &probs):
+			for _, p := range probs {
+				l.Problems = append(l.Problems, p.String())
+			}
+		case err != nil:
+			l.Problems = []string{err.Error()}
+		default:
+			l.Workflow, l.Description = wf.Name, wf.Description
+			for _, in := range wf.Inputs {
+				li := listedInput{Name: in.Name, Type: in.Type, Required: in.Required, Default: in.Default, Description: in.Description}
+				if in.Validation != nil {
+					li.Enum = in.Validation.Enum
+				}
+				l.Inputs = append(l.Inputs, li)
+			}
+		}
+		out = append(out, l)
 	}
-	var out []listed
-	first := map[string]string{}
-	for _, dir := range dirs {
-		entries, err := os.ReadDir(dir)
-		if errors.Is(err, os.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("list workflows in %s: %w", dir, err)
-		}
-		sort.Slice(entries, func(i, j int) bool { return entries[i].Name() < entries[j].Name() })
-		for _, e := range entries {
-			ext := filepath.Ext(e.Name())
-			if e.IsDir() || ext != ".yaml" && ext != ".yml" {
-				continue
-			}
-			path := filepath.Join(dir, e.Name())
-			l := listed{Name: strings.TrimSuffix(e.Name(), ext), File: path, Inputs: []listedInput{}}
-			if prev, dup := first[l.Name]; dup {
-				l.Shadowed = prev
-				if r, err := filepath.Rel(root, prev); root != "" && err == nil && !strings.HasPrefix(r, "..") {
-					l.Shadowed = r
-				}
-			} else {
-				first[l.Name] = path
-			}
-			wf, err := workflow.Load(path, workflow.Options{})
-			var probs workflow.Problems
-			switch {
-			case errors.As(err, &probs):
-				for _, p := range probs {
-					l.Problems = append(l.Problems, p.String())
-				}
-			case err != nil:
-				l.Problems = []string{err.Error()}
-			default:
-				l.Workflow, l.Description = wf.Name, wf.Description
-				for _, in := range wf.Inputs {
-					li := listedInput{Name: in.Name, Type: in.Type, Required: in.Required, Default: in.Default, Description: in.Description}
-					if in.Validation != nil {
-						li.Enum = in.Validation.Enum
-					}
-					l.Inputs = append(l.Inputs, li)
-				}
-			}
-			out = append(out, l)
-		}
-	}
-	return out, nil
+	return out
 }
 
-// workflowNames are the names reel run NAME takes in the project, for
-// completion.
+// workflowNames are the names reel run NAME takes here, for completion.
 func workflowNames(p *project.Project) []string {
-	found, _ := listWorkflows(p.WorkflowDirs())
+	e := newEngine(p, "")
+	entries, _, _ := e.Workflows()
 	var names []string
-	for _, l := range found {
+	for _, l := range describeWorkflows(e, p.Root, entries) {
 		if l.Shadowed == "" {
 			names = append(names, l.Name+"\t"+l.Description)
 		}

@@ -4,12 +4,19 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"strconv"
 	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/reelhq/reel/internal/errcode"
+	"github.com/reelhq/reel/internal/workflow"
 )
 
 func main() {
@@ -23,15 +30,63 @@ func main() {
 		}
 	}
 	if err != nil {
-		code, msg := exitStatus(err)
-		if msg != "" && cmd != nil {
-			msg = hintsOff(cmd)(msg)
-		}
-		if msg != "" {
-			fmt.Fprintln(os.Stderr, "reel:", msg)
-		}
-		os.Exit(code)
+		os.Exit(reportError(os.Stderr, cmd, err))
 	}
+}
+
+// reportError prints the error a command returned on w and returns the
+// exit status: an AWF-coded error as AWF prints it ([CODE] message,
+// details, hints), as a JSON object when the command was asked for JSON
+// (--json, --format json); any other as "reel: message".
+func reportError(w io.Writer, cmd *cobra.Command, err error) int {
+	code, msg := exitStatus(err)
+	hints := true
+	if cmd != nil {
+		if f := cmd.Flag(noHintsFlag); f != nil && f.Value.String() == "true" {
+			hints = false
+		}
+	}
+	var ce *errcode.Error
+	if errors.As(err, &ce) {
+		if !hints {
+			ce.Message = workflow.StripHints(ce.Message)
+		}
+		if wantsJSON(cmd) {
+			j := errcode.JSON{Error: ce.Message, Code: code, ErrorCode: ce.Code, Details: ce.Details}
+			if hints {
+				j.Hints = ce.Hints
+			}
+			b, _ := json.MarshalIndent(j, "", "  ")
+			fmt.Fprintf(w, "%s\n", b)
+			return code
+		}
+		fmt.Fprintln(w, "reel:", ce.Text(hints))
+		return code
+	}
+	if msg != "" && cmd != nil {
+		msg = hintsOff(cmd)(msg)
+	}
+	if msg != "" {
+		if wantsJSON(cmd) {
+			b, _ := json.MarshalIndent(errcode.JSON{Error: msg, Code: code}, "", "  ")
+			fmt.Fprintf(w, "%s\n", b)
+			return code
+		}
+		fmt.Fprintln(w, "reel:", msg)
+	}
+	return code
+}
+
+// wantsJSON reports whether cmd was asked for JSON output.
+func wantsJSON(cmd *cobra.Command) bool {
+	if cmd == nil {
+		return false
+	}
+	if f := cmd.Flags().Lookup("json"); f != nil && f.Value.String() == "true" {
+		return true
+	}
+	f := cmd.Flags().Lookup("format")
+	return f != nil && f.Value.String() == "json"
 }
 
 // exitStatus is the exit status and the message main gives the error a
@@ -49,10 +104,12 @@ func exitStatus(err error) (code int, msg string) {
 }
 
 // exitError ends the command with a specific exit status. An empty msg
-// means the command already said what it had to.
+// means the command already said what it had to. coded, when set, is the
+// error with AWF's error code, details and hints.
 type exitError struct {
-	code int
-	msg  string
+	code  int
+	msg   string
+	coded *errcode.Error
 }
 
 func (e *exitError) Error() string {
@@ -60,4 +117,17 @@ func (e *exitError) Error() string {
 		return fmt.Sprintf("exit status %d", e.code)
 	}
 	return e.msg
+}
+
+func (e *exitError) Unwrap() error {
+	if e.coded == nil {
+		return nil
+	}
+	return e.coded
+}
+
+// codedError is an exitError with AWF's error code: the exit status is the
+// code's category's, msg the message, details and hints as printed.
+func codedError(c errcode.Code, msg string, details map[string]any, hints ...string) *exitError {
+	return &exitError{code: c.ExitCode(), msg: msg, coded: &errcode.Error{Code: c, Message: msg, Details: details, Hints: hints}}
 }

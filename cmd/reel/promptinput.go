@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/reelhq/reel/internal/workflow"
+	"github.com/reelhq/reel/internal/catalog"
 )
 
 // promptPrefix marks an --input value that names a prompt file, as AWF's
@@ -23,17 +23,9 @@ const promptPrefix = "@prompts/"
 // error naming the input and where it was looked for.
 func resolvePromptInputs(inputs map[string]string, projectRoot string, getenv func(string) string) error {
 	var dirs []string
-	if d := getenv("AWF_PROMPTS_PATH"); d != "" {
-		dirs = append(dirs, d)
+	for _, d := range (&catalog.Catalog{ProjectDir: projectRoot, Getenv: getenv}).PromptDirs() {
+		dirs = append(dirs, d.Path)
 	}
-	home := getenv("HOME")
-	if home == "" {
-		home, _ = os.UserHomeDir()
-	}
-	dirs = append(dirs,
-		filepath.Join(projectRoot, ".reel", "prompts"),
-		filepath.Join(projectRoot, ".awf", "prompts"),
-		workflow.AWFDirectories(getenv, home)["prompts_dir"])
 	for k, v := range inputs {
 		rel, ok := strings.CutPrefix(v, promptPrefix)
 		if !ok {

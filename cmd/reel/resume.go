@@ -107,7 +107,7 @@ func resumeRun(cmd *cobra.Command, path, wfFile, from string, interactive bool, 
 	if f.maskSecrets {
 		e.Masker = transcript.NewMasker(os.Environ())
 	}
-	wf, err := loadWorkflow(cmd, e, proj.Root, wfFile)
+	wf, err := loadWorkflow(cmd, e, wfFile)
 	if err != nil {
 		return err
 	}

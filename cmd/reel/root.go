@@ -45,6 +45,9 @@ func newRootCmd() *cobra.Command {
 		newIndexCmd(),
 		newSearchCmd(),
 		newServeCmd(),
+		newWorkflowCmd(),
+		newInitCmd(),
+		newErrorCmd(),
 	)
 	addCompletions(root)
 	return root

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/reelhq/reel/internal/engine"
+	"github.com/reelhq/reel/internal/errcode"
 	"github.com/reelhq/reel/internal/pricing"
 	"github.com/reelhq/reel/internal/project"
 	"github.com/reelhq/reel/internal/rerun"
@@ -120,7 +121,7 @@ func runWorkflow(cmd *cobra.Command, ref string, f *runFlags) error {
 		// like such environment variables.
 		e.Masker = transcript.NewMasker(append(os.Environ(), f.inputs...))
 	}
-	wf, err := loadWorkflow(cmd, e, proj.Root, ref)
+	wf, err := loadWorkflow(cmd, e, ref)
 	if err != nil {
 		return err
 	}
@@ -134,14 +135,16 @@ func runWorkflow(cmd *cobra.Command, ref string, f *runFlags) error {
 	}
 	// Input values are secrets as often as anything: what reel says about
 	// them is masked too.
-	userErr := func(err error) error { return &exitError{code: exitUser, msg: e.Masker.MaskString(err.Error())} }
+	userErr := func(err error) error {
+		return codedError(errcode.UserInputValidationFailed, e.Masker.MaskString(err.Error()), nil)
+	}
 	given, err := parseInputs(f.inputs)
 	if err != nil {
 		return userErr(err)
 	}
 	dropUndeclared(cmd, wf, given, f.quiet)
 	if err := resolvePromptInputs(given, proj.Root, os.Getenv); err != nil {
-		return userErr(err)
+		return codedError(errcode.UserInputMissingFile, e.Masker.MaskString(err.Error()), nil, "reel config show lists the prompts directories")
 	}
 	configInputs(wf, proj.Config, given)
 	mocks, err := parseMocks(f.mocks)
@@ -265,9 +268,13 @@ func (o *runOutput) finish(cmd *cobra.Command, e *engine.Engine, wf *workflow.Wo
 		var oe *engine.OptionError
 		var ee *engine.EnvError
 		if errors.As(err, &ie) || errors.As(err, &re) || errors.As(err, &oe) || errors.As(err, &ee) {
-			return &exitError{code: exitUser, msg: e.Masker.MaskString(err.Error())}
+			return codedError(errcode.UserInputValidationFailed, e.Masker.MaskString(err.Error()), nil)
 		}
-		return &exitError{code: exitSystem, msg: e.Masker.MaskString(err.Error())}
+		c := errcode.SystemIOWriteFailed
+		if errors.Is(err, os.ErrPermission) {
+			c = errcode.SystemIOPermissionDenied
+		}
+		return codedError(c, e.Masker.MaskString(err.Error()), nil)
 	}
 	if rep.TranscriptPath != "" {
 		indexWritten(cmd, e.Storage, rep.TranscriptPath)
@@ -345,14 +352,10 @@ func storageDir(flag string) (string, error) {
 	return p.Storage(""), nil
 }
 
-// loadWorkflow finds ref by path (relative to the working directory) or by
-// name in the project's workflow directories and loads it, printing every
-// problem of an invalid file.
-func loadWorkflow(cmd *cobra.Command, e *engine.Engine, projectRoot, ref string) (*workflow.Workflow, error) {
-	path, err := workflow.Find(ref, ".", projectRoot)
-	if err != nil {
-		return nil, &exitError{code: exitUser, msg: err.Error()}
-	}
+// loadWorkflow finds ref as reel run does (a path, PACK/WORKFLOW, or a
+// name in the project's, the global and AWF_WORKFLOWS_PATH's workflows)
+// and loads it, printing every problem of an invalid file.
+func loadWorkflow(cmd *cobra.Command, e *engine.Engine, ref string) (*workflow.Workflow, error) {
 	// Loading a file of many thousands of states takes a while and cannot
 	// stop halfway: a signal returns at once (the process then exits).
 	type loaded struct {
@@ -361,28 +364,45 @@ func loadWorkflow(cmd *cobra.Command, e *engine.Engine, projectRoot, ref string)
 	}
 	done := make(chan loaded, 1)
 	go func() {
-		wf, err := workflow.Load(path, e.LoadOptions())
+		wf, err := e.LoadWorkflow(ref)
 		done <- loaded{wf, err}
 	}()
-	var l loaded
 	select {
-	case l = <-done:
+	case l := <-done:
+		if l.err != nil {
+			return nil, workflowError(cmd, e.Masker, ref, l.err)
+		}
+		return l.wf, nil
 	case <-cmd.Context().Done():
 		return nil, errInterrupted
 	}
-	wf, err := l.wf, l.err
+}
+
+// workflowError is the error of a workflow that could not be loaded: a
+// name that resolves to nothing (exit 1), an invalid file (exit 2, every
+// problem printed first), or a file that cannot be read.
+func workflowError(cmd *cobra.Command, m *transcript.Masker, ref string, err error) error {
 	var probs workflow.Problems
 	if errors.As(err, &probs) {
 		hints := hintsOff(cmd)
 		for _, p := range probs {
-			fmt.Fprintln(cmd.ErrOrStderr(), e.Masker.MaskString(hints(p.String())))
+			fmt.Fprintln(cmd.ErrOrStderr(), m.MaskString(hints(p.String())))
 		}
-		return nil, &exitError{code: exitWorkflow, msg: e.Masker.MaskString(fmt.Sprintf("%s: %d problem(s)", path, probs.Errors()))}
+		file := ref
+		if len(probs) > 0 && probs[0].File != "" {
+			file = probs[0].File
+		}
+		return codedError(probs.Code(), m.MaskString(fmt.Sprintf("%s: %d problem(s)", file, probs.Errors())), map[string]any{"file": file},
+			"reel validate "+ref+" lists the problems again")
 	}
-	if err != nil {
-		return nil, &exitError{code: exitUser, msg: e.Masker.MaskString(err.Error())}
+	if errors.Is(err, workflow.ErrNotFound) {
+		return codedError(errcode.UserInputMissingFile, m.MaskString(err.Error()), map[string]any{"path": ref},
+			"reel list shows the workflows reel can run here")
 	}
-	return wf, nil
+	if errors.Is(err, os.ErrPermission) {
+		return codedError(errcode.SystemIOPermissionDenied, m.MaskString(err.Error()), map[string]any{"path": ref})
+	}
+	return codedError(errcode.SystemIOReadFailed, m.MaskString(err.Error()), map[string]any{"path": ref})
 }
 
 func parseInputs(kvs []string) (map[string]string, error) {
@@ -476,7 +496,13 @@ func askInputs(cmd *cobra.Command, wf *workflow.Workflow, given map[string]strin
 		for _, in := range missing {
 			parts = append(parts, describeInput(in))
 		}
-		return &exitError{code: exitUser, msg: fmt.Sprintf("missing required input(s): %s; give each with --input NAME=VALUE (or run on a terminal to be asked)", strings.Join(parts, "; "))}
+		names := make([]string, len(missing))
+		for i, in := range missing {
+			names[i] = in.Name
+		}
+		return codedError(errcode.UserInputValidationFailed,
+			fmt.Sprintf("missing required input(s): %s; give each with --input NAME=VALUE (or run on a terminal to be asked)", strings.Join(parts, "; ")),
+			map[string]any{"missing_inputs": names}, "reel run "+wf.Name+" --help lists the inputs")
 	}
 	if err := promptInputs(cmd.InOrStdin(), cmd.ErrOrStderr(), missing, given, palette{on: useColor(cmd, cmd.ErrOrStderr())}); err != nil {
 		return &exitError{code: exitUser, msg: err.Error()}

@@ -3,9 +3,13 @@ package main
 import (
 	"errors"
 	"fmt"
+	"os"
 
 	"github.com/spf13/cobra"
 
+	"github.com/reelhq/reel/internal/catalog"
+	"github.com/reelhq/reel/internal/errcode"
+	"github.com/reelhq/reel/internal/pack"
 	"github.com/reelhq/reel/internal/workflow"
 )
 
@@ -26,12 +30,16 @@ type problemAtJSON struct {
 
 func newValidateCmd() *cobra.Command {
 	var asJSON, quiet, strict bool
+	var packName, dir string
 	cmd := &cobra.Command{
-		Use:   "validate FILE|NAME...",
+		Use:   "validate FILE|NAME... | --pack NAME | --dir DIR",
 		Short: "Check workflow files and print every problem as file:line:col: problem",
-		Long: `Check workflow files, found by path or by name in .reel/workflows/ and
-.awf/workflows/, and print every problem as file:line:col: problem, or,
-with --json, one verdict per file.
+		Long: `Check workflow files, found by path, by name (as reel run finds them:
+$AWF_WORKFLOWS_PATH, .reel/workflows/, .awf/workflows/, the global
+workflows) or as PACK/WORKFLOW, and print every problem as
+file:line:col: problem, or, with --json, one verdict per file. --pack NAME
+checks every workflow an installed pack publishes, --dir DIR every workflow
+file of a directory, as AWF's validate does.
 
 Warnings (fields that load but do nothing, references that fail when they
 are read in the fields AWF's own validate does not check) are printed as
@@ -40,7 +48,12 @@ workflow AWF accepts still loads; --strict makes them problems.
 
 Exit status (AWF's): 0 every file is valid, 1 a file was not found, 2 a file
 is invalid.`,
-		Args:              cobra.MinimumNArgs(1),
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 && packName == "" && dir == "" {
+				return fmt.Errorf("requires at least 1 arg(s) (a workflow name or file), or --pack or --dir")
+			}
+			return nil
+		},
 		ValidArgsFunction: completeWorkflows,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			proj, err := findProject()
@@ -48,12 +61,19 @@ is invalid.`,
 				return err
 			}
 			e := newEngine(proj, "")
+			cat := e.Catalog()
+			more, err := validateTargets(cat, packName, dir)
+			if err != nil {
+				return err
+			}
+			args = append(args, more...)
 			out := cmd.OutOrStdout()
 			hints := hintsOff(cmd)
 			var results []validated
 			bad, missing := 0, 0
+			badCode := errcode.WorkflowValidationFailed
 			for _, ref := range args {
-				f, err := workflow.Find(ref, ".", proj.Root)
+				r, err := cat.Find(ref)
 				if err != nil {
 					missing++
 					results = append(results, validated{File: ref, Problems: []problemAtJSON{{Message: hints(err.Error())}}})
@@ -62,11 +82,15 @@ is invalid.`,
 					}
 					continue
 				}
+				f := r.File
 				v := validated{File: f, Valid: true, Problems: []problemAtJSON{}}
-				wf, err := workflow.Load(f, e.LoadOptions())
+				wf, err := cat.Load(r, e.LoadOptions())
 				var probs workflow.Problems
 				switch {
 				case errors.As(err, &probs):
+					if bad == 0 {
+						badCode = probs.Code()
+					}
 					bad += probs.Errors()
 					v.Valid = false
 					for _, p := range probs {
@@ -117,9 +141,10 @@ is invalid.`,
 			}
 			switch {
 			case missing > 0:
-				return &exitError{code: exitUser, msg: fmt.Sprintf("%d workflow(s) not found, %d problem(s)", missing, bad)}
+				return codedError(errcode.UserInputMissingFile, fmt.Sprintf("%d workflow(s) not found, %d problem(s)", missing, bad), nil,
+					"reel list shows the workflows reel can run here")
 			case bad > 0:
-				return &exitError{code: exitWorkflow, msg: fmt.Sprintf("%d problem(s)", bad)}
+				return codedError(badCode, fmt.Sprintf("%d problem(s)", bad), nil)
 			}
 			return nil
 		},
@@ -127,8 +152,39 @@ is invalid.`,
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one verdict per file as JSON")
 	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "print only problems")
 	cmd.Flags().BoolVar(&strict, "strict", false, "treat warnings as problems (for CI)")
+	cmd.Flags().StringVar(&packName, "pack", "", "check every workflow of the installed pack `NAME`")
+	cmd.Flags().StringVar(&dir, "dir", "", "check every workflow file (*.yaml, *.yml) of `DIR`")
 	addFormatFlag(cmd, &asJSON, &quiet, "only problems, as --quiet")
 	addSkipPluginsFlag(cmd)
 	addVerboseFlag(cmd)
 	return cmd
+}
+
+// validateTargets are the workflows --pack and --dir name: PACK/WORKFLOW
+// for each workflow the pack's manifest lists, the files of the
+// directory.
+func validateTargets(cat *catalog.Catalog, packName, dir string) ([]string, error) {
+	var out []string
+	if packName != "" {
+		p, err := pack.Find(packName, cat.PackDirs())
+		if err != nil {
+			return nil, codedError(errcode.UserInputMissingFile, err.Error(), map[string]any{"pack": packName}, "reel workflow list shows the installed packs")
+		}
+		for _, w := range p.Manifest.Workflows {
+			out = append(out, p.Name+"/"+w)
+		}
+	}
+	if dir != "" {
+		entries, err := catalog.ListDirs([]catalog.Dir{{Path: dir}})
+		if err != nil {
+			return nil, codedError(errcode.SystemIOReadFailed, err.Error(), map[string]any{"dir": dir})
+		}
+		if _, err := os.Stat(dir); err != nil {
+			return nil, codedError(errcode.UserInputMissingFile, err.Error(), map[string]any{"dir": dir})
+		}
+		for _, e := range entries {
+			out = append(out, e.File)
+		}
+	}
+	return out, nil
 }

@@ -228,15 +228,16 @@ func (s *stream) Write(p []byte) (int, error) {
 }
 
 // run starts the CLI and normalizes its output. It returns the turn's
-// result and, for a CLI whose usage reports are the session's running
-// total (codex), that total, so the caller can tell this turn's share.
-func (inv *invocation) run(ctx context.Context, req Request, emit Emit) (res *transcript.AgentResult, sessionTotal *transcript.Usage, err error) {
+// result and, for a CLI whose usage reports are or may be the session's
+// running total (codex, claude), that total, so the caller can tell this
+// turn's share.
+func (inv *invocation) run(ctx context.Context, req Request, emit Emit) (res *transcript.AgentResult, sessionTotal *runningTotal, err error) {
 	defer func() {
 		if err != nil {
 			err = fmt.Errorf("agent %s: %w", inv.provider, err)
 		}
 	}()
-	fail := func(res *transcript.AgentResult, err error) (*transcript.AgentResult, *transcript.Usage, error) {
+	fail := func(res *transcript.AgentResult, err error) (*transcript.AgentResult, *runningTotal, error) {
 		return res, sessionTotal, err
 	}
 	assistant := 0
@@ -305,7 +306,9 @@ func (inv *invocation) run(ctx context.Context, req Request, emit Emit) (res *tr
 	res = &transcript.AgentResult{}
 	if parsed != nil {
 		res = &parsed.Agent
-		sessionTotal = parsed.SessionTotal
+		if parsed.SessionTotal != nil {
+			sessionTotal = &runningTotal{usage: *parsed.SessionTotal, cost: parsed.SessionCost, query: parsed.QueryUsage}
+		}
 	}
 
 	switch {

@@ -49,6 +49,7 @@ func itoa(n int) string { return string(rune('0' + n)) }
 // step's result sums the turns.
 func TestConversationResumesEachCLI(t *testing.T) {
 	cases := []struct {
+		name                   string // when provider is not enough
 		provider, turn1, turn2 string
 		session                string
 		resume                 string // what invocation 2 must carry
@@ -58,28 +59,40 @@ func TestConversationResumesEachCLI(t *testing.T) {
 		turns                  int
 		cost                   float64
 	}{
-		{"claude", "claude-tool-json.jsonl", "claude-turn2.jsonl", "5f0c2c1e-1b7a-4c43-9f0e-3d2a1b0c9d8e",
+		{"", "claude", "claude-tool-json.jsonl", "claude-turn2.jsonl", "5f0c2c1e-1b7a-4c43-9f0e-3d2a1b0c9d8e",
 			"--resume\n5f0c2c1e-1b7a-4c43-9f0e-3d2a1b0c9d8e",
 			"-p\n--output-format\nstream-json\n--verbose\n--resume\n5f0c2c1e-1b7a-4c43-9f0e-3d2a1b0c9d8e\n--append-system-prompt\nBe brief.\n--\n" + followUp + "\n--stdin--\n",
 			"The riskiest file is b.txt: it is the one nobody reviewed.", transcript.Usage{InputTokens: 142 + 3072, OutputTokens: 57, CacheReadTokens: 3072, TotalTokens: 142 + 3072 + 57}, 3, 0.0165},
-		{"codex", "codex-turn1.jsonl", "codex-turn2.jsonl", "019a2d7a-6455-7170-a661-c6d8b94c630a",
+		// Claude Code 2.1.332 as recorded against the scripted model
+		// server (cmd/reel/realcli TestRealCLI): the resumed process's modelUsage
+		// and total_cost_usd start from the first process's (88209 =
+		// 66020 + 22189 input tokens), so the step counts 88209, not
+		// 154229, and costs 0.265392, not 0.464082.
+		{"claude-2.1.332", "claude", "claude-real-turn1.jsonl", "claude-real-turn2.jsonl", "aef16009-5528-4d45-846d-9281f92fcd9f",
+			"--resume\naef16009-5528-4d45-846d-9281f92fcd9f",
+			"-p\n--output-format\nstream-json\n--verbose\n--resume\naef16009-5528-4d45-846d-9281f92fcd9f\n--append-system-prompt\nBe brief.\n--\n" + followUp + "\n--stdin--\n",
+			"I wrote a file and ran one command.", transcript.Usage{InputTokens: 88209, OutputTokens: 51, TotalTokens: 88260}, 4, 0.265392},
+		{"", "codex", "codex-turn1.jsonl", "codex-turn2.jsonl", "019a2d7a-6455-7170-a661-c6d8b94c630a",
 			"resume\n019a2d7a-6455-7170-a661-c6d8b94c630a\n--",
 			"exec\n--json\n--skip-git-repo-check\nresume\n019a2d7a-6455-7170-a661-c6d8b94c630a\n--\n" + followUp + "\n--stdin--\n",
 			// codex reports the thread's running total: turn 2's share is
 			// what it adds to turn 1's, so the step counts 12340 input
 			// tokens, not 6040 + 12340.
 			"b.txt is the riskiest: it changed last.", transcript.Usage{InputTokens: 12340, OutputTokens: 150, CacheReadTokens: 11008, TotalTokens: 12490}, 2, 0},
-		{"gemini", "gemini-turn1.jsonl", "gemini-turn2.jsonl", "8c1f4a2e-3b5d-4e6f-9a7b-0c1d2e3f4a5b",
+		{"", "gemini", "gemini-turn1.jsonl", "gemini-turn2.jsonl", "8c1f4a2e-3b5d-4e6f-9a7b-0c1d2e3f4a5b",
 			"--resume=8c1f4a2e-3b5d-4e6f-9a7b-0c1d2e3f4a5b",
 			"--output-format\nstream-json\n--resume=8c1f4a2e-3b5d-4e6f-9a7b-0c1d2e3f4a5b\n--prompt=" + followUp + "\n--stdin--\n",
 			"b.txt, it changed last.", transcript.Usage{}, -1, 0},
-		{"github_copilot", "copilot-turn1.jsonl", "copilot-turn2.jsonl", "5a1c2d3e-0000-4000-8000-00000000c0f1",
+		{"", "github_copilot", "copilot-turn1.jsonl", "copilot-turn2.jsonl", "5a1c2d3e-0000-4000-8000-00000000c0f1",
 			"--resume=5a1c2d3e-0000-4000-8000-00000000c0f1",
 			"--output-format\njson\n--resume=5a1c2d3e-0000-4000-8000-00000000c0f1\n--prompt=" + followUp + "\n--stdin--\n",
 			"b.txt, it changed last.", transcript.Usage{InputTokens: 2600, OutputTokens: 80, CacheReadTokens: 2000, TotalTokens: 2680}, 2, 0},
 	}
 	for _, tc := range cases {
-		t.Run(tc.provider, func(t *testing.T) {
+		if tc.name == "" {
+			tc.name = tc.provider
+		}
+		t.Run(tc.name, func(t *testing.T) {
 			req, argsFile := conversationRequest(t, tc.provider, []string{tc.turn1, tc.turn2}, map[int]string{2: tc.resume})
 			c := newCollector(t)
 			s, err := NewSession(req, c.emit)
@@ -146,7 +159,7 @@ func TestConversationResumesEachCLI(t *testing.T) {
 			if s.UserTurns() != 2 {
 				t.Errorf("UserTurns() = %d", s.UserTurns())
 			}
-			golden.Check(t, filepath.Join("testdata", "golden", "conversation-"+tc.provider+".jsonl"), c.render(t))
+			golden.Check(t, filepath.Join("testdata", "golden", "conversation-"+tc.name+".jsonl"), c.render(t))
 		})
 	}
 }
@@ -293,5 +306,45 @@ func TestConversationOpenAIHistory(t *testing.T) {
 	if err != nil || res.Output != "{\"files\": 1,\n \"ok\": true}" || res.Turns != 4 ||
 		res.Usage.InputTokens != 412+498+560+150 || res.Usage.TotalTokens != first.Usage.TotalTokens+159 {
 		t.Errorf("result = %+v, %v", res, err)
+	}
+}
+
+// A resumed turn's running total counts only its share when it covers the
+// earlier turns (codex always; claude when its totals carry the earlier
+// process's, as 2.1.332's do), and is kept whole when it is the turn's own
+// (claude releases whose modelUsage starts afresh in each process).
+func TestRunningTotalShare(t *testing.T) {
+	u := func(in, out int64) transcript.Usage {
+		return transcript.Usage{InputTokens: in, OutputTokens: out, TotalTokens: in + out}
+	}
+	f := func(v float64) *float64 { return &v }
+	before := runningTotal{usage: u(100, 10), cost: f(1.0), query: &transcript.Usage{InputTokens: 100, OutputTokens: 10}}
+	q := u(30, 3)
+	for _, tc := range []struct {
+		name      string
+		turn      runningTotal
+		wantUsage transcript.Usage
+		wantCost  float64
+	}{
+		{"claude total covers the earlier process", runningTotal{usage: u(130, 13), cost: f(1.3), query: &q}, u(30, 3), 0.3},
+		{"claude total of this process alone", runningTotal{usage: u(130, 13), cost: f(1.3), query: &transcript.Usage{InputTokens: 130, OutputTokens: 13}}, u(130, 13), 1.3},
+		{"claude smaller process", runningTotal{usage: u(30, 3), cost: f(0.3), query: &q}, u(30, 3), 0.3},
+		{"codex running total", runningTotal{usage: u(130, 13)}, u(30, 3), 1.3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := &transcript.AgentResult{Usage: tc.turn.usage}
+			if tc.turn.cost != nil {
+				res.CostUSD = f(*tc.turn.cost)
+			} else {
+				res.CostUSD = f(1.3) // a cost the total does not carry stays
+			}
+			tc.turn.share(res, before)
+			if res.Usage != tc.wantUsage {
+				t.Errorf("usage %+v, want %+v", res.Usage, tc.wantUsage)
+			}
+			if d := *res.CostUSD - tc.wantCost; d > 1e-9 || d < -1e-9 {
+				t.Errorf("cost %v, want %v", *res.CostUSD, tc.wantCost)
+			}
+		})
 	}
 }

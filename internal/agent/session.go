@@ -104,9 +104,10 @@ func NewSession(req Request, emit Emit) (*Session, error) {
 	var sessionID string
 	var history []exchange
 	// total is the session's running total after the previous turn, for
-	// CLIs that report usage that way (codex): a resumed turn's report
-	// includes the earlier turns, and only the difference is this turn's.
-	var total *transcript.Usage
+	// CLIs that report usage that way (codex, claude): a resumed turn's
+	// report includes the earlier turns, and only the difference is this
+	// turn's.
+	var total *runningTotal
 	if c := req.Continue; c != nil {
 		sessionID, history, total = c.SessionID, slices.Clone(c.history), c.total
 		if !a.spec.resumeInPrompt && sessionID == "" {
@@ -124,10 +125,9 @@ func NewSession(req Request, emit Emit) (*Session, error) {
 		res, turnTotal, err := inv.run(ctx, s.req, emit)
 		if res != nil && turnTotal != nil {
 			if total != nil && res.SessionID == sessionID {
-				res.Usage = usageSince(*turnTotal, *total)
+				turnTotal.share(res, *total)
 			}
-			t := *turnTotal
-			total = &t
+			total = turnTotal
 		}
 		if res != nil {
 			// A resumed session may come back under a new id (claude can
@@ -165,8 +165,43 @@ type Snapshot struct {
 	history []exchange
 	chat    []openai.ChatCompletionMessageParamUnion
 	// total is the session's running usage total, for CLIs that report
-	// it that way (codex), so a step continuing it counts its own share.
-	total *transcript.Usage
+	// it that way (codex, claude), so a step continuing it counts its own
+	// share.
+	total *runningTotal
+}
+
+// runningTotal is a CLI's report of a session's running usage and cost
+// (normalize.Result's SessionTotal, SessionCost and QueryUsage).
+type runningTotal struct {
+	usage transcript.Usage
+	cost  *float64
+	// query is what the turn's own queries reported, when the running
+	// total may also be the turn's alone (claude before 2.1.332); nil
+	// when it always covers the session (codex).
+	query *transcript.Usage
+}
+
+// share sets res's usage and cost to this turn's part of t, when t
+// includes before, the running total after the session's previous turn.
+func (t *runningTotal) share(res *transcript.AgentResult, before runningTotal) {
+	if q := t.query; q != nil {
+		want := before.usage
+		want.Add(*q)
+		if !covers(t.usage, want) {
+			return // a total of this turn alone
+		}
+	}
+	res.Usage = usageSince(t.usage, before.usage)
+	if t.cost != nil && before.cost != nil && res.CostUSD != nil {
+		c := max(*t.cost-*before.cost, 0)
+		res.CostUSD = &c
+	}
+}
+
+// covers reports whether every count of a is at least b's.
+func covers(a, b transcript.Usage) bool {
+	return a.InputTokens >= b.InputTokens && a.OutputTokens >= b.OutputTokens &&
+		a.CacheReadTokens >= b.CacheReadTokens && a.CacheWriteTokens >= b.CacheWriteTokens
 }
 
 // Empty reports whether the snapshot holds nothing to continue.

@@ -10,7 +10,8 @@
 // Names are looked up in order, first match wins. Skills: $AWF_SKILLS_PATH
 // (a path list that replaces all the others), then <project>/.awf/skills,
 // <project>/.agents/skills, <project>/.claude/skills,
-// $XDG_CONFIG_HOME/awf/skills (default ~/.config/awf/skills),
+// AWF's global skills directory ($AWF_CONFIG_HOME/skills, else
+// $XDG_CONFIG_HOME/awf/skills, default ~/.config/awf/skills),
 // ~/.agents/skills, ~/.claude/skills. Roles: $AWF_ROLES_PATH, then
 // <project>/.awf/roles, <project>/.agents/roles, $XDG_CONFIG_HOME/awf/roles,
 // ~/.agents/roles. A reference holding a path separator or starting with
@@ -26,6 +27,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/reelhq/reel/internal/awfhome"
 )
 
 // File names inside a skill or role directory.
@@ -90,13 +93,9 @@ func (f *Finder) dirs(kind, override string, project, home []string) []string {
 			out = append(out, filepath.Join(f.ProjectDir, p, kind))
 		}
 	}
-	cfg := f.getenv("XDG_CONFIG_HOME")
 	h := f.home()
-	if cfg == "" && h != "" {
-		cfg = filepath.Join(h, ".config")
-	}
-	if cfg != "" {
-		out = append(out, filepath.Join(cfg, "awf", kind))
+	if cfg := awfhome.FromEnv(f.getenv).Config; cfg != "" {
+		out = append(out, filepath.Join(cfg, kind))
 	}
 	if h != "" {
 		for _, p := range home {

@@ -51,6 +51,11 @@ func TestSearchOrder(t *testing.T) {
 	if got := f.RoleDirs(); !reflect.DeepEqual(got, wantRoles) {
 		t.Errorf("role dirs %q, want %q", got, wantRoles)
 	}
+	// AWF_CONFIG_HOME is AWF's global config directory itself
+	g := &Finder{ProjectDir: proj, Env: append(append([]string{}, f.Env...), "AWF_CONFIG_HOME=/awfcfg")}
+	if got := g.RoleDirs(); got[2] != "/awfcfg/roles" {
+		t.Errorf("role dirs with AWF_CONFIG_HOME %q", got)
+	}
 
 	// The first directory holding the skill wins: project over home.
 	write(t, filepath.Join(home, ".claude", "skills", "go", SkillFile), "home version")

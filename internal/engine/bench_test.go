@@ -214,7 +214,7 @@ func BenchmarkRenderCommand(b *testing.B) {
 	wf := &workflow.Workflow{Name: "bench", States: map[string]*workflow.State{}}
 	r := &run{e: &Engine{}, wf: wf, id: transcript.NewRunID(), inputs: map[string]any{"target": "prod"},
 		states: map[string]map[string]any{}, env: envMap(os.Environ()), started: time.Now()}
-	r.context, r.awf = r.e.contextNamespaces(r.env)
+	r.context, r.awf = r.e.contextNamespaces(r.env, wf)
 	for i := 0; i < 50; i++ {
 		out := fmt.Sprintf("output of step %d\n", i)
 		if i%5 == 0 {

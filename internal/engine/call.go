@@ -34,14 +34,12 @@ func (r *run) execCall(ctx context.Context, sc scope, st *workflow.State) outcom
 		return o
 	}
 	call := st.Call
-	base := "."
-	if r.wf.File != "" {
-		base = filepath.Dir(r.wf.File)
-	}
-	file, err := workflow.Find(call.Workflow, base, r.e.ProjectDir)
+	cat := r.e.Catalog()
+	ref, err := cat.FindFrom(call.Workflow, r.wf)
 	if err != nil {
 		return failNow("call_workflow: %v", err)
 	}
+	file := ref.File
 	abs, _ := filepath.Abs(file)
 	for _, f := range r.stack {
 		if f == abs {
@@ -55,7 +53,7 @@ func (r *run) execCall(ctx context.Context, sc scope, st *workflow.State) outcom
 	if r.depth+1 > r.e.maxDepth() {
 		return fatal("call_workflow: nesting deeper than %d levels", r.e.maxDepth())
 	}
-	child, err := workflow.Load(file, r.e.LoadOptions())
+	child, err := cat.Load(ref, r.e.LoadOptions())
 	if err != nil {
 		return failNow("call_workflow %s: %v", file, err)
 	}

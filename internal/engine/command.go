@@ -172,7 +172,7 @@ func (r *run) execCommand(ctx context.Context, sc scope, st *workflow.State) out
 			sp.finish(ctx, o, transcript.CommandResult{ExitCode: 1})
 			return o
 		}
-		dir, err := st.Dir.Execute(data)
+		dir, err := r.stepDir(st, data)
 		sp := r.startStep(ctx, sc, st, transcript.KindCommand, scr.text, t)
 		if err != nil {
 			o := fail("dir: %v", err)

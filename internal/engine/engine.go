@@ -84,6 +84,7 @@ import (
 	"time"
 
 	"github.com/reelhq/reel/internal/agent"
+	"github.com/reelhq/reel/internal/catalog"
 	"github.com/reelhq/reel/internal/rerun"
 	"github.com/reelhq/reel/internal/workflow"
 	"github.com/reelhq/reel/transcript"
@@ -131,8 +132,9 @@ type Engine struct {
 	StepOutputMax int
 	// MaxDepth bounds call_workflow nesting (DefaultMaxDepth when 0).
 	MaxDepth int
-	// ProjectDir is where .reel/workflows is looked up for call_workflow by
-	// name; "" means the working directory.
+	// ProjectDir is the project root: where workflows, packs, templates,
+	// prompts and scripts are looked up (package catalog); "" outside a
+	// project.
 	ProjectDir string
 	// Dir is the working directory of steps without their own dir and of
 	// agents (whose builtin tools are confined to it); "" means the
@@ -292,11 +294,42 @@ func (e *Engine) CustomTypes() []string {
 	return out
 }
 
+// Catalog is where the engine finds workflows by name: the project's, the
+// global ones and the installed packs' (package catalog), in the steps'
+// environment.
+func (e *Engine) Catalog() *catalog.Catalog {
+	env := envMap(e.environ())
+	return &catalog.Catalog{ProjectDir: e.ProjectDir, Getenv: func(k string) string { s, _ := env[k].(string); return s }}
+}
+
+// Workflows lists every workflow the engine can run by name here, each
+// with its scope (env, local, global or pack) and file, in lookup order;
+// a name an earlier place shadows is listed with ShadowedBy set. The
+// packs that could not be read come second; a workflows directory that
+// cannot be read is an error.
+func (e *Engine) Workflows() ([]catalog.Entry, []catalog.Problem, error) {
+	return e.Catalog().List()
+}
+
+// LoadWorkflow finds the workflow ref names, as `reel run REF` does (a
+// path, PACK/WORKFLOW, or a name looked up in catalog order), and loads
+// it with the engine's options: a workflow.ErrNotFound for a name that
+// resolves to nothing, workflow.Problems for an invalid file.
+func (e *Engine) LoadWorkflow(ref string) (*workflow.Workflow, error) {
+	c := e.Catalog()
+	r, err := c.Find(ref)
+	if err != nil {
+		return nil, err
+	}
+	return c.Load(r, e.LoadOptions())
+}
+
 // LoadOptions returns the workflow loading options matching the engine's
-// custom step types.
+// custom step types, with call_workflow targets checked as the engine
+// will find them.
 func (e *Engine) LoadOptions() workflow.Options {
 	types := e.CustomTypes()
-	return workflow.Options{
+	return e.Catalog().Options(workflow.Options{
 		CustomType: func(t string) bool {
 			for _, x := range types {
 				if x == t {
@@ -309,7 +342,7 @@ func (e *Engine) LoadOptions() workflow.Options {
 		ProjectDir:   e.ProjectDir,
 		AgentFiles:   e.agentFiles(),
 		AgentOptions: agent.CheckOptions,
-	}
+	})
 }
 
 func (e *Engine) outputLimit() int {
@@ -395,7 +428,7 @@ func (e *Engine) newRun(wf *workflow.Workflow, id, parentID string, inputs map[s
 		states: make(map[string]map[string]any, len(wf.States)),
 		env:    envMap(e.environ()),
 	}
-	r.context, r.awf = e.contextNamespaces(r.env)
+	r.context, r.awf = e.contextNamespaces(r.env, wf)
 	if !e.NoTranscript {
 		storage := e.Storage
 		if storage == "" {

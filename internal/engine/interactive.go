@@ -95,7 +95,10 @@ func (r *run) resolvedFields(sc scope, st *workflow.State) []Field {
 	case workflow.TypeStep:
 		s, err := r.script(st, data)
 		add("command", s.text, err)
-		tmpl("dir", st.Dir)
+		if st.Dir != nil {
+			d, err := r.stepDir(st, data)
+			add("dir", d, err)
+		}
 	case workflow.TypeAgent:
 		req, err := r.agentRequest(st, data)
 		add("provider", req.Provider, nil)

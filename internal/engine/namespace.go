@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/reelhq/reel/internal/awfhome"
 	"github.com/reelhq/reel/internal/workflow"
 )
 
@@ -158,19 +159,20 @@ type loopState struct {
 }
 
 // contextNamespaces returns the .context namespace (the working
-// directory, the user, the host) and the .awf one (AWF's directories).
-func (e *Engine) contextNamespaces(env map[string]any) (ctx map[string]any, awf map[string]string) {
+// directory, the user, the host) and the .awf one (AWF's directories,
+// and the name of the pack wf belongs to).
+func (e *Engine) contextNamespaces(env map[string]any, wf *workflow.Workflow) (ctx map[string]any, awf map[string]string) {
 	getenv := func(k string) string { s, _ := env[k].(string); return s }
 	// $USER as AWF reads it: empty when unset (.context.User is the
 	// environment's word, not the account's)
 	name := getenv("USER")
 	host, _ := os.Hostname()
-	home := getenv("HOME")
-	if home == "" {
-		home, _ = os.UserHomeDir()
+	pack := ""
+	if wf.Pack != nil {
+		pack = wf.Pack.Name
 	}
 	return map[string]any{"WorkingDir": e.workDir(), "User": name, "Hostname": host},
-		workflow.AWFDirectories(getenv, home)
+		awfhome.FromEnv(getenv).Namespace(pack)
 }
 
 // resolveInputs gives every declared input its value: the one given (on

@@ -56,7 +56,7 @@ func (e *Engine) Plan(ctx context.Context, wf *workflow.Workflow, given map[stri
 	}
 	p := &Plan{Workflow: wf.Name, Description: wf.Description, File: wf.File, Inputs: inputs}
 	r := &run{e: e, wf: wf, id: "⟨run id⟩", inputs: inputs, states: make(map[string]map[string]any, len(wf.States)), env: envMap(e.environ())}
-	r.context, r.awf = e.contextNamespaces(r.env)
+	r.context, r.awf = e.contextNamespaces(r.env, wf)
 	// Every state's result is a placeholder; they hold no JSON, so
 	// templates and expressions share one map each (setState would clone
 	// it for templates).

@@ -37,7 +37,7 @@ func (r *run) script(st *workflow.State, data map[string]any) (stepScript, error
 		if err != nil {
 			return stepScript{}, fmt.Errorf("command: %w", err)
 		}
-		return stepScript{text: s}, nil
+		return stepScript{text: r.files().Rewrite(s)}, nil
 	}
 	body, path, err := r.readStepFile(workflow.Scripts, "script_file", st.ScriptFile, data)
 	if err != nil {
@@ -51,7 +51,24 @@ func (r *run) script(st *workflow.State, data map[string]any) (stepScript, error
 	if err != nil {
 		return stepScript{}, fmt.Errorf("script_file %s: %w", path, err)
 	}
+	text = r.files().Rewrite(text)
 	return stepScript{text: text, file: path, shebang: strings.HasPrefix(text, "#!")}, nil
+}
+
+// stepDir renders a step's dir, rewritten as commands are (a dir under
+// AWF's global scripts or prompts directory becomes its override).
+func (r *run) stepDir(st *workflow.State, data map[string]any) (string, error) {
+	dir, err := st.Dir.Execute(data)
+	if err != nil || dir == "" {
+		return dir, err
+	}
+	return r.files().Rewrite(dir), nil
+}
+
+// files is where the workflow's files are looked for: beside it, in its
+// pack, in the project, globally.
+func (r *run) files() workflow.FileSearch {
+	return workflow.FileSearch{WorkflowFile: r.wf.File, ProjectDir: r.e.ProjectDir, Home: r.getenv("HOME"), AWF: r.awf, Pack: r.wf.Pack}
 }
 
 // readStepFile reads a script_file or prompt_file: raw is resolved as a
@@ -62,17 +79,15 @@ func (r *run) readStepFile(kind, what, raw string, data map[string]any) (content
 	if err != nil {
 		return "", "", fmt.Errorf("%s %q: %w", what, raw, err)
 	}
-	awf := workflow.AWFPaths(r.getenv)
-	if _, ok := data["awf"]; !ok {
+	if _, ok := data[workflow.NSAWF]; !ok {
 		data = maps.Clone(data)
-		data["awf"] = awf
+		data[workflow.NSAWF] = r.awf
 	}
 	name, err := t.Execute(data)
 	if err != nil {
 		return "", "", fmt.Errorf("%s: %w", what, err)
 	}
-	search := workflow.FileSearch{Kind: kind, WorkflowFile: r.wf.File, ProjectDir: r.e.ProjectDir, Home: r.getenv("HOME"), AWF: awf}
-	path, err = search.Resolve(name)
+	path, err = r.files().Resolve(kind, name)
 	if err != nil {
 		return "", "", &stepFileError{fmt.Errorf("%s: %w", what, err)}
 	}

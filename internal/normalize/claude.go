@@ -381,6 +381,9 @@ func (c *claude) finish() {
 		u, cost := c.totals.totals()
 		s.setUsage(u)
 		s.res.Agent.CostUSD = cost
+		if total, cost, own, ok := c.totals.lastProcess(); ok {
+			s.res.SessionTotal, s.res.SessionCost, s.res.QueryUsage = &total, cost, &own
+		}
 	}
 	s.res.Agent.Turns = c.turns
 	if c.results == 0 {

@@ -34,8 +34,11 @@ func (c *copilot) line(v []byte) error {
 	var typ, sid string
 	var data, usage, exitCode []byte
 	var ts time.Time
+	ephemeral := false
 	err := eachField(v, func(k, val []byte) {
 		switch string(k) {
+		case "ephemeral":
+			ephemeral = boolean(val)
 		case "type":
 			typ = rawjson.Str(val)
 		case "data":
@@ -140,8 +143,12 @@ func (c *copilot) line(v []byte) error {
 			c.deltaOrder = append(c.deltaOrder, d.messageID)
 		}
 		c.deltas[d.messageID] += d.delta
-	case "assistant.reasoning_delta", "tool.execution_partial_result", "tool.execution_progress":
+	case "assistant.reasoning_delta", "tool.execution_partial_result", "tool.execution_progress",
+		"assistant.message_start", "assistant.tool_call_delta":
 		// Partial output; the complete event follows.
+	case "assistant.idle", "model.call_start", "model.call_finished", "model.call_final_result":
+		// Progress of the agent loop (1.0.x): the turn, message and tool
+		// events around them say what happened.
 	case "tool.execution_start":
 		id := d.toolCallID
 		if id == "" {
@@ -187,6 +194,11 @@ func (c *copilot) line(v []byte) error {
 	default:
 		if len(typ) > 8 && typ[:8] == "session." {
 			s.setModel(d.model)
+			return nil
+		}
+		if ephemeral {
+			// Copilot marks the events that are not part of the
+			// session's history (progress, deltas): nothing is lost.
 			return nil
 		}
 		s.skip(SkipUnknownEvent)

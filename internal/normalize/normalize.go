@@ -132,13 +132,24 @@ type Result struct {
 	// Warnings are non-fatal problems the provider reported (Codex error
 	// items, aborted turns).
 	Warnings []string `json:"warnings,omitempty"`
-	// SessionTotal is set for formats whose usage reports are the
-	// provider session's running total (Codex exec's turn.completed): the
-	// total as of the end of the stream. Agent.Usage holds the same, since
-	// a stream alone cannot tell its share from the earlier turns' of a
-	// resumed session; a caller that ran those turns subtracts their
-	// total.
+	// SessionTotal is set for formats whose usage reports are, or may
+	// be, the provider session's running total: Codex exec's
+	// turn.completed always is; Claude Code's modelUsage is in a resumed
+	// process from 2.1.332 on (the totals start from the session's
+	// earlier processes) and was not before. It is the total as of the
+	// end of the stream (its last process). Agent.Usage holds the same,
+	// since a stream alone cannot tell its share from the earlier turns'
+	// of a resumed session; a caller that ran those turns subtracts
+	// their total (see QueryUsage).
 	SessionTotal *transcript.Usage `json:"session_total,omitempty"`
+	// SessionCost is SessionTotal's cost (Claude Code's total_cost_usd),
+	// nil when the provider reports none.
+	SessionCost *float64 `json:"session_cost_usd,omitempty"`
+	// QueryUsage, when set, is what the last process's own queries
+	// reported (Claude Code's result usage): SessionTotal includes the
+	// earlier turns exactly when it covers their total plus QueryUsage.
+	// Unset (Codex), SessionTotal always does.
+	QueryUsage *transcript.Usage `json:"query_usage,omitempty"`
 }
 
 // Parser normalizes one step's provider output. It is not safe for

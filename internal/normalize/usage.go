@@ -181,18 +181,7 @@ func (t *claudeTotals) totals() (transcript.Usage, *float64) {
 	var cost float64
 	hasCost := false
 	for _, p := range t.procs {
-		if t.noSnapshot {
-			all.add(p.own)
-		} else {
-			s := p.snap
-			// modelUsage has no 1-hour split: the queries' own reports
-			// give it (a lower bound when a compaction wrote to the cache).
-			s.cacheWrite1h = min(p.own.cacheWrite1h, s.cacheWrite)
-			if s.thinking == 0 {
-				s.thinking = p.own.thinking
-			}
-			all.add(s)
-		}
+		all.add(t.procUsage(p))
 		if p.hasCost {
 			cost += p.cost
 			hasCost = true
@@ -202,6 +191,39 @@ func (t *claudeTotals) totals() (transcript.Usage, *float64) {
 		return all.usage(), nil
 	}
 	return all.usage(), &cost
+}
+
+// procUsage is what one process reported: its last modelUsage, or the
+// sum of its results' own usage when the results carry none.
+func (t *claudeTotals) procUsage(p claudeProcess) anUsage {
+	if t.noSnapshot {
+		return p.own
+	}
+	s := p.snap
+	// modelUsage has no 1-hour split: the queries' own reports give it (a
+	// lower bound when a compaction wrote to the cache).
+	s.cacheWrite1h = min(p.own.cacheWrite1h, s.cacheWrite)
+	if s.thinking == 0 {
+		s.thinking = p.own.thinking
+	}
+	return s
+}
+
+// lastProcess returns the last process's running totals (its modelUsage
+// and total_cost_usd) and what its queries themselves reported, for
+// Result.SessionTotal: a resumed Claude Code process (2.1.332) starts its
+// totals from the session's earlier processes. ok is false without a
+// modelUsage.
+func (t *claudeTotals) lastProcess() (total transcript.Usage, cost *float64, own transcript.Usage, ok bool) {
+	p := t.current()
+	if p == nil || t.noSnapshot {
+		return transcript.Usage{}, nil, transcript.Usage{}, false
+	}
+	if p.hasCost {
+		c := p.cost
+		cost = &c
+	}
+	return t.procUsage(*p).usage(), cost, p.own.usage(), true
 }
 
 // geminiUsage converts Gemini's counts: thoughts and the tool-use prompt

@@ -103,12 +103,6 @@ func UserStorage() string {
 	return filepath.Join(home, ".local", "share", "reel", "storage")
 }
 
-// WorkflowDirs lists the directories a workflow name is looked up in, in
-// order: .reel/workflows, then .awf/workflows.
-func (p *Project) WorkflowDirs() []string {
-	return []string{filepath.Join(p.Root, ".reel", "workflows"), filepath.Join(p.Root, ".awf", "workflows")}
-}
-
 func isDir(path string) bool {
 	fi, err := os.Stat(path)
 	return err == nil && fi.IsDir()

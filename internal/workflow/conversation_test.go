@@ -62,10 +62,10 @@ func TestConversationBadShapes(t *testing.T) {
 			t.Errorf("%q: err = %v", src, err)
 		}
 	}
-	// conversation belongs to agent states only: elsewhere it is ignored,
-	// as AWF ignores it, with a warning.
+	// conversation belongs to agent states only: on a step it loads, as
+	// in AWF, with a warning that it does nothing.
 	wf, err = Parse([]byte("name: x\nstates:\n  initial: a\n  a:\n    type: step\n    command: 'true'\n    conversation: [more]\n"), "f.yaml", Options{})
-	if err != nil || len(wf.Warnings) != 1 || !strings.Contains(wf.Warnings[0].String(), `f.yaml:7:5: warning: step state "a": "conversation" is ignored: it belongs to agent (AWF ignores it here too)`) {
+	if err != nil || len(wf.Warnings) != 1 || !strings.Contains(wf.Warnings[0].String(), `f.yaml:7:5: warning: step state "a": "conversation" is ignored: it belongs to agent states`) {
 		t.Errorf("step with conversation: %v %v", err, wf)
 	}
 }

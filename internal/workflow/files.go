@@ -5,39 +5,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/template/parse"
-)
 
-// AWFPaths returns AWF's global directories, the values of the {{.awf.*}}
-// template namespace, as AWF computes them from the environment
-// (AWF_CONFIG_HOME, XDG_CONFIG_HOME, XDG_DATA_HOME, HOME).
-func AWFPaths(getenv func(string) string) map[string]string {
-	home := getenv("HOME")
-	config := getenv("AWF_CONFIG_HOME")
-	if config == "" {
-		base := getenv("XDG_CONFIG_HOME")
-		if base == "" {
-			base = filepath.Join(home, ".config")
-		}
-		config = filepath.Join(base, "awf")
-	}
-	data := getenv("XDG_DATA_HOME")
-	if data == "" {
-		data = filepath.Join(home, ".local", "share")
-	}
-	data = filepath.Join(data, "awf")
-	return map[string]string{
-		"config_dir":    config,
-		"data_dir":      data,
-		"prompts_dir":   filepath.Join(config, "prompts"),
-		"scripts_dir":   filepath.Join(config, "scripts"),
-		"workflows_dir": filepath.Join(config, "workflows"),
-		"skills_dir":    filepath.Join(config, "skills"),
-		"roles_dir":     filepath.Join(config, "roles"),
-		"plugins_dir":   filepath.Join(data, "plugins"),
-	}
-}
+	"github.com/reelhq/reel/internal/awfhome"
+)
 
 // File kinds a step reads at run time.
 const (
@@ -45,55 +18,47 @@ const (
 	Prompts = "prompts" // prompt_file
 )
 
-// FileSearch says where a script_file or prompt_file is looked for.
+// FileSearch says where the files a workflow names are looked for: a
+// script_file or prompt_file, and the paths under AWF's global scripts
+// and prompts directories its commands hold.
 type FileSearch struct {
-	// Kind is Scripts or Prompts.
-	Kind string
 	// WorkflowFile is the file of the workflow that names the file.
 	WorkflowFile string
 	// ProjectDir is the project root ("" when unknown).
 	ProjectDir string
 	// Home is the user's home directory, for ~/ paths.
 	Home string
-	// AWF is the {{.awf.*}} namespace (see AWFPaths).
+	// AWF is the .awf template namespace (awfhome.Dirs.Namespace).
 	AWF map[string]string
+	// Pack is the pack the workflow belongs to (nil outside one).
+	Pack *Pack
 }
 
 // ErrFileNotFound reports a script_file or prompt_file found nowhere.
 var ErrFileNotFound = errors.New("file not found")
 
-// Candidates lists, in order, the files path (a script_file or prompt_file
-// value with its templates already resolved) may name, as AWF resolves
-// them: an absolute path as is; ~/x in the home directory, then beside the
-// workflow; a path under AWF's global scripts_dir or prompts_dir first in
-// the project (AWF's local override, <workflow dir>/../scripts, then
-// .reel/scripts and .awf/scripts of the project) and then globally; any
-// other path relative to the workflow's directory.
-func (fs FileSearch) Candidates(path string) []string {
-	wfDir := "."
-	if fs.WorkflowFile != "" {
-		wfDir = filepath.Dir(fs.WorkflowFile)
-	}
+// Candidates lists, in order, the files path (a script_file or
+// prompt_file value of kind Scripts or Prompts, its templates already
+// resolved) may name, as AWF resolves them: an absolute path as is; ~/x
+// in the home directory, then beside the workflow; a path under AWF's
+// global scripts_dir or prompts_dir first where it is overridden (see
+// overrides) and then globally; any other path relative to the
+// workflow's directory.
+func (fs FileSearch) Candidates(kind, path string) []string {
 	var out []string
 	add := func(p string) {
-		for _, x := range out {
-			if x == p {
-				return
-			}
-		}
-		out = append(out, p)
-	}
-	if global := fs.AWF[fs.Kind+"_dir"]; global != "" {
-		if suffix, ok := strings.CutPrefix(path, global+string(filepath.Separator)); ok {
-			add(filepath.Join(filepath.Dir(wfDir), fs.Kind, suffix))
-			if fs.ProjectDir != "" {
-				add(filepath.Join(fs.ProjectDir, ".reel", fs.Kind, suffix))
-				add(filepath.Join(fs.ProjectDir, ".awf", fs.Kind, suffix))
-			}
-			add(path)
-			return out
+		if !slices.Contains(out, p) {
+			out = append(out, p)
 		}
 	}
+	if suffix, ok := fs.underGlobal(kind, path); ok {
+		for _, d := range fs.overrides(kind) {
+			add(filepath.Join(d, suffix))
+		}
+		add(path)
+		return out
+	}
+	wfDir := fs.workflowDir()
 	switch {
 	case strings.HasPrefix(path, "~/"):
 		if fs.Home != "" {
@@ -108,10 +73,61 @@ func (fs FileSearch) Candidates(path string) []string {
 	return out
 }
 
+func (fs FileSearch) workflowDir() string {
+	if fs.WorkflowFile == "" {
+		return "."
+	}
+	return filepath.Dir(fs.WorkflowFile)
+}
+
+// underGlobal returns the part of path below AWF's global directory of
+// kind, when path is there.
+func (fs FileSearch) underGlobal(kind, path string) (string, bool) {
+	global := fs.AWF[kind+"_dir"]
+	if global == "" {
+		return "", false
+	}
+	return strings.CutPrefix(path, global+string(filepath.Separator))
+}
+
+// overrides lists the directories searched, in order, before AWF's global
+// directory of kind. For a pack's workflow: the project's
+// .reel/KIND/PACK and .awf/KIND/PACK (the user's override), then the
+// pack's own KIND/. For any other: <workflow dir>/../KIND (AWF's local
+// override: .awf/KIND for a workflow in .awf/workflows), then, for a
+// workflow inside the project, the project's .reel/KIND and .awf/KIND. A
+// global workflow's override is AWF's global directory itself, so, as in
+// AWF, it reads the global files whatever project it runs in.
+func (fs FileSearch) overrides(kind string) []string {
+	var out []string
+	if fs.Pack != nil {
+		if fs.ProjectDir != "" {
+			out = append(out, filepath.Join(fs.ProjectDir, ".reel", kind, fs.Pack.Name), filepath.Join(fs.ProjectDir, ".awf", kind, fs.Pack.Name))
+		}
+		return append(out, filepath.Join(fs.Pack.Dir, kind))
+	}
+	out = append(out, filepath.Join(filepath.Dir(fs.workflowDir()), kind))
+	if fs.ProjectDir != "" && within(fs.ProjectDir, fs.workflowDir()) {
+		out = append(out, filepath.Join(fs.ProjectDir, ".reel", kind), filepath.Join(fs.ProjectDir, ".awf", kind))
+	}
+	return out
+}
+
+// within reports whether path lies in dir (both made absolute).
+func within(dir, path string) bool {
+	d, err1 := filepath.Abs(dir)
+	p, err2 := filepath.Abs(path)
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	rel, err := filepath.Rel(d, p)
+	return err == nil && filepath.IsLocal(rel)
+}
+
 // Resolve returns the first candidate that is a regular file. Not finding
 // one is an error wrapping ErrFileNotFound that names every place looked.
-func (fs FileSearch) Resolve(path string) (string, error) {
-	cands := fs.Candidates(path)
+func (fs FileSearch) Resolve(kind, path string) (string, error) {
+	cands := fs.Candidates(kind, path)
 	for _, c := range cands {
 		fi, err := os.Stat(c)
 		if err == nil && fi.Mode().IsRegular() {
@@ -125,6 +141,69 @@ func (fs FileSearch) Resolve(path string) (string, error) {
 		return "", fmt.Errorf("%w: %s", ErrFileNotFound, cands[0])
 	}
 	return "", fmt.Errorf("%w: %s (looked in %s)", ErrFileNotFound, path, strings.Join(cands, ", "))
+}
+
+// pathEnd are the characters that end a path inside a command.
+const pathEnd = " \t\n\"'|&;)`"
+
+// Rewrite replaces, in a rendered command or dir, each path below AWF's
+// global scripts or prompts directory with the first override that exists
+// (see overrides), as AWF does after rendering a command: so
+// "{{.awf.scripts_dir}}/setup.sh" runs a pack's own scripts/setup.sh, or
+// the project's .awf/scripts/setup.sh. A path is read up to a blank, a
+// quote, |, &, ;, ) or a backquote; one found in no override is left
+// alone (the global file, or a command that fails as it would). A value
+// that is exactly the global directory becomes the first override
+// directory that exists.
+func (fs FileSearch) Rewrite(s string) string {
+	for _, kind := range []string{Scripts, Prompts} {
+		global := fs.AWF[kind+"_dir"]
+		if global == "" || !strings.Contains(s, global) {
+			continue
+		}
+		if s == global {
+			for _, d := range fs.overrides(kind) {
+				if _, err := os.Stat(d); err == nil {
+					s = d
+					break
+				}
+			}
+			continue
+		}
+		prefix := global + string(filepath.Separator)
+		var b strings.Builder
+		rest := s
+		for {
+			i := strings.Index(rest, prefix)
+			if i < 0 {
+				b.WriteString(rest)
+				break
+			}
+			b.WriteString(rest[:i])
+			tail := rest[i+len(prefix):]
+			n := strings.IndexAny(tail, pathEnd)
+			if n < 0 {
+				n = len(tail)
+			}
+			suffix := tail[:n]
+			found := ""
+			if suffix != "" {
+				for _, d := range fs.overrides(kind) {
+					if _, err := os.Stat(filepath.Join(d, suffix)); err == nil {
+						found = filepath.Join(d, suffix)
+						break
+					}
+				}
+			}
+			if found == "" {
+				found = prefix + suffix
+			}
+			b.WriteString(found)
+			rest = tail[n:]
+		}
+		s = b.String()
+	}
+	return s
 }
 
 // checkFiles checks that a state's script_file or prompt_file exists when
@@ -144,16 +223,17 @@ func (l *loader) checkFiles(wf *Workflow, s *State) {
 		if len(roots) > 1 || len(roots) == 1 && !roots["awf"] {
 			continue // known only at run time
 		}
-		awf := AWFPaths(os.Getenv)
+		dirs := awfhome.FromEnv(nil)
+		awf := dirs.Namespace(packName(wf.Pack))
 		p, err := t.Execute(map[string]any{"awf": awf})
 		if err != nil {
 			continue
 		}
-		search := FileSearch{Kind: f.kind, WorkflowFile: wf.File, ProjectDir: l.opts.ProjectDir, Home: os.Getenv("HOME"), AWF: awf}
+		search := FileSearch{WorkflowFile: wf.File, ProjectDir: l.opts.ProjectDir, Home: dirs.Home, AWF: awf, Pack: wf.Pack}
 		if wf.File == "" && !filepath.IsAbs(p) {
 			continue // parsed from bytes: nothing to resolve against
 		}
-		if _, err := search.Resolve(p); err != nil {
+		if _, err := search.Resolve(f.kind, p); err != nil {
 			if f.kind == Scripts && errors.Is(err, ErrFileNotFound) {
 				// AWF's validate does not look for script files (its run
 				// ends at the step, exit 1); reel says so without failing.
@@ -163,6 +243,14 @@ func (l *loader) checkFiles(wf *Workflow, s *State) {
 			l.errAt(s.Pos, "state %q: %s: %v", s.Name, f.what, err)
 		}
 	}
+}
+
+// packName is the name of pack, "" for none.
+func packName(p *Pack) string {
+	if p == nil {
+		return ""
+	}
+	return p.Name
 }
 
 // fieldRoots returns the first names of the fields the template reads

@@ -153,8 +153,13 @@ func TestCaptureProblems(t *testing.T) {
 		}
 	}
 	wf, err := Parse([]byte("name: x\nstates:\n  initial: a\n  a: {type: parallel, parallel: [b], capture: {stdout: x}}\n  b: {type: step, command: 'true'}\n"), "f.yaml", Options{})
-	if err != nil || len(wf.Warnings) != 1 || !strings.Contains(wf.Warnings[0].String(), `parallel state "a": "capture" is ignored: it belongs to step, agent, operation (AWF ignores it here too)`) {
+	if err != nil || len(wf.Warnings) != 1 || !strings.Contains(wf.Warnings[0].Msg, `"capture" is ignored: it belongs to step, agent, operation states`) {
 		t.Errorf("capture on parallel: %v %v", err, wf)
+	}
+	// a terminal state takes no other type's field
+	_, err = Parse([]byte("name: x\nstates:\n  initial: a\n  a: {type: terminal, command: 'true'}\n"), "f.yaml", Options{})
+	if err == nil || !strings.Contains(err.Error(), `field "command" is not valid in terminal state "a" (it belongs to step)`) {
+		t.Errorf("command on terminal: %v", err)
 	}
 }
 

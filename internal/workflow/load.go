@@ -12,6 +12,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/reelhq/reel/internal/agentfiles"
+	"github.com/reelhq/reel/internal/errcode"
 )
 
 // Options adjust loading.
@@ -22,9 +23,17 @@ type Options struct {
 	// CustomTypes lists the known custom types for "did you mean"
 	// suggestions when CustomType refuses one.
 	CustomTypes []string
-	// ProjectDir, when set, lets validation check that call_workflow
-	// targets exist (beside the file or in ProjectDir/.reel/workflows).
+	// ProjectDir is the project root, where .reel/ and .awf/ hold the
+	// project's templates, prompts and scripts ("" when unknown).
 	ProjectDir string
+	// Pack is the installed pack the file belongs to (nil for other
+	// workflows): its prompts, scripts and templates are looked up in
+	// the pack, and the workflow's Pack is set.
+	Pack *Pack
+	// FindWorkflow, when set, lets validation check that the workflow a
+	// call_workflow names (when it holds no template) exists, as the
+	// run will look it up from the calling workflow.
+	FindWorkflow func(ref string, from *Workflow) (string, error)
 	// AgentFiles, when set, finds the skills and roles agent states name,
 	// so that a missing one is a load problem; nil leaves them unchecked.
 	AgentFiles *agentfiles.Finder
@@ -91,7 +100,7 @@ func (l *loader) yamlError(data []byte, err error) Problem {
 		text := lines[line-1]
 		col = len(text) - len(strings.TrimLeft(text, " \t")) + 1
 	}
-	return Problem{File: l.file, Pos: Pos{line, col}, Msg: "invalid YAML: " + msg}
+	return Problem{File: l.file, Pos: Pos{line, col}, Msg: "invalid YAML: " + msg, Code: errcode.WorkflowParseYAMLSyntax}
 }
 
 type loader struct {
@@ -228,7 +237,7 @@ func (l *loader) unknownField(k *yaml.Node, what string, allowed []string, elsew
 		msg = fmt.Sprintf("field %q is not valid in %s (it belongs to %s)", k.Value, what, elsewhere)
 	}
 	msg += didYouMean(k.Value, allowed)
-	l.errf(k, "%s", msg)
+	l.probs = append(l.probs, Problem{File: l.file, Pos: pos(k), Msg: msg, Code: errcode.WorkflowParseUnknownField})
 }
 
 func contains(list []string, s string) bool {
@@ -269,7 +278,7 @@ var ignoredTop = map[string]string{
 var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 func (l *loader) workflow(root *yaml.Node) *Workflow {
-	wf := &Workflow{File: l.file, States: map[string]*State{}}
+	wf := &Workflow{File: l.file, States: map[string]*State{}, Pack: l.opts.Pack}
 	doc, fs, ok := l.document(root, "workflow")
 	if !ok {
 		return wf

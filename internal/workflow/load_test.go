@@ -89,22 +89,6 @@ func TestUnknownFieldSuggestion(t *testing.T) {
 	}
 }
 
-func TestFind(t *testing.T) {
-	dir := t.TempDir()
-	os.MkdirAll(filepath.Join(dir, ".reel", "workflows"), 0o755)
-	os.WriteFile(filepath.Join(dir, ".reel", "workflows", "deploy.yml"), []byte("x"), 0o644)
-	os.WriteFile(filepath.Join(dir, "local.yaml"), []byte("x"), 0o644)
-	if p, err := Find("deploy", dir, dir); err != nil || filepath.Base(p) != "deploy.yml" {
-		t.Errorf("by name: %v %v", p, err)
-	}
-	if p, err := Find("local", dir, dir); err != nil || p != filepath.Join(dir, "local.yaml") {
-		t.Errorf("beside: %v %v", p, err)
-	}
-	if _, err := Find("nope", dir, dir); err == nil || !strings.Contains(err.Error(), "workflow not found") {
-		t.Errorf("missing: %v", err)
-	}
-}
-
 // A key the data lacks fails the template with a message that names it,
 // never an empty string.
 func TestTemplateMissingKeyFails(t *testing.T) {

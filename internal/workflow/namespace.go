@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"text/template"
+
+	"github.com/reelhq/reel/internal/awfhome"
 )
 
 // The namespaces templates and expressions read, as AWF defines them. A
@@ -47,8 +49,9 @@ var (
 	ErrorProps    = []string{"Message", "State", "ExitCode", "Type"}
 	LoopProps     = []string{"Item", "Index", "Index1", "First", "Last", "Length", "Parent"}
 	// AWFDirs are the keys of .awf: AWF's directories under the XDG base
-	// directories (see AWFDirectories).
-	AWFDirs = []string{"config_dir", "data_dir", "cache_dir", "prompts_dir", "scripts_dir", "skills_dir", "workflows_dir", "plugins_dir"}
+	// directories, and the name of a pack's workflow's pack
+	// (awfhome.Dirs.Namespace).
+	AWFDirs = awfhome.Keys
 )
 
 // lowercaseProps maps the spellings AWF users try to the property AWF
@@ -70,34 +73,6 @@ const (
 	StatusFailed    = "failed"
 	StatusCancelled = "cancelled"
 )
-
-// AWFDirectories returns the values of the .awf namespace: AWF's own
-// directories, so that a workflow written for AWF finds the prompts and
-// scripts its user keeps there. getenv looks up the XDG variables
-// (os.Getenv when nil); home is the user's home directory.
-func AWFDirectories(getenv func(string) string, home string) map[string]string {
-	if getenv == nil {
-		getenv = os.Getenv
-	}
-	base := func(env, fallback string) string {
-		if d := getenv(env); d != "" && strings.HasPrefix(d, "/") {
-			return d + "/awf"
-		}
-		return home + "/" + fallback + "/awf"
-	}
-	config := base("XDG_CONFIG_HOME", ".config")
-	data := base("XDG_DATA_HOME", ".local/share")
-	return map[string]string{
-		"config_dir":    config,
-		"data_dir":      data,
-		"cache_dir":     base("XDG_CACHE_HOME", ".cache"),
-		"prompts_dir":   config + "/prompts",
-		"scripts_dir":   config + "/scripts",
-		"skills_dir":    config + "/skills",
-		"workflows_dir": config + "/workflows",
-		"plugins_dir":   data + "/plugins",
-	}
-}
 
 // ErrorValue builds the .error namespace of an error hook.
 func ErrorValue(message, state string, exitCode int, typ string) map[string]any {

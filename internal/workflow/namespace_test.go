@@ -135,25 +135,6 @@ func TestTemplateFunctions(t *testing.T) {
 	}
 }
 
-func TestAWFDirectories(t *testing.T) {
-	env := map[string]string{"XDG_CONFIG_HOME": "/cfg", "XDG_DATA_HOME": "relative/ignored"}
-	d := AWFDirectories(func(k string) string { return env[k] }, "/home/u")
-	want := map[string]string{
-		"config_dir": "/cfg/awf", "prompts_dir": "/cfg/awf/prompts", "scripts_dir": "/cfg/awf/scripts",
-		"skills_dir": "/cfg/awf/skills", "workflows_dir": "/cfg/awf/workflows",
-		"data_dir": "/home/u/.local/share/awf", "plugins_dir": "/home/u/.local/share/awf/plugins",
-		"cache_dir": "/home/u/.cache/awf",
-	}
-	if len(d) != len(AWFDirs) {
-		t.Fatalf("keys %v", d)
-	}
-	for k, v := range want {
-		if d[k] != v {
-			t.Errorf("%s = %q, want %q", k, d[k], v)
-		}
-	}
-}
-
 func TestArithmetic(t *testing.T) {
 	for _, c := range []struct {
 		in   string

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/reelhq/reel/internal/awfhome"
 )
 
 func TestOperationValidation(t *testing.T) {
@@ -59,22 +61,10 @@ func TestOperationValidation(t *testing.T) {
 func TestFileSearch(t *testing.T) {
 	dir := t.TempDir()
 	home := filepath.Join(dir, "home")
-	awf := AWFPaths(func(k string) string { return map[string]string{"HOME": home}[k] })
-	if awf["scripts_dir"] != filepath.Join(home, ".config", "awf", "scripts") || awf["data_dir"] != filepath.Join(home, ".local", "share", "awf") {
-		t.Fatalf("AWF paths %v", awf)
-	}
-	xdg := AWFPaths(func(k string) string {
-		return map[string]string{"HOME": home, "XDG_CONFIG_HOME": "/c", "XDG_DATA_HOME": "/d"}[k]
-	})
-	if xdg["prompts_dir"] != "/c/awf/prompts" || xdg["plugins_dir"] != "/d/awf/plugins" {
-		t.Fatalf("XDG paths %v", xdg)
-	}
-	if p := AWFPaths(func(k string) string { return map[string]string{"AWF_CONFIG_HOME": "/x"}[k] }); p["scripts_dir"] != "/x/scripts" {
-		t.Fatalf("AWF_CONFIG_HOME %v", p)
-	}
+	awf := awfhome.FromEnv(func(k string) string { return map[string]string{"HOME": home}[k] }).Namespace("")
 
 	wfFile := filepath.Join(dir, ".awf", "workflows", "w.yaml")
-	fs := FileSearch{Kind: Scripts, WorkflowFile: wfFile, ProjectDir: dir, Home: home, AWF: awf}
+	fs := FileSearch{WorkflowFile: wfFile, ProjectDir: dir, Home: home, AWF: awf}
 	global := filepath.Join(awf["scripts_dir"], "x", "y.sh")
 	for path, want := range map[string][]string{
 		"rel.sh":    {filepath.Join(dir, ".awf", "workflows", "rel.sh")},
@@ -82,28 +72,85 @@ func TestFileSearch(t *testing.T) {
 		"~/t.sh":    {filepath.Join(home, "t.sh"), filepath.Join(dir, ".awf", "workflows", "t.sh")},
 		global:      {filepath.Join(dir, ".awf", "scripts", "x", "y.sh"), filepath.Join(dir, ".reel", "scripts", "x", "y.sh"), global},
 	} {
-		if got := fs.Candidates(path); strings.Join(got, "|") != strings.Join(want, "|") {
+		if got := fs.Candidates(Scripts, path); strings.Join(got, "|") != strings.Join(want, "|") {
 			t.Errorf("%s:\n got %q\nwant %q", path, got, want)
 		}
 	}
 	// AWF's local override, then the global file
-	if _, err := fs.Resolve(global); !errors.Is(err, ErrFileNotFound) || !strings.Contains(err.Error(), "looked in") {
+	if _, err := fs.Resolve(Scripts, global); !errors.Is(err, ErrFileNotFound) || !strings.Contains(err.Error(), "looked in") {
 		t.Fatalf("missing: %v", err)
 	}
 	os.MkdirAll(filepath.Dir(global), 0o755)
 	os.WriteFile(global, []byte("echo global"), 0o644)
-	if p, err := fs.Resolve(global); err != nil || p != global {
+	if p, err := fs.Resolve(Scripts, global); err != nil || p != global {
 		t.Fatalf("global: %q %v", p, err)
 	}
 	local := filepath.Join(dir, ".reel", "scripts", "x", "y.sh")
 	os.MkdirAll(filepath.Dir(local), 0o755)
 	os.WriteFile(local, []byte("echo local"), 0o644)
-	if p, err := fs.Resolve(global); err != nil || p != local {
+	if p, err := fs.Resolve(Scripts, global); err != nil || p != local {
 		t.Fatalf("local override: %q %v", p, err)
 	}
 	os.MkdirAll(filepath.Join(dir, ".awf", "workflows", "d.sh"), 0o755)
-	if _, err := fs.Resolve("d.sh"); err == nil || !strings.Contains(err.Error(), "is a directory") {
+	if _, err := fs.Resolve(Scripts, "d.sh"); err == nil || !strings.Contains(err.Error(), "is a directory") {
 		t.Fatalf("directory: %v", err)
+	}
+}
+
+// A pack's workflow finds a global path first in the user's override
+// (.reel/KIND/PACK, .awf/KIND/PACK), then in the pack, then globally.
+func TestFileSearchPack(t *testing.T) {
+	dir := t.TempDir()
+	home := filepath.Join(dir, "home")
+	awf := awfhome.FromEnv(func(k string) string { return map[string]string{"HOME": home}[k] }).Namespace("kit")
+	packDir := filepath.Join(dir, ".awf", "workflow-packs", "kit")
+	fs := FileSearch{WorkflowFile: filepath.Join(packDir, "workflows", "w.yaml"), ProjectDir: dir, Home: home, AWF: awf, Pack: &Pack{Name: "kit", Dir: packDir}}
+	global := filepath.Join(awf["prompts_dir"], "a", "p.md")
+	want := []string{
+		filepath.Join(dir, ".reel", "prompts", "kit", "a", "p.md"),
+		filepath.Join(dir, ".awf", "prompts", "kit", "a", "p.md"),
+		filepath.Join(packDir, "prompts", "a", "p.md"),
+		global,
+	}
+	if got := fs.Candidates(Prompts, global); strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Fatalf("candidates:\n got %q\nwant %q", got, want)
+	}
+	for i := len(want) - 1; i >= 0; i-- {
+		os.MkdirAll(filepath.Dir(want[i]), 0o755)
+		os.WriteFile(want[i], []byte("x"), 0o644)
+		if p, err := fs.Resolve(Prompts, global); err != nil || p != want[i] {
+			t.Fatalf("with %s: %q %v", want[i], p, err)
+		}
+	}
+}
+
+// Rewrite puts the override of a global scripts or prompts path into a
+// rendered command, path by path, as AWF rewrites commands; a path no
+// override holds stays as written.
+func TestFileSearchRewrite(t *testing.T) {
+	dir := t.TempDir()
+	home := filepath.Join(dir, "home")
+	awf := awfhome.FromEnv(func(k string) string { return map[string]string{"HOME": home}[k] }).Namespace("kit")
+	packDir := filepath.Join(dir, "packs", "kit")
+	for _, f := range []string{"scripts/run.sh", "prompts/templates/a.md"} {
+		os.MkdirAll(filepath.Dir(filepath.Join(packDir, f)), 0o755)
+		os.WriteFile(filepath.Join(packDir, f), []byte("x"), 0o755)
+	}
+	os.MkdirAll(filepath.Join(dir, ".awf", "scripts", "kit"), 0o755)
+	os.WriteFile(filepath.Join(dir, ".awf", "scripts", "kit", "mine.sh"), []byte("x"), 0o755)
+	fs := FileSearch{WorkflowFile: filepath.Join(packDir, "workflows", "w.yaml"), ProjectDir: dir, Home: home, AWF: awf, Pack: &Pack{Name: "kit", Dir: packDir}}
+	sd, pd := awf["scripts_dir"], awf["prompts_dir"]
+	for in, want := range map[string]string{
+		`eval "` + sd + `/run.sh $ARGS"`:            `eval "` + packDir + `/scripts/run.sh $ARGS"`,
+		sd + "/run.sh a; " + sd + "/mine.sh\n":      packDir + "/scripts/run.sh a; " + dir + "/.awf/scripts/kit/mine.sh\n",
+		`T="` + pd + `/templates"` + "\ncp $T/a.md": `T="` + packDir + `/prompts/templates"` + "\ncp $T/a.md",
+		sd + "/absent.sh | " + sd + "/run.sh":       sd + "/absent.sh | " + packDir + "/scripts/run.sh",
+		sd:                                          dir + "/.awf/scripts/kit",
+		"echo " + sd + "/":                          "echo " + sd + "/",
+	} {
+		if got := fs.Rewrite(in); got != want {
+			t.Errorf("%s:\n got %s\nwant %s", in, got, want)
+		}
 	}
 }
 

@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/reelhq/reel/internal/errcode"
 )
 
 // Problem is one thing wrong with a workflow file.
@@ -14,6 +16,9 @@ type Problem struct {
 	Msg  string
 	// Warning marks a problem that does not make the file invalid.
 	Warning bool
+	// Code is AWF's error code for the problem, where it names one
+	// (errcode.WorkflowValidationFailed is meant otherwise).
+	Code errcode.Code
 }
 
 func (p Problem) String() string {
@@ -37,6 +42,17 @@ func (ps Problems) Error() string {
 		lines[i] = p.String()
 	}
 	return strings.Join(lines, "\n")
+}
+
+// Code is the error code of the file's first problem that has one, else
+// errcode.WorkflowValidationFailed.
+func (ps Problems) Code() errcode.Code {
+	for _, p := range ps {
+		if !p.Warning && p.Code != "" {
+			return p.Code
+		}
+	}
+	return errcode.WorkflowValidationFailed
 }
 
 // Errors counts the problems that are not warnings.

@@ -117,7 +117,7 @@ func TestReferenceChecks(t *testing.T) {
 		{name: "context case", last: "{{context.working_dir}}",
 			want: want{errs: []string{`.context has no property "working_dir"; use "WorkingDir"`}}},
 		{name: "awf key", last: "{{.awf.script_dir}}",
-			want: want{errs: []string{`.awf has no key "script_dir" (one of config_dir, data_dir, cache_dir, prompts_dir, scripts_dir, skills_dir, workflows_dir, plugins_dir) (did you mean "scripts_dir"?)`}}},
+			want: want{errs: []string{`.awf has no key "script_dir" (one of config_dir, data_dir, cache_dir, prompts_dir, scripts_dir, skills_dir, roles_dir, workflows_dir, plugins_dir, pack_name) (did you mean "scripts_dir"?)`}}},
 		{name: "unknown namespace", last: "{{.input.who}}",
 			want: want{errs: []string{`unknown namespace "input" (one of inputs, states, workflow, env, context, error, loop, awf, turn) (did you mean "inputs"?)`}}},
 		{name: "lenient fields warn", when: "states.frist.Output == 'x'", msg: "{{.states.first.output}}",

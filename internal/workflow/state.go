@@ -46,15 +46,16 @@ func allowedFields(typ string) []string {
 	return append(append([]string{}, flowFields...), f...)
 }
 
-// typeOwners names the built-in state types whose own fields include key.
-func typeOwners(key string) string {
+// typeOwners lists the built-in state types whose own field key is (not
+// the flow fields every non-terminal state has).
+func typeOwners(key string) []string {
 	var owners []string
 	for _, t := range BuiltinTypes {
-		if contains(typeFields[t], key) {
+		if contains(typeFields[t], key) && !contains(flowFields, key) {
 			owners = append(owners, t)
 		}
 	}
-	return strings.Join(owners, ", ")
+	return owners
 }
 
 // ownerOf names the state types a field belongs to, for "not valid here".
@@ -158,11 +159,12 @@ func (l *loader) state(k, n *yaml.Node) *State {
 			continue
 		}
 		if !contains(allowed, key) {
-			if owners := typeOwners(key); owners != "" && s.Type != TypeTerminal {
-				// AWF reads every state field whatever the type and
-				// ignores what does not apply (a prompt_file on a step
-				// state, in AWF's own hello pack): load, and say so.
-				l.warnf(f.key, "%s: %q is ignored: it belongs to %s (AWF ignores it here too)", what, key, owners)
+			if owners := typeOwners(key); len(owners) > 0 && s.Type != TypeTerminal {
+				// AWF reads every state's fields into one structure and
+				// ignores what the state's type does not use (a pack's
+				// step carries a prompt_file): reel loads it too and says
+				// it does nothing.
+				l.warnf(f.key, "%s: %q is ignored: it belongs to %s states (AWF ignores it too)", what, key, strings.Join(owners, ", "))
 				continue
 			}
 			l.unknownField(f.key, what, allowed, ownerOf(key))

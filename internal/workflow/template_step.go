@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/reelhq/reel/internal/awfhome"
 )
 
 // Step templates (AWF's use_template): a state written as
@@ -70,13 +72,26 @@ func (t *stepTemplate) paramNames() []string {
 	return out
 }
 
-// templateDirs lists where step templates are looked for.
+// templateDirs lists where step templates are looked for: for a pack's
+// workflow first the project's .reel/templates/PACK and
+// .awf/templates/PACK (the user's override) and the pack's own
+// templates/; then the project's .reel/templates and .awf/templates, and
+// AWF's global templates directory.
 func (l *loader) templateDirs() []string {
 	var dirs []string
+	if p := l.opts.Pack; p != nil {
+		if l.opts.ProjectDir != "" {
+			dirs = append(dirs, filepath.Join(l.opts.ProjectDir, ".reel", "templates", p.Name), filepath.Join(l.opts.ProjectDir, ".awf", "templates", p.Name))
+		}
+		dirs = append(dirs, filepath.Join(p.Dir, "templates"))
+	}
 	if l.opts.ProjectDir != "" {
 		dirs = append(dirs, filepath.Join(l.opts.ProjectDir, ".reel", "templates"), filepath.Join(l.opts.ProjectDir, ".awf", "templates"))
 	}
-	return append(dirs, filepath.Join(AWFPaths(os.Getenv)["data_dir"], "templates"))
+	if g := awfhome.FromEnv(nil).Templates(); g != "" {
+		dirs = append(dirs, g)
+	}
+	return dirs
 }
 
 // findTemplate returns the path of the template called name.

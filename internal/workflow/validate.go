@@ -3,12 +3,12 @@ package workflow
 import (
 	"fmt"
 	"maps"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/reelhq/reel/internal/errcode"
 )
 
 func (l *loader) missingState(n *yaml.Node, what, name string, wf *Workflow) {
@@ -18,7 +18,7 @@ func (l *loader) missingState(n *yaml.Node, what, name string, wf *Workflow) {
 func (l *loader) missingStateAt(p Pos, what, name string, wf *Workflow) {
 	msg := fmt.Sprintf("%s: unknown state %q", what, name)
 	msg += didYouMean(name, wf.Order)
-	l.errAt(p, "%s", msg)
+	l.probs = append(l.probs, Problem{File: l.file, Pos: p, Msg: msg, Code: errcode.WorkflowValidationMissingState})
 }
 
 // validate checks what needs the whole file: targets, reachability and the
@@ -65,8 +65,8 @@ func (l *loader) validate(wf *Workflow) {
 			}
 		}
 		l.checkStateRefs(wf, s)
-		if c := s.Call; c != nil && c.Workflow != "" && l.opts.ProjectDir != "" && wf.File != "" && !strings.Contains(c.Workflow, "{{") {
-			if _, err := Find(c.Workflow, filepath.Dir(wf.File), l.opts.ProjectDir); err != nil {
+		if c := s.Call; c != nil && c.Workflow != "" && l.opts.FindWorkflow != nil && !strings.Contains(c.Workflow, "{{") {
+			if _, err := l.opts.FindWorkflow(c.Workflow, wf); err != nil {
 				l.errAt(s.Pos, "state %q: call_workflow: %v", s.Name, err)
 			}
 		}
@@ -206,36 +206,4 @@ func (l *loader) reachability(wf *Workflow) {
 			l.errAt(wf.States[name].Pos, "state %q is unreachable from the initial state %q", name, wf.Initial)
 		}
 	}
-}
-
-// Find resolves a workflow reference: a path to a file (absolute, or
-// relative to baseDir), or a name looked up as NAME.yaml / NAME.yml beside
-// baseDir and then in projectDir/.reel/workflows and projectDir/.awf/workflows
-// (AWF's place for them).
-func Find(ref, baseDir, projectDir string) (string, error) {
-	if ref == "" {
-		return "", fmt.Errorf("%w: empty name", ErrNotFound)
-	}
-	var candidates []string
-	add := func(dir string) {
-		p := ref
-		if !filepath.IsAbs(p) {
-			p = filepath.Join(dir, ref)
-		}
-		candidates = append(candidates, p)
-		if ext := filepath.Ext(ref); ext != ".yaml" && ext != ".yml" {
-			candidates = append(candidates, p+".yaml", p+".yml")
-		}
-	}
-	add(baseDir)
-	if projectDir != "" && !filepath.IsAbs(ref) {
-		add(filepath.Join(projectDir, ".reel", "workflows"))
-		add(filepath.Join(projectDir, ".awf", "workflows"))
-	}
-	for _, c := range candidates {
-		if fi, err := os.Stat(c); err == nil && fi.Mode().IsRegular() {
-			return c, nil
-		}
-	}
-	return "", fmt.Errorf("%w: %q (looked in %s)", ErrNotFound, ref, strings.Join(candidates, ", "))
 }

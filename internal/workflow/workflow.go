@@ -47,12 +47,24 @@ type Workflow struct {
 	Hooks *WorkflowHooks
 	// Warnings are problems that do not make the file invalid.
 	Warnings Problems
+	// Pack is the installed workflow pack the file belongs to (nil for
+	// a project's or a global workflow).
+	Pack *Pack
 
 	// SHA256 is the hex SHA-256 of the file's bytes; StateDigests holds a
 	// short digest of each state's definition without its flow fields
 	// (on_success, on_failure, transitions, on_complete, description).
 	SHA256       string
 	StateDigests map[string]string
+}
+
+// Pack is an installed workflow pack, as a workflow of it sees it: its
+// name (the namespace of its workflows, NAME/workflow, and the value of
+// .awf.pack_name) and its root directory, where its prompts/, scripts/
+// and templates/ are.
+type Pack struct {
+	Name string
+	Dir  string
 }
 
 // Input declares one workflow input.

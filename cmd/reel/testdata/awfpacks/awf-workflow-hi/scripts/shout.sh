@@ -1,0 +1,3 @@
+#!/usr/bin/env bash
+set -eu
+echo "{{.states.read.Output}}" | tr 'a-z' 'A-Z'
