@@ -182,13 +182,20 @@ func TestAWFOwnWorkflowsValidateStrict(t *testing.T) {
 	fixtures, _ := awfCorpus(t)
 	proj := newAWFProjectAt(t, fixtures, t.TempDir())
 	copyTree(t, filepath.Join("testdata", "awfown"), filepath.Join(proj, ".awf", "workflows"))
+	home := t.TempDir()
 	for _, c := range awfCases {
+		if !c.own {
+			continue
+		}
 		for name, content := range c.files {
-			if c.own {
-				writeFile(t, filepath.Join(proj, name), content, 0o644)
-			}
+			writeFile(t, filepath.Join(proj, name), content, 0o644)
+		}
+		for name, content := range c.home {
+			writeFile(t, filepath.Join(home, name), content, 0o644)
 		}
 	}
+	env := append(os.Environ(), "REEL_STORAGE=", "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"),
+		"XDG_DATA_HOME="+filepath.Join(home, ".local", "share"), "AWF_WORKFLOWS_PATH=")
 	files, _ := filepath.Glob(filepath.Join("testdata", "awfown", "*.yaml"))
 	for i, f := range files {
 		files[i] = filepath.Join(proj, ".awf", "workflows", filepath.Base(f))
@@ -204,11 +211,11 @@ func TestAWFOwnWorkflowsValidateStrict(t *testing.T) {
 			clean = append(clean, f)
 			continue
 		}
-		if r := runBinary(t, proj, "validate", "--strict", f); r.code != 2 || !strings.Contains(r.stdout+r.stderr, "warning") {
+		if r := runBinaryEnv(t, proj, env, "validate", "--strict", f); r.code != 2 || !strings.Contains(r.stdout+r.stderr, "warning") {
 			t.Errorf("%s (%s): validate --strict exit %d, want 2 with a warning\n%s", filepath.Base(f), why, r.code, r.stderr)
 		}
 	}
-	r := runBinary(t, proj, append([]string{"validate", "--strict"}, clean...)...)
+	r := runBinaryEnv(t, proj, env, append([]string{"validate", "--strict"}, clean...)...)
 	if r.code != 0 || strings.Contains(r.stderr+r.stdout, "warning") || strings.Count(r.stdout, ": ok") != len(clean) {
 		t.Errorf("validate --strict of %d files: exit %d\n%s%s", len(clean), r.code, r.stdout, r.stderr)
 	}
