@@ -58,6 +58,9 @@ func (r *run) startStep(ctx context.Context, sc scope, st *workflow.State, kind,
 // result.
 func (sp *span) finish(ctx context.Context, o outcome, result any) {
 	st := sp.st
+	if st != nil && willRetry(st, sp.try, o) && !sp.silent {
+		sp.publishRetry(o)
+	}
 	if st != nil && !willRetry(st, sp.try, o) {
 		if sp.try != nil && sp.try.outOfTime {
 			// AWF's timeout bounds the whole state: say why the
@@ -107,6 +110,13 @@ func (r *run) withCaptured(st *workflow.State, result any) any {
 		}
 		c := *res
 		c.Captured = st.Capture.Captured(res.Output, "")
+		return &c
+	case *pluginOpResult:
+		if res == nil {
+			return nil
+		}
+		c := *res
+		c.Captured = st.Capture.Captured(res.Text(), "")
 		return &c
 	}
 	return result
