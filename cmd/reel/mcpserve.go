@@ -16,6 +16,7 @@ import (
 
 	"github.com/reelhq/reel/internal/mcpserver"
 	"github.com/reelhq/reel/transcript"
+	"github.com/reelhq/reel/transcript/secrets"
 )
 
 type mcpServeOptions struct {
@@ -110,7 +111,7 @@ func (o *mcpServeOptions) run(cmd *cobra.Command) error {
 		}
 		s.Storage, s.RunID = storage, transcript.NewRunID()
 		if o.maskSecrets {
-			s.Masker = transcript.NewMasker(os.Environ())
+			s.Masker = secrets.NewMasker(os.Environ())
 		}
 		fmt.Fprintf(cmd.ErrOrStderr(), "mcp-serve: recording to %s\n", filepath.Join(transcript.Dir(storage), s.RunID+".jsonl"))
 	}

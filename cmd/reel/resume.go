@@ -11,9 +11,10 @@ import (
 
 	"github.com/reelhq/reel/internal/engine"
 	"github.com/reelhq/reel/internal/rerun"
+	"github.com/reelhq/reel/internal/runs"
 	"github.com/reelhq/reel/internal/runstatus"
-	"github.com/reelhq/reel/internal/runstore"
 	"github.com/reelhq/reel/transcript"
+	"github.com/reelhq/reel/transcript/secrets"
 )
 
 func newResumeCmd() *cobra.Command {
@@ -51,11 +52,11 @@ Exit status as for reel run; 1 when the run cannot be resumed.`,
 			if list {
 				return listResumable(cmd, refs.storage)
 			}
-			paths, err := refs.resolve(args, 1)
+			list, err := refs.resolve(args, 1)
 			if err != nil {
 				return &exitError{code: exitUser, msg: err.Error()}
 			}
-			return resumeRun(cmd, paths[0], wfFile, from, interactive, &f)
+			return resumeRun(cmd, list[0].Path, wfFile, from, interactive, &f)
 		},
 	}
 	refs.register(cmd)
@@ -106,7 +107,7 @@ func resumeRun(cmd *cobra.Command, path, wfFile, from string, interactive bool, 
 	e := newEngine(proj, filepath.Dir(filepath.Dir(path)), pluginLog(cmd, f.quiet))
 	defer e.PluginHost.Close()
 	if f.maskSecrets {
-		e.Masker = transcript.NewMasker(os.Environ())
+		e.Masker = secrets.NewMasker(os.Environ())
 	}
 	wf, err := loadWorkflow(cmd, e, wfFile)
 	if err != nil {
@@ -116,6 +117,7 @@ func resumeRun(cmd *cobra.Command, path, wfFile, from string, interactive bool, 
 	if err != nil {
 		return &exitError{code: exitUser, msg: e.Masker.MaskString(err.Error())}
 	}
+	dropUndeclared(cmd, wf, given, f.quiet)
 	if len(f.breakpoints) > 0 && !interactive {
 		return userErr("--breakpoint needs --interactive")
 	}
@@ -124,7 +126,11 @@ func resumeRun(cmd *cobra.Command, path, wfFile, from string, interactive bool, 
 		// A replay resumes as a replay: the recording it took its agent
 		// replies from, in the same storage, never the providers.
 		storage := filepath.Dir(filepath.Dir(path))
-		if opts.ReplayFrom, err = rerun.Load(filepath.Join(transcript.Dir(storage), replayed+".jsonl"), rerun.Options{Exchange: true}); err != nil {
+		src, err := runs.NewStore(storage, runs.Options{}).ID(replayed)
+		if err == nil {
+			opts.ReplayFrom, err = rerun.Load(src.Path, rerun.Options{Exchange: true})
+		}
+		if err != nil {
 			return userErr("run %s replays run %s, which cannot be read (%v): a resumed replay takes its agent replies from the same recording", rec.RunID, replayed, err)
 		}
 	} else if f.allowDrift {
@@ -179,19 +185,19 @@ func listResumable(cmd *cobra.Command, storage string) error {
 	if err != nil {
 		return err
 	}
-	paths, err := runstore.New(dir).All()
+	all, err := runs.NewStore(dir, runs.Options{}).All()
 	if err != nil {
 		return &exitError{code: exitUser, msg: err.Error()}
 	}
-	var runs []runstatus.Summary
-	for _, p := range paths {
-		s, err := runstatus.Summarize(p)
+	var list []runs.Summary
+	for _, r := range all {
+		s, err := r.Summarize()
 		if err != nil || s.ParentRunID != "" || s.Status == runstatus.Success || s.Status == runstatus.Running {
 			continue
 		}
-		runs = append(runs, s)
+		list = append(list, s)
 	}
-	sort.SliceStable(runs, func(i, j int) bool { return runs[i].Started.After(runs[j].Started) })
+	sort.SliceStable(list, func(i, j int) bool { return list[i].Started.After(list[j].Started) })
 	out := cmd.OutOrStdout()
 	p := palette{on: useColor(cmd, out)}
 	t := &table{flexible: 4}
@@ -204,7 +210,7 @@ func listResumable(cmd *cobra.Command, storage string) error {
 		}
 	}
 	t.add("RUN ID", "WORKFLOW", "STATUS", "STARTED", "ERROR")
-	for _, r := range runs {
+	for _, r := range list {
 		t.add(r.RunID, r.Workflow, r.Status, r.Started.Local().Format("2006-01-02 15:04:05"), firstLine(r.Error))
 	}
 	return t.write(out, termWidth(out))

@@ -3,9 +3,10 @@ package main
 import (
 	"fmt"
 
+	"github.com/spf13/cobra"
+
 	"github.com/reelhq/reel/internal/query"
 	"github.com/reelhq/reel/transcript"
-	"github.com/spf13/cobra"
 )
 
 func newToolsCmd() *cobra.Command {
@@ -31,11 +32,11 @@ recorded (an HTTP provider's tools, a CLI agent's tools through mcp_proxy);
 			if f != "" && !f.Known() {
 				return fmt.Errorf("--fidelity %q: want router or agent_emitted", fidelity)
 			}
-			paths, err := refs.resolve(args, 1)
+			list, err := refs.resolve(args, 1)
 			if err != nil {
 				return err
 			}
-			pairs, warnings, err := query.Tools(paths[0], transcript.Limits{})
+			pairs, warnings, err := query.Tools(list[0])
 			if err != nil {
 				return err
 			}

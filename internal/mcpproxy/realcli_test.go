@@ -15,6 +15,7 @@ import (
 	"github.com/reelhq/reel/internal/engine"
 	"github.com/reelhq/reel/internal/modeltest"
 	"github.com/reelhq/reel/internal/query"
+	"github.com/reelhq/reel/internal/runs"
 	"github.com/reelhq/reel/internal/verify"
 	"github.com/reelhq/reel/internal/workflow"
 	"github.com/reelhq/reel/transcript"
@@ -170,7 +171,7 @@ func TestMCPProxyRealCLIs(t *testing.T) {
 			verifyStorage(t, storage)
 			// What reel tools --fidelity lists.
 			files, _ := filepath.Glob(filepath.Join(transcript.Dir(storage), "*.jsonl"))
-			pairs, warnings, err := query.Tools(files[0], transcript.Limits{})
+			pairs, warnings, err := query.Tools(runs.Open(files[0], runs.Options{}))
 			if err != nil || len(warnings) > 0 {
 				t.Fatalf("tools: %v %v", err, warnings)
 			}

@@ -42,7 +42,7 @@ type Standalone struct {
 	// as run RunID (a new id when empty).
 	Storage string
 	RunID   string
-	Masker  *transcript.Masker
+	Masker  transcript.Masker
 	Version string
 }
 
