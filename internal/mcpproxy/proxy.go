@@ -6,8 +6,7 @@
 // turns the CLI's own tools off where it can, and records each call
 // through the proxy exactly once, tied to the agent's own report of it
 // (Ledger). Besides the builtin tools it serves the plugin operations a
-// step exposes (plugin_tools), as tools <plugin>_<operation> with the
-// operation's input schema, run by the plugin host.
+// step exposes (plugin_tools, OperationTools), through the same router.
 //
 // It decides the transport: streamable HTTP on 127.0.0.1, guarded by a
 // bearer token made for the one process, rather than a stdio subprocess as
@@ -34,7 +33,6 @@ package mcpproxy
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"time"
@@ -58,54 +56,6 @@ type Config struct {
 	// Plugins.
 	PluginTools []PluginTools
 	Plugins     *plugin.Host
-}
-
-// PluginTools names operations of one plugin to serve.
-type PluginTools struct {
-	Plugin string
-	Expose []string
-}
-
-// pluginTools returns the tools cfg's plugin operations are served as.
-func pluginTools(ctx context.Context, cfg Config) ([]tools.Tool, error) {
-	var out []tools.Tool
-	for _, pt := range cfg.PluginTools {
-		for _, name := range pt.Expose {
-			qualified := pt.Plugin + "." + name
-			if cfg.Plugins == nil {
-				return nil, fmt.Errorf("mcp proxy: plugin_tools: plugin %s is not installed (no plugin directory)", pt.Plugin)
-			}
-			op, err := cfg.Plugins.Operation(ctx, qualified)
-			if err != nil {
-				return nil, fmt.Errorf("mcp proxy: plugin_tools: %w", err)
-			}
-			desc := op.Description
-			if desc == "" {
-				desc = fmt.Sprintf("Operation %s of plugin %s.", op.Name, op.Plugin)
-			}
-			host := cfg.Plugins
-			out = append(out, tools.Tool{
-				Definition: tools.Definition{Name: pt.Plugin + "_" + name, Description: desc, Parameters: op.InputSchema()},
-				Run: func(ctx context.Context, input json.RawMessage) (any, error) {
-					var args map[string]any
-					if len(input) > 0 {
-						if err := json.Unmarshal(input, &args); err != nil {
-							return nil, fmt.Errorf("%s: invalid arguments: %v", qualified, err)
-						}
-					}
-					res, err := host.Operate(ctx, qualified, args)
-					if err != nil {
-						return nil, err
-					}
-					if !res.Success {
-						return res.Outputs, fmt.Errorf("%s: %s", qualified, res.Error)
-					}
-					return res.Outputs, nil
-				},
-			})
-		}
-	}
-	return out, nil
 }
 
 // Options are what a proxy needs from its step.
@@ -155,7 +105,7 @@ func Start(ctx context.Context, cfg Config, o Options) (*Proxy, error) {
 	if cfg.InterceptBuiltins {
 		defs = tools.Definitions()
 	}
-	extra, err := pluginTools(ctx, cfg)
+	extra, err := OperationTools(ctx, cfg.Plugins, cfg.PluginTools)
 	if err != nil {
 		return nil, err
 	}

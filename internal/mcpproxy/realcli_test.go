@@ -3,6 +3,7 @@ package mcpproxy_test
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -12,8 +13,12 @@ import (
 	"testing"
 	"time"
 
+	_ "modernc.org/sqlite"
+
 	"github.com/reelhq/reel/internal/engine"
 	"github.com/reelhq/reel/internal/modeltest"
+	"github.com/reelhq/reel/internal/plugin"
+	"github.com/reelhq/reel/internal/plugin/plugintest"
 	"github.com/reelhq/reel/internal/query"
 	"github.com/reelhq/reel/internal/runs"
 	"github.com/reelhq/reel/internal/verify"
@@ -35,11 +40,12 @@ type runResult struct {
 }
 
 // runWorkflow runs the workflow at path in dir with env (the CLI's),
-// recording into storage, as reel run does.
-func runWorkflow(t *testing.T, dir string, env []string, path, storage string) runResult {
+// recording into storage, with the plugins of host (nil: none), as reel
+// run does.
+func runWorkflow(t *testing.T, dir string, env []string, path, storage string, host *plugin.Host) runResult {
 	t.Helper()
 	var display bytes.Buffer
-	e := &engine.Engine{Storage: storage, Dir: dir, Environ: env, Display: &display}
+	e := &engine.Engine{Storage: storage, Dir: dir, Environ: env, Display: &display, PluginHost: host}
 	wf, err := workflow.Load(path, e.LoadOptions())
 	if err != nil {
 		t.Fatal(err)
@@ -72,7 +78,9 @@ var proxiedName = map[string]func(tool string) string{
 }
 
 // proxyWorkflow writes a workflow whose one agent step runs cli through
-// the proxy (mcp_proxy) and returns its path.
+// the proxy (mcp_proxy) and returns its path. extra are lines after the
+// block's enable: more of the block indented by six, more of the step by
+// four.
 func proxyWorkflow(t *testing.T, dir string, cli *modeltest.CLI, extra string) string {
 	t.Helper()
 	opts := map[string]any{"model": cli.Model, "command": cli.Path}
@@ -135,7 +143,7 @@ func TestMCPProxyRealCLIs(t *testing.T) {
 			work := t.TempDir()
 			storage := filepath.Join(t.TempDir(), "storage")
 			wf := proxyWorkflow(t, work, cli, "")
-			res := runWorkflow(t, work, cli.Env, wf, storage)
+			res := runWorkflow(t, work, cli.Env, wf, storage, nil)
 			if res.code != 0 {
 				var offered []string
 				if turns := srv.Turns(); len(turns) > 0 {
@@ -329,7 +337,7 @@ func TestMCPProxyHostileAgent(t *testing.T) {
 	b, _ := os.ReadFile(wf)
 	os.WriteFile(wf, []byte(strings.Replace(string(b), `"model":`, `"bash_timeout":2,"model":`, 1)), 0o644)
 	start := time.Now()
-	res := runWorkflow(t, work, cli.Env, wf, storage)
+	res := runWorkflow(t, work, cli.Env, wf, storage, nil)
 	if res.code != 0 {
 		t.Fatalf("reel run exited %d:\n%s%s", res.code, res.stdout, res.stderr)
 	}
@@ -388,7 +396,7 @@ func TestMCPProxyConversation(t *testing.T) {
 	work := t.TempDir()
 	storage := filepath.Join(t.TempDir(), "storage")
 	wf := proxyWorkflow(t, work, cli, "    conversation:\n      - Now change first to second.\n")
-	res := runWorkflow(t, work, cli.Env, wf, storage)
+	res := runWorkflow(t, work, cli.Env, wf, storage, nil)
 	if res.code != 0 {
 		t.Fatalf("reel run exited %d:\n%s%s", res.code, res.stdout, res.stderr)
 	}
@@ -402,4 +410,83 @@ func TestMCPProxyConversation(t *testing.T) {
 	}
 	checkProxied(t, runEvents(t, storage), 2, "claude")
 	verifyStorage(t, storage)
+}
+
+// plugin_tools through the real CLIs: the model calls the operations of
+// real plugin processes (reel's test plugins, speaking AWF's protocol)
+// by their proxied names beside a builtin; the database the plugin
+// writes changes on disk, and each call is one router pair under the
+// agent's id. claude runs with its own tools off, codex with
+// intercept_builtins false (the proxy serves the plugin tools alone).
+func TestMCPProxyPluginToolsRealCLIs(t *testing.T) {
+	for _, c := range []struct {
+		provider  string
+		intercept bool
+	}{{"claude", true}, {"codex", false}} {
+		t.Run(c.provider, func(t *testing.T) {
+			t.Parallel()
+			name := proxiedName[c.provider]
+			replies := []modeltest.Reply{
+				modeltest.Call(name("echo_echo"), map[string]any{"text": "hi", "repeat": 2}),
+				modeltest.Call(name("db_exec"), map[string]any{"sql": "CREATE TABLE notes (v TEXT)"}),
+				modeltest.Call(name("db_exec"), map[string]any{"sql": "INSERT INTO notes VALUES (?), (?)", "args": []any{"one", "two"}}),
+				modeltest.Call(name("db_query"), map[string]any{"sql": "SELECT count(*) AS n FROM notes"}),
+			}
+			if c.intercept {
+				replies = append(replies, modeltest.Call(name("Write"), map[string]any{"file_path": "done.txt", "content": "2 notes\n"}))
+			}
+			srv := modeltest.New(t, append(replies, modeltest.Text("Two notes stored."))...)
+			cli := srv.CLI(t, c.provider)
+			work := t.TempDir()
+			host := plugintest.Open(t, plugin.Options{Config: map[string]map[string]any{"db": {"database": filepath.Join(work, "app.db")}}}, "echo", "db")
+			storage := filepath.Join(t.TempDir(), "storage")
+			wf := proxyWorkflow(t, work, cli, fmt.Sprintf("      intercept_builtins: %v\n      plugin_tools:\n        - plugin: echo\n          expose: [echo]\n        - plugin: db\n          expose: [exec, query]\n", c.intercept))
+			res := runWorkflow(t, work, cli.Env, wf, storage, host)
+			if res.code != 0 {
+				var offered []string
+				if turns := srv.Turns(); len(turns) > 0 {
+					offered = turns[0].Tools
+				}
+				t.Fatalf("reel run exited %d:\n%s%s\ntools offered: %v", res.code, res.stdout, res.stderr, offered)
+			}
+			srv.CheckDone(t)
+			first := srv.Turns()[0]
+			for _, tool := range []string{"echo_echo", "db_exec", "db_query"} {
+				if !first.HasTool(name(tool)) {
+					t.Errorf("%s not offered (tools: %v)", name(tool), first.Tools)
+				}
+			}
+			if first.HasTool(name("Read")) != c.intercept {
+				t.Errorf("intercept_builtins %v, the builtins offered: %v", c.intercept, first.Tools)
+			}
+			events := runEvents(t, storage)
+			results := map[string]string{}
+			for _, ev := range events {
+				if ev.Type == transcript.ToolResult {
+					p := ev.Tool()
+					out, _ := json.Marshal(p.Output)
+					results[p.Name] += string(out) + p.Error
+				}
+			}
+			if !strings.Contains(results["echo_echo"], `"output":"hihi"`) || !strings.Contains(results["db_query"], `"n":2`) {
+				t.Errorf("recorded results %v\n%s", results, dumpTools(events))
+			}
+			db, err := sql.Open("sqlite", filepath.Join(work, "app.db"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			var n int
+			if err := db.QueryRow("SELECT count(*) FROM notes").Scan(&n); err != nil || n != 2 {
+				t.Errorf("notes in app.db: %d %v", n, err)
+			}
+			if c.intercept {
+				if b, _ := os.ReadFile(filepath.Join(work, "done.txt")); string(b) != "2 notes\n" {
+					t.Errorf("done.txt = %q", b)
+				}
+			}
+			checkProxied(t, events, srv.ToolCallsAsked(), c.provider)
+			verifyStorage(t, storage)
+		})
+	}
 }
