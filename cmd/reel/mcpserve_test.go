@@ -8,12 +8,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/reelhq/reel/internal/mcpserver"
+	"github.com/reelhq/reel/internal/plugin/plugintest"
 	"github.com/reelhq/reel/transcript"
 )
 
@@ -241,9 +243,157 @@ func TestMCPServeBadOptions(t *testing.T) {
 		}
 	}
 	dir := t.TempDir()
-	cfg := filepath.Join(dir, "proxy.json")
-	os.WriteFile(cfg, []byte(`{"intercept_builtins":true,"plugin_tools":[{"plugin":"k8s","expose":["get"]}]}`), 0o600)
-	if res := runBinary(t, dir, "mcp-serve", "--config", cfg); res.code != exitUser || !strings.Contains(res.stderr, "plugin_tools") {
-		t.Errorf("--config with plugin_tools: exit %d %q", res.code, res.stderr)
+	for body, want := range map[string]string{
+		`{"intercept_builtins":true,"plugin_tools":[{"plugin":"k8s","expose":["get"]}]}`: `plugin k8s is not installed`,
+		`{"intercept_builtins":false}`:        "nothing to serve",
+		`{"plugin_tools":[{"plugin":"k8s"}]}`: "each entry needs plugin and expose",
+	} {
+		cfg := filepath.Join(dir, "proxy.json")
+		os.WriteFile(cfg, []byte(body), 0o600)
+		if res := runBinaryEnv(t, dir, append(os.Environ(), "AWF_PLUGINS_PATH="+dir), "mcp-serve", "--config", cfg); res.code != exitUser || !strings.Contains(res.stderr, want) {
+			t.Errorf("--config %s: exit %d %q", body, res.code, res.stderr)
+		}
+	}
+	if res := runBinary(t, dir, "mcp-serve", "--plugin-tool", "echo"); res.code != exitUser || !strings.Contains(res.stderr, "want PLUGIN.OPERATION") {
+		t.Errorf("--plugin-tool echo: exit %d %q", res.code, res.stderr)
+	}
+}
+
+// mcpServe starts bin mcp-serve args in dir with env under the Go SDK's
+// client; end closes the session and waits for the server to exit.
+func mcpServe(t *testing.T, bin, dir string, env []string, args ...string) (cs *mcp.ClientSession, end func() string) {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{"mcp-serve"}, args...)...)
+	cmd.Dir, cmd.Env = dir, env
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	c := mcp.NewClient(&mcp.Implementation{Name: "stdio-test", Version: "1"}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cs, err := c.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("%s mcp-serve: %v\n%s", bin, err, stderr.String())
+	}
+	var once sync.Once
+	end = func() string {
+		once.Do(func() { stopServe(t, cs, cmd, bin) })
+		return stderr.String()
+	}
+	t.Cleanup(func() { end() })
+	return cs, end
+}
+
+// stopServe closes a client session and waits for its server to exit.
+func stopServe(t *testing.T, cs *mcp.ClientSession, cmd *exec.Cmd, bin string) {
+	cs.Close()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		cmd.Process.Kill()
+		t.Errorf("%s mcp-serve did not end with its client", bin)
+	}
+}
+
+// reel mcp-serve serves the operations of installed plugins (here reel's
+// test plugin, a real process speaking AWF's protocol) as tools
+// <plugin>_<op> with their schemas, alone when AWF's configuration turns
+// the builtins off, each call recorded as a router pair.
+func TestMCPServePluginTools(t *testing.T) {
+	p := newPluginProject(t, "echo")
+	cfg := filepath.Join(p.root, "proxy.json")
+	writeFile(t, cfg, `{"intercept_builtins": false, "plugin_tools": [{"plugin": "echo", "expose": ["echo", "fail"]}]}`, 0o600)
+	cs, end := mcpServe(t, reelBinary(t), p.root, p.env, "--config", cfg, "--record")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	lt, err := cs.ListTools(ctx, nil)
+	if err != nil || len(lt.Tools) != 2 || lt.Tools[0].Name != "echo_echo" || lt.Tools[1].Name != "echo_fail" {
+		t.Fatalf("tools %+v %v", lt, err)
+	}
+	if schema, _ := json.Marshal(lt.Tools[0].InputSchema); !strings.Contains(string(schema), `"required":["text"]`) {
+		t.Errorf("echo_echo schema %s", schema)
+	}
+	r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo_echo", Arguments: map[string]any{"text": "hi", "prefix": "> "}})
+	if err != nil || r.IsError || !strings.Contains(mcpserver.Text(r), `"output":"\u003e hi"`) {
+		t.Fatalf("echo_echo: %v %+v", err, r)
+	}
+	r, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo_fail", Arguments: map[string]any{"reason": "no"}})
+	if err != nil || !r.IsError || !strings.Contains(mcpserver.Text(r), "refused: no") {
+		t.Fatalf("echo_fail: %v %+v", err, r)
+	}
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "Read", Arguments: map[string]any{"file_path": "proxy.json"}}); err == nil {
+		t.Error("a builtin answered with intercept_builtins false")
+	}
+	end()
+	verifyStorage(t, p.storage)
+	files, _ := filepath.Glob(filepath.Join(transcript.Dir(p.storage), "*.jsonl"))
+	recorded, router := toolEvents(t, files...)
+	if len(files) != 1 || recorded != 2 || router != 2 {
+		t.Errorf("%d sessions, %d tool calls (%d router)", len(files), recorded, router)
+	}
+}
+
+// AWF's own echo plugin (built from AWF's source, $REEL_AWF_PLUGINS)
+// through reel mcp-serve --plugin-tool; with $REEL_AWF set too, AWF's
+// mcp-serve is asked for the same tool, and reel describes it as AWF
+// does (name, description, input schema).
+func TestMCPServeAWFEchoPlugin(t *testing.T) {
+	plugins := os.Getenv("REEL_AWF_PLUGINS")
+	if plugins == "" {
+		t.Skip("REEL_AWF_PLUGINS is not set: it names a directory holding AWF's example plugins (awf-plugin-echo/), built from AWF's source")
+	}
+	root := t.TempDir()
+	proj, home := filepath.Join(root, "project"), filepath.Join(root, "home")
+	installed := filepath.Join(proj, ".awf", "plugins", "awf-plugin-echo")
+	copyTree(t, filepath.Join(plugins, "awf-plugin-echo"), installed)
+	env := append(os.Environ(), "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"),
+		"XDG_DATA_HOME="+filepath.Join(home, ".local", "share"), "AWF_PLUGINS_PATH=", "REEL_STORAGE="+filepath.Join(root, "storage"))
+	t.Cleanup(func() { plugintest.NoneLeft(t, installed) })
+
+	describe := func(bin string, args ...string) (*mcp.Tool, *mcp.CallToolResult) {
+		cs, end := mcpServe(t, bin, proj, env, args...)
+		defer end()
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		lt, err := cs.ListTools(ctx, nil)
+		if err != nil {
+			t.Fatalf("%s: tools/list: %v", bin, err)
+		}
+		var echo *mcp.Tool
+		for _, tl := range lt.Tools {
+			if tl.Name == "echo_echo" {
+				echo = tl
+			}
+		}
+		if echo == nil {
+			t.Fatalf("%s: no echo_echo in %+v", bin, lt.Tools)
+		}
+		r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo_echo", Arguments: map[string]any{"text": "hi", "prefix": "> "}})
+		if err != nil {
+			t.Fatalf("%s: echo_echo: %v", bin, err)
+		}
+		return echo, r
+	}
+	tool, res := describe(reelBinary(t), "--plugin-tool", "echo.echo", "--record")
+	if res.IsError || !strings.Contains(mcpserver.Text(res), `"output":"\u003e hi"`) {
+		t.Errorf("reel: echo_echo answered %q", mcpserver.Text(res))
+	}
+	verifyStorage(t, filepath.Join(root, "storage"))
+	awf := os.Getenv("REEL_AWF")
+	if awf == "" {
+		t.Log("REEL_AWF is unset: AWF's own mcp-serve is not asked")
+		return
+	}
+	cfg := filepath.Join(root, "proxy.json")
+	writeFile(t, cfg, `{"intercept_builtins": false, "plugin_tools": [{"plugin": "echo", "expose": ["echo"]}]}`, 0o600)
+	awfTool, awfRes := describe(awf, "--config", cfg)
+	got, _ := json.Marshal(map[string]any{"description": tool.Description, "schema": tool.InputSchema})
+	want, _ := json.Marshal(map[string]any{"description": awfTool.Description, "schema": awfTool.InputSchema})
+	if string(got) != string(want) {
+		t.Errorf("echo_echo:\nreel %s\nAWF  %s", got, want)
+	}
+	if awfRes.IsError != res.IsError || mcpserver.Text(awfRes) != mcpserver.Text(res) {
+		t.Errorf("AWF answered %q (isError %v), reel %q", mcpserver.Text(awfRes), awfRes.IsError, mcpserver.Text(res))
 	}
 }

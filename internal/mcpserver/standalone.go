@@ -21,7 +21,8 @@ import (
 const StepName = "mcp-serve"
 
 // Standalone is reel's MCP server on its own (reel mcp-serve): the
-// builtin tools confined to Dir, for whatever MCP client started it.
+// builtin tools confined to Dir, and any plugin operations, for whatever
+// MCP client started it.
 //
 // With Storage set, the session is recorded as a run of its own: one
 // agent step named mcp-serve whose tool pairs are the calls the client
@@ -31,8 +32,10 @@ const StepName = "mcp-serve"
 type Standalone struct {
 	// Dir is the working directory the tools are confined to.
 	Dir string
-	// Tools names the tools served (nil: all six).
+	// Tools names the builtin tools served (nil: all six; empty: none).
 	Tools []string
+	// Extra are tools served besides the builtins (plugin operations).
+	Extra []tools.Tool
 	// Env is the environment Bash takes its allow-listed variables from;
 	// PassEnv names more of them; BashTimeout bounds a command.
 	Env         []string
@@ -58,6 +61,12 @@ func (o Standalone) Serve(ctx context.Context, t mcp.Transport) (path string, er
 	defs, err := pick(o.Tools)
 	if err != nil {
 		return "", fmt.Errorf("%w: %v", ErrOptions, err)
+	}
+	for _, t := range o.Extra {
+		defs = append(defs, t.Definition)
+	}
+	if len(defs) == 0 {
+		return "", fmt.Errorf("%w: no tool to serve", ErrOptions)
 	}
 	if st, err := os.Stat(o.Dir); err != nil || !st.IsDir() {
 		return "", fmt.Errorf("%w: --dir %s is not a directory", ErrOptions, o.Dir)
@@ -120,7 +129,7 @@ func (o Standalone) Serve(ctx context.Context, t mcp.Transport) (path string, er
 	for i, d := range defs {
 		names[i] = d.Name
 	}
-	r, err := tools.NewRouter(o.Dir, emit, tools.Options{Env: o.Env, PassEnv: o.PassEnv, BashTimeout: o.BashTimeout, Allow: names})
+	r, err := tools.NewRouter(o.Dir, emit, tools.Options{Env: o.Env, PassEnv: o.PassEnv, BashTimeout: o.BashTimeout, Allow: names, Extra: o.Extra})
 	if err != nil {
 		return path, fmt.Errorf("mcp-serve: %w", err)
 	}
@@ -129,7 +138,8 @@ func (o Standalone) Serve(ctx context.Context, t mcp.Transport) (path string, er
 	return path, srv.Run(ctx, t)
 }
 
-// pick returns the builtin tools named, in their order, or all of them.
+// pick returns the builtin tools named, in their order, or all of them
+// (names nil).
 func pick(names []string) ([]tools.Definition, error) {
 	all := tools.Definitions()
 	if names == nil {
@@ -146,9 +156,6 @@ func pick(names []string) ([]tools.Definition, error) {
 			return nil, fmt.Errorf("unknown tool %q (builtin: %s)", n, strings.Join(known, ", "))
 		}
 		out = append(out, all[i])
-	}
-	if len(out) == 0 {
-		return nil, errors.New("no tool to serve")
 	}
 	return out, nil
 }
