@@ -33,6 +33,9 @@ func OperationTools(ctx context.Context, host *plugin.Host, list []PluginTools) 
 			return nil, fmt.Errorf("mcp proxy: plugin_tools: plugin %s: no plugins are installed", pt.Plugin)
 		}
 		for _, name := range pt.Expose {
+			if err := checkToolName(pt.Plugin + "_" + name); err != nil {
+				return nil, fmt.Errorf("mcp proxy: plugin_tools: %s.%s: %w", pt.Plugin, name, err)
+			}
 			op, err := host.Operation(ctx, pt.Plugin+"."+name)
 			if err != nil {
 				return nil, fmt.Errorf("mcp proxy: plugin_tools: %w", err)
@@ -83,3 +86,24 @@ func operationTool(host *plugin.Host, op plugin.Operation) tools.Tool {
 		},
 	}
 }
+
+// checkToolName refuses a tool name the agents' model APIs would refuse
+// (Anthropic's and OpenAI's tool names are [A-Za-z0-9_-], 64 at most,
+// and the CLIs prefix the server's name), before the agent starts rather
+// than on its first turn.
+func checkToolName(name string) error {
+	for _, r := range name {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
+			return fmt.Errorf("tool name %q: only letters, digits, _ and - can be served to an agent", name)
+		}
+	}
+	if len(name) > maxToolName {
+		return fmt.Errorf("tool name %q is longer than %d characters (the agent's CLI adds mcp__%s__)", name, maxToolName, ServerName)
+	}
+	return nil
+}
+
+// maxToolName leaves room in the model APIs' 64 characters for the
+// longest prefix a CLI gives an MCP tool (claude's and codex's
+// mcp__reel__).
+const maxToolName = 64 - len("mcp__"+ServerName+"__")

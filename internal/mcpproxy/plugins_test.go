@@ -180,3 +180,14 @@ func TestWirePluginTools(t *testing.T) {
 		t.Errorf("vibe args %q", w.Args)
 	}
 }
+
+func TestCheckToolName(t *testing.T) {
+	for name, ok := range map[string]bool{
+		"echo_echo": true, "k8s_get-pods": true, strings.Repeat("a", maxToolName): true,
+		"db_query.v2": false, "echo_say hi": false, "é_x": false, strings.Repeat("a", maxToolName+1): false,
+	} {
+		if err := checkToolName(name); (err == nil) != ok {
+			t.Errorf("%q: %v", name, err)
+		}
+	}
+}
