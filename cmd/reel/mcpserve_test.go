@@ -146,6 +146,34 @@ func TestMCPInspector(t *testing.T) {
 	}
 }
 
+// The inspector lists a plugin operation served by --plugin-tool with
+// its schema, and calls it (reel's test plugin echo, a real process).
+func TestMCPInspectorPluginTools(t *testing.T) {
+	work, storage := t.TempDir(), t.TempDir()
+	plugins := filepath.Join(work, ".awf", "plugins")
+	plugintest.Install(t, plugins, "echo")
+	t.Cleanup(func() { plugintest.NoneLeft(t, plugins) })
+	t.Setenv("AWF_PLUGINS_PATH", plugins)
+	t.Setenv("XDG_DATA_HOME", t.TempDir())
+	list, out := inspector(t, work, storage, "--plugin-tool", "echo.echo", "--method", "tools/list")
+	var echo map[string]any
+	tools, _ := list["tools"].([]any)
+	for _, tl := range tools {
+		if m, _ := tl.(map[string]any); m["name"] == "echo_echo" {
+			echo = m
+		}
+	}
+	schema, _ := json.Marshal(echo["inputSchema"])
+	if len(tools) != 7 || echo["description"] != "Echo text, optionally prefixed. Returns a JSON object with fields: output, text." || !strings.Contains(string(schema), `"required":["text"]`) {
+		t.Fatalf("tools/list: %s", out)
+	}
+	res, out := inspector(t, work, storage, "--plugin-tool", "echo.echo", "--method", "tools/call", "--tool-name", "echo_echo", "--tool-arg", "text=hi", "--tool-arg", "repeat=3")
+	if res["isError"] == true || !strings.Contains(contentText(res), `"output":"hihihi"`) {
+		t.Errorf("tools/call: %s", out)
+	}
+	verifyStorage(t, storage)
+}
+
 // contentText joins the text contents of a tools/call result as the
 // inspector prints it.
 func contentText(res map[string]any) string {
