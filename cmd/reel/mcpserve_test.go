@@ -193,17 +193,10 @@ func contentText(res map[string]any) string {
 // ids kept, the recorded run ending when the client disconnects.
 func TestMCPServeStdio(t *testing.T) {
 	work, storage := t.TempDir(), t.TempDir()
-	cmd := exec.Command(reelBinary(t), "mcp-serve", "--dir", work, "--record", "--storage", storage, "--tools", "Write,Bash", "--bash-timeout", "1")
-	cmd.Env = append(os.Environ(), "SECRET_TOKEN=hunter2")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	c := mcp.NewClient(&mcp.Implementation{Name: "stdio-test", Version: "1"}, nil)
+	cs, end := mcpServe(t, reelBinary(t), work, append(os.Environ(), "SECRET_TOKEN=hunter2"),
+		"--dir", work, "--record", "--storage", storage, "--tools", "Write,Bash", "--bash-timeout", "1")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cs, err := c.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	lt, err := cs.ListTools(ctx, nil)
 	if err != nil || len(lt.Tools) != 2 {
 		t.Fatalf("tools %v %v", lt, err)
@@ -219,18 +212,8 @@ func TestMCPServeStdio(t *testing.T) {
 	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "Read", Arguments: map[string]any{"file_path": "x.txt"}}); err == nil {
 		t.Error("a tool left out of --tools answered")
 	}
-	if err := cs.Close(); err != nil {
-		t.Logf("close: %v", err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case <-done:
-	case <-time.After(20 * time.Second):
-		t.Fatal("mcp-serve did not end with its client")
-	}
-	if !strings.Contains(stderr.String(), "mcp-serve: recording to ") {
-		t.Errorf("stderr %q", stderr.String())
+	if stderr := end(); !strings.Contains(stderr, "mcp-serve: recording to ") {
+		t.Errorf("stderr %q", stderr)
 	}
 	verifyStorage(t, storage)
 	files, _ := filepath.Glob(filepath.Join(transcript.Dir(storage), "*.jsonl"))

@@ -41,8 +41,9 @@ type runResult struct {
 
 // runWorkflow runs the workflow at path in dir with env (the CLI's),
 // recording into storage, with the plugins of host (nil: none), as reel
-// run does.
-func runWorkflow(t *testing.T, dir string, env []string, path, storage string, host *plugin.Host) runResult {
+// run does, and fails the test unless the run succeeds (saying which
+// tools the CLI offered srv's model).
+func runWorkflow(t *testing.T, srv *modeltest.Server, dir string, env []string, path, storage string, host *plugin.Host) runResult {
 	t.Helper()
 	var display bytes.Buffer
 	e := &engine.Engine{Storage: storage, Dir: dir, Environ: env, Display: &display, PluginHost: host}
@@ -54,7 +55,15 @@ func runWorkflow(t *testing.T, dir string, env []string, path, storage string, h
 	if err != nil {
 		t.Fatal(err)
 	}
-	return runResult{code: rep.ExitCode, stdout: display.String(), stderr: rep.Error}
+	res := runResult{code: rep.ExitCode, stdout: display.String(), stderr: rep.Error}
+	if res.code != 0 {
+		var offered []string
+		if turns := srv.Turns(); len(turns) > 0 {
+			offered = turns[0].Tools
+		}
+		t.Fatalf("reel run exited %d:\n%s%s\ntools offered: %v", res.code, res.stdout, res.stderr, offered)
+	}
+	return res
 }
 
 // verifyStorage fails the test unless reel verify accepts every
@@ -143,14 +152,7 @@ func TestMCPProxyRealCLIs(t *testing.T) {
 			work := t.TempDir()
 			storage := filepath.Join(t.TempDir(), "storage")
 			wf := proxyWorkflow(t, work, cli, "")
-			res := runWorkflow(t, work, cli.Env, wf, storage, nil)
-			if res.code != 0 {
-				var offered []string
-				if turns := srv.Turns(); len(turns) > 0 {
-					offered = turns[0].Tools
-				}
-				t.Fatalf("reel run exited %d:\n%s%s\ntools offered: %v", res.code, res.stdout, res.stderr, offered)
-			}
+			res := runWorkflow(t, srv, work, cli.Env, wf, storage, nil)
 			srv.CheckDone(t)
 			events := runEvents(t, storage)
 			if b, _ := os.ReadFile(filepath.Join(work, "notes.txt")); string(b) != "one\ntwo\n" {
@@ -337,10 +339,7 @@ func TestMCPProxyHostileAgent(t *testing.T) {
 	b, _ := os.ReadFile(wf)
 	os.WriteFile(wf, []byte(strings.Replace(string(b), `"model":`, `"bash_timeout":2,"model":`, 1)), 0o644)
 	start := time.Now()
-	res := runWorkflow(t, work, cli.Env, wf, storage, nil)
-	if res.code != 0 {
-		t.Fatalf("reel run exited %d:\n%s%s", res.code, res.stdout, res.stderr)
-	}
+	runWorkflow(t, srv, work, cli.Env, wf, storage, nil)
 	if d := time.Since(start); d > 3*time.Minute {
 		t.Fatalf("the run took %s", d)
 	}
@@ -396,10 +395,7 @@ func TestMCPProxyConversation(t *testing.T) {
 	work := t.TempDir()
 	storage := filepath.Join(t.TempDir(), "storage")
 	wf := proxyWorkflow(t, work, cli, "    conversation:\n      - Now change first to second.\n")
-	res := runWorkflow(t, work, cli.Env, wf, storage, nil)
-	if res.code != 0 {
-		t.Fatalf("reel run exited %d:\n%s%s", res.code, res.stdout, res.stderr)
-	}
+	runWorkflow(t, srv, work, cli.Env, wf, storage, nil)
 	srv.CheckDone(t)
 	if b, _ := os.ReadFile(filepath.Join(work, "a.txt")); string(b) != "second\n" {
 		t.Fatalf("a.txt = %q", b)
@@ -441,14 +437,7 @@ func TestMCPProxyPluginToolsRealCLIs(t *testing.T) {
 			host := plugintest.Open(t, plugin.Options{Config: map[string]map[string]any{"db": {"database": filepath.Join(work, "app.db")}}}, "echo", "db")
 			storage := filepath.Join(t.TempDir(), "storage")
 			wf := proxyWorkflow(t, work, cli, fmt.Sprintf("      intercept_builtins: %v\n      plugin_tools:\n        - plugin: echo\n          expose: [echo]\n        - plugin: db\n          expose: [exec, query]\n", c.intercept))
-			res := runWorkflow(t, work, cli.Env, wf, storage, host)
-			if res.code != 0 {
-				var offered []string
-				if turns := srv.Turns(); len(turns) > 0 {
-					offered = turns[0].Tools
-				}
-				t.Fatalf("reel run exited %d:\n%s%s\ntools offered: %v", res.code, res.stdout, res.stderr, offered)
-			}
+			runWorkflow(t, srv, work, cli.Env, wf, storage, host)
 			srv.CheckDone(t)
 			first := srv.Turns()[0]
 			for _, tool := range []string{"echo_echo", "db_exec", "db_query"} {
