@@ -57,7 +57,8 @@
 // fidelity; the Bash tool's commands get only the variables of
 // tools.BashEnv (PATH, HOME, LANG, LC_* …) and those bash_env names, never
 // the API keys of Env. A CLI step with Request.MCPProxy (the step's
-// mcp_proxy) serves those same tools to its CLI through reel's MCP server:
+// mcp_proxy) serves those same tools, and the plugin operations the step
+// exposes, to its CLI through reel's MCP server:
 // each run of the CLI gets a loopback endpoint of its own, wired into its
 // command line, configuration and environment, and every call through it
 // is recorded once with router fidelity under the agent's own tool id

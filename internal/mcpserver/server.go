@@ -1,6 +1,7 @@
 // Package mcpserver is reel's MCP server: the second front door of the
 // tool router. It serves a tools.Router's builtin tools (Read, Write,
-// Edit, Bash, Glob, Grep) to any MCP client with the official Go SDK, so a
+// Edit, Bash, Glob, Grep), and the other tools the router runs (plugin
+// operations), to any MCP client with the official Go SDK, so a
 // call through MCP runs the same implementation, inside the same
 // confinement and with the same environment allow-list as a call from an
 // HTTP provider's chat loop, and is recorded by the router the same way:
@@ -152,7 +153,8 @@ func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
 
 func ptr[T any](v T) *T { return &v }
 
-// toolOf describes a builtin tool to MCP clients.
+// toolOf describes a tool to MCP clients, with MCP's hints for the
+// builtins (a plugin operation gets none: reel cannot tell what it does).
 func toolOf(d tools.Definition) *mcp.Tool {
 	t := &mcp.Tool{Name: d.Name, Description: d.Description, InputSchema: d.Parameters}
 	switch d.Name {
