@@ -4,7 +4,7 @@
 // Every step execution is its own node: each loop iteration, each retry
 // attempt, each parallel branch. Nodes are matched by the order of
 // step.started and step.completed events at a path and iteration, which is
-// what keeps executions of nested loops apart (DECISIONS §3).
+// what keeps executions of nested loops apart (docs/decisions.md §3).
 package exectree
 
 import (
@@ -614,7 +614,7 @@ func (b *builder) parentFor(p string, iteration int) *Node {
 }
 
 // isHookOf reports whether p is the path of a hook of the step at a
-// (DECISIONS §11): a loop's own hooks run outside its iterations.
+// (docs/decisions.md §11): a loop's own hooks run outside its iterations.
 func isHookOf(a, p string) bool {
 	rest, ok := strings.CutPrefix(p, a+".")
 	return ok && (rest == "pre_hook" || rest == "post_hook")
