@@ -73,7 +73,6 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -469,6 +468,3 @@ func envMap(environ []string) map[string]any {
 	}
 	return m
 }
-
-// errCancelled marks an outcome cut short by the run's context.
-var errCancelled = errors.New("cancelled")

@@ -150,7 +150,7 @@ func (n *Node) addTool(name string) {
 	for i := 0; i < len(name); i++ {
 		h = (h ^ uint64(name[i])) * 1099511628211
 	}
-	n.ToolsDigest = (h ^ 0) * 1099511628211
+	n.ToolsDigest = h * 1099511628211
 }
 
 // Millis marshals a duration as whole milliseconds.
@@ -542,11 +542,6 @@ func decodeAgentResult(result any, ar *transcript.AgentResult) error {
 		return runs.DecodeAgentResult(raw, ar)
 	}
 	return transcript.DecodeResult(result, ar)
-}
-
-// isAncestor reports whether a is a proper ancestor path of p.
-func isAncestor(a, p string) bool {
-	return a == "" || len(p) > len(a) && p[len(a)] == '.' && strings.HasPrefix(p, a)
 }
 
 // push opens n.
