@@ -10,13 +10,13 @@ const vitest = "\x1b[31m⎯⎯⎯⎯ Failed Tests 1 ⎯⎯⎯⎯\x1b[39m\n\n\x1b
 
 func TestStrip(t *testing.T) {
 	for in, want := range map[string]string{
-		vitest:                                 "⎯⎯⎯⎯ Failed Tests 1 ⎯⎯⎯⎯\n\n FAIL  src/a.test.ts\n",
-		"plain\ttext\n":                        "plain\ttext\n",
+		vitest:                                  "⎯⎯⎯⎯ Failed Tests 1 ⎯⎯⎯⎯\n\n FAIL  src/a.test.ts\n",
+		"plain\ttext\n":                         "plain\ttext\n",
 		"a\x1b]0;pwned title\x07b":              "ab",
 		"a\x1b]52;c;cGFzdGU=\x07b":              "ab", // clipboard write
-		"x\x1b[2J\x1b[Hy":                      "xy", // clear screen, home
+		"x\x1b[2J\x1b[Hy":                       "xy", // clear screen, home
 		"bell\x07 nul\x00 del\x7f":              "bell\uFFFD nul\uFFFD del\uFFFD",
-		"progress 10%\rprogress 100%":          "progress 10%\nprogress 100%",
+		"progress 10%\rprogress 100%":           "progress 10%\nprogress 100%",
 		"\x1bP+q544e\x1b\\dcs \x1b_apc\x1b\\ok": "dcs ok",
 	} {
 		got := Strip(in)
