@@ -554,7 +554,7 @@ func noise(e *Event, text string) (string, bool) {
 		e.Title, e.Class = "context: "+t.Label, e.Class+" noise"
 		e.Blocks = append(e.Blocks, fold(t.Label, Block{Kind: "pre", Text: t.Text}, false))
 	case promptkind.Compaction:
-		e.Title, e.Class = "context compacted", e.Class+" compaction"
+		e.Title, e.Class = "context compacted", e.Class+" noise compaction"
 		e.Blocks = append(e.Blocks, Block{Kind: "note", Text: "the conversation above was replaced by this summary"},
 			Block{Kind: "fold", Label: "summary", Fold: true, Parts: []Block{{Kind: "text", Text: t.Text}}})
 	case promptkind.Prompt:

@@ -26,7 +26,8 @@
     if (!location.hash) return;
     var el = document.getElementById(decodeURIComponent(location.hash.slice(1)));
     for (var p = el; p; p = p.parentElement) if (p.tagName === "DETAILS") p.open = true;
-    if (el) el.scrollIntoView({ block: "center" });
+    // an event is centred; a section (the conversation) starts the view
+    if (el) el.scrollIntoView({ block: el.classList.contains("ev") ? "center" : "start" });
   }
   window.addEventListener("hashchange", reveal);
   reveal();
