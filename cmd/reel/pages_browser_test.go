@@ -194,19 +194,22 @@ func TestRunPageReadsASession(t *testing.T) {
 		t.Errorf("codex rollout: %d folded IDE preambles", ide)
 	}
 	if os.Getenv("REEL_UPDATE_SCREENSHOT") != "" {
-		sessionScreenshot(t, ctx, url+"/runs/"+real[0])
+		sessionScreenshot(t, ctx, url+"/runs/"+real[1])
 	}
 }
 
 // sessionScreenshot writes docs/session-page.png, the README's picture: a
-// real Claude Code session imported and opened in reel serve
+// real Codex session (../shared/fixtures/codex-rollout) imported and opened
+// in reel serve, at its last tool call and the Markdown reply after it
 // (REEL_UPDATE_SCREENSHOT=1 go test ./cmd/reel -run TestRunPageReadsASession).
 func sessionScreenshot(t *testing.T, ctx context.Context, url string) {
 	var png []byte
 	browsertest.Run(t, ctx, 30*time.Second,
-		chromedp.EmulateViewport(1280, 1500),
+		chromedp.EmulateViewport(1280, 1100),
 		chromedp.Navigate(url),
 		chromedp.WaitVisible(`#events`),
+		chromedp.Evaluate(`(() => { const a = document.querySelectorAll(".ev.message-assistant"); a[a.length-1].scrollIntoView({block: "end"}); })()`, nil),
+		chromedp.Sleep(200*time.Millisecond),
 		chromedp.CaptureScreenshot(&png),
 	)
 	out := filepath.Join("..", "..", "docs", "session-page.png")

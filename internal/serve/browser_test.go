@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -127,27 +126,6 @@ func TestBrowserRunPage(t *testing.T) {
 	if !strings.Contains(child, "fixer") {
 		t.Errorf("child page heading %q", child)
 	}
-	screenshot(t, ctx, url+"/runs/"+transcripttest.OtherID)
-}
-
-// screenshot writes docs/serve-run-page.png when REEL_UPDATE_SCREENSHOT is
-// set (go test ./internal/serve -run TestBrowserRunPage with it set).
-func screenshot(t *testing.T, ctx context.Context, url string) {
-	if os.Getenv("REEL_UPDATE_SCREENSHOT") == "" {
-		return
-	}
-	var png []byte
-	browsertest.Run(t, ctx, 30*time.Second,
-		chromedp.EmulateViewport(1400, 1000),
-		chromedp.Navigate(url),
-		chromedp.WaitVisible(`#events`),
-		chromedp.CaptureScreenshot(&png),
-	)
-	out := filepath.Join("..", "..", "docs", "serve-run-page.png")
-	if err := os.WriteFile(out, png, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("wrote %s", out)
 }
 
 func TestBrowserSearch(t *testing.T) {
