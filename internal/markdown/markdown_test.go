@@ -16,7 +16,7 @@ func TestRendersTheDialect(t *testing.T) {
 	for _, want := range []string{
 		"<h2>Summary</h2>", "<strong>bold</strong>", "<code>code</code>", "<br", "<table>", `<td align="right">2</td>`,
 		`<input checked="" disabled="" type="checkbox"`, "<del>gone</del>",
-		`<a href="https://example.com" rel="nofollow noreferrer" target="_blank">https://example.com</a>`,
+		`<a href="https://example.com" rel="nofollow noreferrer noopener" target="_blank">https://example.com</a>`,
 		`<code class="language-go">fmt.Println(&#34;&lt;hi&gt;&#34;)`,
 	} {
 		if !strings.Contains(got, want) {
@@ -79,9 +79,18 @@ func safe(out string) error {
 			for _, a := range tok.Attr {
 				switch a.Key {
 				case "href":
-					v := strings.ToLower(strings.TrimSpace(a.Val))
-					if v != "" && !strings.HasPrefix(v, "http://") && !strings.HasPrefix(v, "https://") && !strings.HasPrefix(v, "mailto:") {
-						return fmt.Errorf("href %q in %q", a.Val, out)
+					// what the browser would follow: the scheme of the URL as
+					// it parses it, control characters and spaces removed
+					v := strings.Map(func(r rune) rune {
+						if r <= ' ' {
+							return -1
+						}
+						return r
+					}, strings.ToLower(a.Val))
+					if i := strings.IndexByte(v, ':'); v != "" && i >= 0 && !strings.ContainsAny(v[:i], "/?#") {
+						if s := v[:i]; s != "http" && s != "https" && s != "mailto" {
+							return fmt.Errorf("href %q in %q", a.Val, out)
+						}
 					}
 				case "rel", "target", "class", "start", "align", "type", "checked", "disabled":
 				default:
