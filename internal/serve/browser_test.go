@@ -258,3 +258,36 @@ func TestBrowserToken(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestBrowserLiveToolCard: a tool result that arrives while the page is
+// open goes inside its call's card, as a reloaded page shows it.
+func TestBrowserLiveToolCard(t *testing.T) {
+	ctx := browsertest.New(t, pkg)
+	storage := t.TempDir()
+	_, url := start(t, storage, Options{})
+	rec, id := newLiveRun(t, storage, "live-tools")
+	defer rec.Close()
+	record := func(ev transcript.ExchangeEvent) {
+		t.Helper()
+		if _, err := rec.Record(ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	record(transcript.ExchangeEvent{Type: transcript.StepStarted, Path: "agent", Payload: &transcript.StepPayload{Name: "agent", Kind: transcript.KindAgent}})
+	record(transcript.ExchangeEvent{Type: transcript.ToolCall, Path: "agent", Payload: &transcript.ToolPayload{Name: "Bash", CallID: `toolu_"01`, Input: map[string]any{"command": "npm test"}, Fidelity: transcript.FidelityAgentEmitted}})
+	browsertest.Run(t, ctx, 30*time.Second,
+		chromedp.Navigate(url+"/runs/"+id),
+		chromedp.WaitVisible(`#e3`),
+	)
+	record(transcript.ExchangeEvent{Type: transcript.ToolResult, Path: "agent", Payload: &transcript.ToolPayload{Name: "Bash", CallID: `toolu_"01`, Output: "\x1b[32m4 passed\x1b[39m", Fidelity: transcript.FidelityAgentEmitted}})
+	var inside, loose, green int
+	browsertest.Run(t, ctx, 10*time.Second,
+		chromedp.WaitReady(`#e3 > #e4`),
+		chromedp.Evaluate(`document.querySelectorAll(".ev.tool-call > .ev.tool-result").length`, &inside),
+		chromedp.Evaluate(`document.querySelectorAll("#events > .ev.tool-result").length`, &loose),
+		chromedp.Evaluate(`document.querySelectorAll("#e4 .term-fg32").length`, &green),
+	)
+	if inside != 1 || loose != 0 || green != 1 {
+		t.Fatalf("live result: %d inside its card, %d on its own, %d green spans", inside, loose, green)
+	}
+}
