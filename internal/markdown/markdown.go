@@ -114,7 +114,7 @@ func (imageAsLink) RegisterFuncs(reg renderer.NodeRendererFuncRegisterer) {
 			return ast.WalkContinue, nil
 		}
 		n := node.(*ast.Image)
-		alt := n.Text(source) //nolint:staticcheck // the alt text as written
+		alt := altText(n, source)
 		_, _ = w.WriteString(`<a class="md-image" href="`)
 		if !html.IsDangerousURL(n.Destination) {
 			_, _ = w.Write(util.EscapeHTML(util.URLEscape(n.Destination, true)))
@@ -127,4 +127,22 @@ func (imageAsLink) RegisterFuncs(reg renderer.NodeRendererFuncRegisterer) {
 		_, _ = w.WriteString(`</a>`)
 		return ast.WalkSkipChildren, nil
 	})
+}
+
+// altText is an image's description as written, its inline markup left
+// out.
+func altText(n ast.Node, source []byte) []byte {
+	var b bytes.Buffer
+	_ = ast.Walk(n, func(c ast.Node, entering bool) (ast.WalkStatus, error) {
+		if entering {
+			switch t := c.(type) {
+			case *ast.Text:
+				b.Write(t.Segment.Value(source))
+			case *ast.String:
+				b.Write(t.Value)
+			}
+		}
+		return ast.WalkContinue, nil
+	})
+	return b.Bytes()
 }
