@@ -156,20 +156,28 @@ func TestBrowserSearch(t *testing.T) {
 	}
 }
 
-// TestBrowserLive writes a run while its page is open: the steps appear
-// without a reload, and the page says when the run finished.
-func TestBrowserLive(t *testing.T) {
-	ctx := browsertest.New(t, pkg)
+// liveRun serves a fresh storage with a run started in it, to record into
+// while its page is open.
+func liveRun(t *testing.T, workflow string) (ctx context.Context, url, id string, record func(transcript.ExchangeEvent)) {
+	t.Helper()
+	ctx = browsertest.New(t, pkg)
 	storage := t.TempDir()
-	_, url := start(t, storage, Options{})
-	rec, id := newLiveRun(t, storage, "live-flow")
-	defer rec.Close()
-	record := func(ev transcript.ExchangeEvent) {
+	_, url = start(t, storage, Options{})
+	rec, id := newLiveRun(t, storage, workflow)
+	t.Cleanup(func() { rec.Close() })
+	record = func(ev transcript.ExchangeEvent) {
 		t.Helper()
 		if _, err := rec.Record(ev); err != nil {
 			t.Fatal(err)
 		}
 	}
+	return ctx, url, id, record
+}
+
+// TestBrowserLive writes a run while its page is open: the steps appear
+// without a reload, and the page says when the run finished.
+func TestBrowserLive(t *testing.T) {
+	ctx, url, id, record := liveRun(t, "live-flow")
 	record(transcript.ExchangeEvent{Type: transcript.StepStarted, Path: "first", Payload: &transcript.StepPayload{Name: "first", Kind: transcript.KindCommand, Command: "echo one"}})
 	browsertest.Run(t, ctx, 30*time.Second,
 		chromedp.Navigate(url+"/runs/"+id),
@@ -262,17 +270,7 @@ func TestBrowserToken(t *testing.T) {
 // TestBrowserLiveToolCard: a tool result that arrives while the page is
 // open goes inside its call's card, as a reloaded page shows it.
 func TestBrowserLiveToolCard(t *testing.T) {
-	ctx := browsertest.New(t, pkg)
-	storage := t.TempDir()
-	_, url := start(t, storage, Options{})
-	rec, id := newLiveRun(t, storage, "live-tools")
-	defer rec.Close()
-	record := func(ev transcript.ExchangeEvent) {
-		t.Helper()
-		if _, err := rec.Record(ev); err != nil {
-			t.Fatal(err)
-		}
-	}
+	ctx, url, id, record := liveRun(t, "live-tools")
 	record(transcript.ExchangeEvent{Type: transcript.StepStarted, Path: "agent", Payload: &transcript.StepPayload{Name: "agent", Kind: transcript.KindAgent}})
 	record(transcript.ExchangeEvent{Type: transcript.ToolCall, Path: "agent", Payload: &transcript.ToolPayload{Name: "Bash", CallID: `toolu_"01`, Input: map[string]any{"command": "npm test"}, Fidelity: transcript.FidelityAgentEmitted}})
 	browsertest.Run(t, ctx, 30*time.Second,
