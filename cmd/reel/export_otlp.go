@@ -97,6 +97,9 @@ func runExportOTLP(cmd *cobra.Command, refs []string, json bool, storageFlag str
 		return err
 	}
 	cands = withoutSelectedChildren(cands)
+	if err := ep.Probe(cmd.Context()); err != nil {
+		return fmt.Errorf("export --to otlp: %w", err)
+	}
 	cfg := otlp.Config{
 		Endpoint: ep, ServiceName: o.otel.serviceName, DefaultServiceName: proj.Config.Telemetry.ServiceName,
 		Version: versionString(), Content: o.otel.content, Prices: proj.Prices(),

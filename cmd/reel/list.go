@@ -154,6 +154,11 @@ func orDash(s string) string {
 }
 
 func relPath(p string) string {
+	// the checkout's .reel/workflows is a link to examples/: name the file
+	// where it is
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		p = r
+	}
 	wd, err := os.Getwd()
 	if err != nil {
 		return p

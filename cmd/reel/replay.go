@@ -19,6 +19,7 @@ func newReplayCmd() *cobra.Command {
 		step     string
 		speed    float64
 		instant  bool
+		pace     bool
 		thinking bool
 		format   string
 		color    string
@@ -42,9 +43,11 @@ speed control. --redact REGEX (repeatable) removes what it matches from every
 string before the file is written. --mask-secrets masks secret-looking
 environment values and key shapes in every format.
 
-On a terminal the replay is paced by the original timestamps (--speed 1,
-gaps capped at 2s before the speed-up) and coloured; piped, it is written at
-once and plain. --format markdown writes Markdown for sharing.`,
+The replay is written at once; --pace paces it by the original timestamps
+(at --speed, 1 by default; gaps capped at 2s before the speed-up). On a
+terminal it is coloured; piped, plain. Escape sequences recorded in the
+transcript are never written: they are stripped from every format.
+--format markdown writes Markdown for sharing.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			list, err := refs.resolve(args, 1)
@@ -58,7 +61,6 @@ once and plain. --format markdown writes Markdown for sharing.`,
 				return fmt.Errorf("-o and --redact go with --format html")
 			}
 			out := cmd.OutOrStdout()
-			tty := isTerminal(out)
 			opts := textview.Options{
 				Format:   textview.Format(format),
 				Step:     step,
@@ -77,15 +79,13 @@ once and plain. --format markdown writes Markdown for sharing.`,
 			default:
 				return fmt.Errorf("--color %q: want auto, always or never", color)
 			}
-			switch {
-			case instant:
-			case cmd.Flags().Changed("speed"):
+			// A real session waits minutes between turns: pacing is asked
+			// for (--pace, or a --speed), never assumed.
+			if !instant && (pace || cmd.Flags().Changed("speed")) {
 				if speed <= 0 {
 					return fmt.Errorf("--speed must be above 0")
 				}
 				opts.Speed = speed
-			case tty && format == string(textview.Text):
-				opts.Speed = 1
 				opts.MaxGap = defaultReplayGap
 			}
 			warnings, err := textview.Replay(cmd.Context(), out, list[0], opts)
@@ -98,8 +98,9 @@ once and plain. --format markdown writes Markdown for sharing.`,
 	refs.register(cmd)
 	fl := cmd.Flags()
 	fl.StringVar(&step, "step", "", "replay only this step path and the steps below it (glob allowed)")
-	fl.Float64Var(&speed, "speed", 1, "pace by the original timestamps, this many times faster")
-	fl.BoolVar(&instant, "instant", false, "write everything at once (the default when not on a terminal)")
+	fl.BoolVar(&pace, "pace", false, "pace the replay by the original timestamps (gaps capped at 2s)")
+	fl.Float64Var(&speed, "speed", 1, "pace, this many times faster than the original")
+	fl.BoolVar(&instant, "instant", false, "write everything at once (the default)")
 	fl.BoolVar(&thinking, "thinking", false, "show thinking blocks instead of folding them")
 	fl.StringVar(&format, "format", "text", "output format: text, markdown or html")
 	fl.StringVarP(&outFile, "output", "o", "", "write the html replay to this `FILE` (- for stdout)")
@@ -108,6 +109,7 @@ once and plain. --format markdown writes Markdown for sharing.`,
 	fl.StringVar(&color, "color", "auto", "colour: auto (on a terminal), always or never")
 	fl.IntVar(&maxLines, "max-lines", 40, "cut tool and command outputs to this many lines (0: no limit)")
 	cmd.MarkFlagsMutuallyExclusive("speed", "instant")
+	cmd.MarkFlagsMutuallyExclusive("pace", "instant")
 	return cmd
 }
 

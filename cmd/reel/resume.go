@@ -200,7 +200,7 @@ func listResumable(cmd *cobra.Command, storage string) error {
 	sort.SliceStable(list, func(i, j int) bool { return list[i].Started.After(list[j].Started) })
 	out := cmd.OutOrStdout()
 	p := palette{on: useColor(cmd, out)}
-	t := &table{flexible: 4}
+	t := &table{flexible: 4, ids: []int{0}}
 	if p.on {
 		t.colour = func(row, col int, cell string) string {
 			if row > 0 && col == 2 {

@@ -167,10 +167,12 @@ func writeTally(out io.Writer, t runTally) error {
 // writeRuns prints the runs as a table fitting width (0: any), statuses
 // coloured by p.
 func writeRuns(out io.Writer, runs []index.Run, p palette, width int) error {
-	t := &table{flexible: 1}
+	// narrow: ids cut to 8 first, then the started time, the duration
+	// and the tokens go; the status and the cost stay
+	t := &table{flexible: 1, ids: []int{0}, drop: []int{3, 4, 5}}
 	if p.on {
 		t.colour = func(row, col int, cell string) string {
-			if row > 0 && col == 2 {
+			if row > 0 && t.rows[0][col] == "STATUS" {
 				return p.status(cell)
 			}
 			return cell

@@ -89,10 +89,78 @@ func (p palette) status(s string) string {
 // flexible names (its index, usually the widest free text) is cut, with
 // "…", first; a row that still does not fit is cut at the edge. colour
 // styles a cell after it is measured.
+//
+// Before any cut, a narrow table shortens its id columns (ids) to their
+// first 8 characters, as the web pages show them, and after the flexible
+// column has shrunk, drops the columns named in drop, in order; a column
+// in neither (the status, the cost) is kept whole.
 type table struct {
 	rows     [][]string
 	flexible int
+	ids      []int
+	drop     []int
 	colour   func(row, col int, cell string) string
+}
+
+// shortID is how many characters of an id a narrow table keeps.
+const shortID = 8
+
+// fit shortens, then drops, columns until the rows fit width.
+func (t *table) fit(width int) {
+	total := func() int {
+		sum := 0
+		for i := range t.rows[0] {
+			w := 0
+			for _, r := range t.rows {
+				if i < len(r) {
+					w = max(w, utf8.RuneCountInString(r[i]))
+				}
+			}
+			sum += w
+		}
+		return sum + 2*(len(t.rows[0])-1)
+	}
+	if total() <= width {
+		return
+	}
+	for _, c := range t.ids {
+		for ri, r := range t.rows {
+			if ri > 0 && c < len(r) && utf8.RuneCountInString(r[c]) > shortID {
+				r[c] = string([]rune(r[c])[:shortID])
+			}
+		}
+	}
+	if t.flexible >= 0 && t.flexible < len(t.rows[0]) {
+		// the flexible column may shrink to 12 before a column goes
+		flex := 0
+		for _, r := range t.rows {
+			if t.flexible < len(r) {
+				flex = max(flex, utf8.RuneCountInString(r[t.flexible]))
+			}
+		}
+		if total()-(flex-min(flex, 12)) <= width {
+			return
+		}
+	}
+	for _, c := range t.drop {
+		if total() <= width {
+			return
+		}
+		for i, r := range t.rows {
+			if c < len(r) {
+				t.rows[i] = append(r[:c:c], r[c+1:]...)
+			}
+		}
+		// later indexes move left
+		for j := range t.drop {
+			if t.drop[j] > c {
+				t.drop[j]--
+			}
+		}
+		if t.flexible > c {
+			t.flexible--
+		}
+	}
 }
 
 func (t *table) add(cells ...string) { t.rows = append(t.rows, cells) }
@@ -100,6 +168,9 @@ func (t *table) add(cells ...string) { t.rows = append(t.rows, cells) }
 func (t *table) write(w io.Writer, width int) error {
 	if len(t.rows) == 0 {
 		return nil
+	}
+	if width > 0 {
+		t.fit(width)
 	}
 	cols := 0
 	for _, r := range t.rows {

@@ -8,6 +8,7 @@ import (
 	"path"
 	"strconv"
 	"strings"
+	"time"
 
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
@@ -353,4 +354,23 @@ func newExporter(ctx context.Context, ep Endpoint) (sdktrace.SpanExporter, error
 		return exp, nil
 	}
 	return nil, fmt.Errorf("unknown OTLP protocol %q", ep.Protocol)
+}
+
+// ProbeTimeout bounds how long Probe waits for a collector to accept a
+// connection: on loopback or a LAN one that is up answers in
+// milliseconds.
+const ProbeTimeout = time.Second
+
+// Probe connects to the endpoint's host and closes the connection, so that
+// a batch export to a collector that is not running fails at once with
+// what to do, not after the exporter's retries.
+func (e Endpoint) Probe(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, ProbeTimeout)
+	defer cancel()
+	var d net.Dialer
+	c, err := d.DialContext(ctx, "tcp", e.Host)
+	if err != nil {
+		return fmt.Errorf("no OTLP collector answers at %s: %w (start one, e.g. the OpenTelemetry Collector as docs/opentelemetry.md shows, or name yours with --otel-exporter or OTEL_EXPORTER_OTLP_ENDPOINT)", e, err)
+	}
+	return c.Close()
 }

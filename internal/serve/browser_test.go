@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -127,27 +125,6 @@ func TestBrowserRunPage(t *testing.T) {
 	if !strings.Contains(child, "fixer") {
 		t.Errorf("child page heading %q", child)
 	}
-	screenshot(t, ctx, url+"/runs/"+transcripttest.OtherID)
-}
-
-// screenshot writes docs/serve-run-page.png when REEL_UPDATE_SCREENSHOT is
-// set (go test ./internal/serve -run TestBrowserRunPage with it set).
-func screenshot(t *testing.T, ctx context.Context, url string) {
-	if os.Getenv("REEL_UPDATE_SCREENSHOT") == "" {
-		return
-	}
-	var png []byte
-	browsertest.Run(t, ctx, 30*time.Second,
-		chromedp.EmulateViewport(1400, 1000),
-		chromedp.Navigate(url),
-		chromedp.WaitVisible(`#events`),
-		chromedp.CaptureScreenshot(&png),
-	)
-	out := filepath.Join("..", "..", "docs", "serve-run-page.png")
-	if err := os.WriteFile(out, png, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("wrote %s", out)
 }
 
 func TestBrowserSearch(t *testing.T) {
@@ -179,20 +156,28 @@ func TestBrowserSearch(t *testing.T) {
 	}
 }
 
-// TestBrowserLive writes a run while its page is open: the steps appear
-// without a reload, and the page says when the run finished.
-func TestBrowserLive(t *testing.T) {
-	ctx := browsertest.New(t, pkg)
+// liveRun serves a fresh storage with a run started in it, to record into
+// while its page is open.
+func liveRun(t *testing.T, workflow string) (ctx context.Context, url, id string, record func(transcript.ExchangeEvent)) {
+	t.Helper()
+	ctx = browsertest.New(t, pkg)
 	storage := t.TempDir()
-	_, url := start(t, storage, Options{})
-	rec, id := newLiveRun(t, storage, "live-flow")
-	defer rec.Close()
-	record := func(ev transcript.ExchangeEvent) {
+	_, url = start(t, storage, Options{})
+	rec, id := newLiveRun(t, storage, workflow)
+	t.Cleanup(func() { rec.Close() })
+	record = func(ev transcript.ExchangeEvent) {
 		t.Helper()
 		if _, err := rec.Record(ev); err != nil {
 			t.Fatal(err)
 		}
 	}
+	return ctx, url, id, record
+}
+
+// TestBrowserLive writes a run while its page is open: the steps appear
+// without a reload, and the page says when the run finished.
+func TestBrowserLive(t *testing.T) {
+	ctx, url, id, record := liveRun(t, "live-flow")
 	record(transcript.ExchangeEvent{Type: transcript.StepStarted, Path: "first", Payload: &transcript.StepPayload{Name: "first", Kind: transcript.KindCommand, Command: "echo one"}})
 	browsertest.Run(t, ctx, 30*time.Second,
 		chromedp.Navigate(url+"/runs/"+id),
@@ -279,5 +264,28 @@ func TestBrowserToken(t *testing.T) {
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestBrowserLiveToolCard: a tool result that arrives while the page is
+// open goes inside its call's card, as a reloaded page shows it.
+func TestBrowserLiveToolCard(t *testing.T) {
+	ctx, url, id, record := liveRun(t, "live-tools")
+	record(transcript.ExchangeEvent{Type: transcript.StepStarted, Path: "agent", Payload: &transcript.StepPayload{Name: "agent", Kind: transcript.KindAgent}})
+	record(transcript.ExchangeEvent{Type: transcript.ToolCall, Path: "agent", Payload: &transcript.ToolPayload{Name: "Bash", CallID: `toolu_"01`, Input: map[string]any{"command": "npm test"}, Fidelity: transcript.FidelityAgentEmitted}})
+	browsertest.Run(t, ctx, 30*time.Second,
+		chromedp.Navigate(url+"/runs/"+id),
+		chromedp.WaitVisible(`#e3`),
+	)
+	record(transcript.ExchangeEvent{Type: transcript.ToolResult, Path: "agent", Payload: &transcript.ToolPayload{Name: "Bash", CallID: `toolu_"01`, Output: "\x1b[32m4 passed\x1b[39m", Fidelity: transcript.FidelityAgentEmitted}})
+	var inside, loose, green int
+	browsertest.Run(t, ctx, 10*time.Second,
+		chromedp.WaitReady(`#e3 > #e4`),
+		chromedp.Evaluate(`document.querySelectorAll(".ev.tool-call > .ev.tool-result").length`, &inside),
+		chromedp.Evaluate(`document.querySelectorAll("#events > .ev.tool-result").length`, &loose),
+		chromedp.Evaluate(`document.querySelectorAll("#e4 .term-fg32").length`, &green),
+	)
+	if inside != 1 || loose != 0 || green != 1 {
+		t.Fatalf("live result: %d inside its card, %d on its own, %d green spans", inside, loose, green)
 	}
 }

@@ -17,8 +17,10 @@ import (
 	"time"
 
 	"github.com/reelhq/reel/internal/normalize"
+	"github.com/reelhq/reel/internal/promptkind"
 	"github.com/reelhq/reel/internal/rawjson"
 	"github.com/reelhq/reel/internal/runs"
+	"github.com/reelhq/reel/internal/termtext"
 	"github.com/reelhq/reel/internal/warn"
 	"github.com/reelhq/reel/transcript"
 	"github.com/reelhq/reel/transcript/secrets"
@@ -326,6 +328,7 @@ func (r *renderer) pace(ctx context.Context, ts time.Time) error {
 }
 
 func (r *renderer) line(color, s string) {
+	s = termtext.Strip(s)
 	if r.md {
 		fmt.Fprintf(r.w, "%s\n\n", s)
 		return
@@ -334,6 +337,7 @@ func (r *renderer) line(color, s string) {
 }
 
 func (r *renderer) event(ev *transcript.ExchangeEvent, depth int, calls, results map[string]bool) {
+	stripEnvelope(ev)
 	sp := ev.Step()
 	switch ev.Type {
 	case transcript.RunStarted:
@@ -428,6 +432,18 @@ func (r *renderer) event(ev *transcript.ExchangeEvent, depth int, calls, results
 	}
 }
 
+// stripEnvelope removes escape sequences from the fields of ev that are
+// written as they are (ids, path, the step's name, command and error); the
+// bodies go through block and line, which strip them.
+func stripEnvelope(ev *transcript.ExchangeEvent) {
+	ev.RunID, ev.ChildRunID, ev.Path = termtext.Strip(ev.RunID), termtext.Strip(ev.ChildRunID), termtext.Strip(ev.Path)
+	if sp := ev.Step(); sp != nil && (termtext.HasControls(sp.Name) || termtext.HasControls(sp.Command) || termtext.HasControls(sp.Error)) {
+		c := *sp
+		c.Name, c.Command, c.Error = termtext.Strip(c.Name), termtext.Strip(c.Command), termtext.Strip(c.Error)
+		ev.Payload = &c
+	}
+}
+
 // turn heads turn n of a conversation step's of turns, as reel tree counts
 // them.
 func (r *renderer) turn(n, of int) {
@@ -506,6 +522,11 @@ func (r *renderer) message(ev *transcript.ExchangeEvent, mp *transcript.MessageP
 					who = "system prompt"
 				} else if b.Fidelity != transcript.FidelityRouter {
 					who = "user"
+					text, shown := r.noise(b.Text)
+					if shown {
+						continue
+					}
+					b.Text = text
 				}
 			}
 			r.block(who, b.Text, color)
@@ -513,7 +534,7 @@ func (r *renderer) message(ev *transcript.ExchangeEvent, mp *transcript.MessageP
 			if r.opts.Thinking {
 				r.block("thinking", b.Thinking, r.pal.dim)
 			} else if r.md {
-				fmt.Fprintf(r.w, "<details><summary>Thinking</summary>\n\n%s\n\n</details>\n\n", b.Thinking)
+				fmt.Fprintf(r.w, "<details><summary>Thinking</summary>\n\n%s\n\n</details>\n\n", termtext.Strip(b.Thinking))
 			} else {
 				n, unit := strings.Count(strings.TrimRight(b.Thinking, "\n"), "\n")+1, "lines"
 				if n == 1 {
@@ -541,6 +562,50 @@ func (r *renderer) message(ev *transcript.ExchangeEvent, mp *transcript.MessageP
 	}
 }
 
+// noise shows what an agent CLI wrote as a user turn without the user
+// typing it (a slash command, its output, context for the model, a
+// compaction summary) as what it is, and reports whether it did; when it
+// did not, it returns the text to show as the user's (a request behind an
+// IDE preamble, the preamble shown folded).
+func (r *renderer) noise(text string) (string, bool) {
+	t := promptkind.Classify(text)
+	switch t.Kind {
+	case promptkind.SlashCommand:
+		r.line(r.pal.user, "  › "+strings.TrimSpace(t.Command+" "+t.Args))
+	case promptkind.CommandOutput:
+		if strings.TrimSpace(t.Text) == "" {
+			r.line(r.pal.dim, "  ("+t.Label+": nothing)")
+		} else {
+			r.block(t.Label, t.Text, r.pal.dim)
+		}
+	case promptkind.Context:
+		r.folded(t.Label, t.Text)
+	case promptkind.Compaction:
+		r.folded("context compacted: the conversation above was replaced by its summary", t.Text)
+	case promptkind.Prompt:
+		if t.Context != "" {
+			r.folded("IDE context", t.Context)
+		}
+		return t.Text, false
+	}
+	return "", true
+}
+
+// folded shows text behind its label: its line count in text, a
+// <details> in Markdown.
+func (r *renderer) folded(label, text string) {
+	text = strings.TrimSpace(termtext.Strip(text))
+	if r.md {
+		fmt.Fprintf(r.w, "<details><summary>%s</summary>\n\n%s\n\n</details>\n\n", label, text)
+		return
+	}
+	n, unit := strings.Count(text, "\n")+1, "lines"
+	if n == 1 {
+		unit = "line"
+	}
+	r.line(r.pal.dim, fmt.Sprintf("  %s … (%d %s folded)", label, n, unit))
+}
+
 func (r *renderer) tool(ev *transcript.ExchangeEvent, tp *transcript.ToolPayload) {
 	if ev.Type == transcript.ToolCall {
 		r.block(fmt.Sprintf("tool call %s (%s, %s)", tp.Name, tp.CallID, tp.Fidelity), jsonText(tp.Input), r.pal.tool)
@@ -550,7 +615,14 @@ func (r *renderer) tool(ev *transcript.ExchangeEvent, tp *transcript.ToolPayload
 	case strings.HasPrefix(tp.Error, "no result"):
 		r.block(fmt.Sprintf("tool %s DANGLING (%s)", tp.Name, tp.CallID), tp.Error, r.pal.bad)
 	case tp.Error != "":
-		r.block(fmt.Sprintf("tool result %s (%s) error: %s", tp.Name, tp.CallID, tp.Error), jsonText(tp.Output), r.pal.bad)
+		// Claude Code records a failed tool's output as its error too:
+		// the same text is shown once.
+		out := jsonText(tp.Output)
+		if strings.TrimSpace(out) == strings.TrimSpace(tp.Error) || strings.TrimSpace(out) == "" {
+			r.block(fmt.Sprintf("tool result %s (%s) error", tp.Name, tp.CallID), tp.Error, r.pal.bad)
+			return
+		}
+		r.block(fmt.Sprintf("tool result %s (%s) error: %s", tp.Name, tp.CallID, firstLine(tp.Error)), out, r.pal.bad)
 	default:
 		r.block(fmt.Sprintf("tool result %s (%s)", tp.Name, tp.CallID), jsonText(tp.Output), r.pal.tool)
 	}
@@ -559,11 +631,9 @@ func (r *renderer) tool(ev *transcript.ExchangeEvent, tp *transcript.ToolPayload
 // block writes a labelled piece of text: indented in text mode, a bold
 // label and a quote or code block in Markdown.
 func (r *renderer) block(label, body, color string) {
-	body = strings.TrimRight(body, "\n")
+	label = termtext.Strip(label)
+	body = strings.TrimRight(termtext.Strip(body), "\n")
 	body = r.cut(body)
-	if !r.md {
-		body = sanitize(body)
-	}
 	if r.md {
 		fmt.Fprintf(r.w, "**%s**\n\n", mdEscape(label))
 		if body == "" {
@@ -644,24 +714,10 @@ func mdEscape(s string) string {
 	return strings.NewReplacer("*", `\*`, "_", `\_`, "`", "\\`").Replace(s)
 }
 
-// sanitize replaces control characters other than newline and tab, so text
-// from a transcript cannot drive the terminal (escape sequences, carriage
-// returns overwriting lines).
-func sanitize(s string) string {
-	clean := true
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 && c != '\n' && c != '\t' || c == 0x7f {
-			clean = false
-			break
-		}
+// firstLine is s up to its first newline, marked when cut.
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i] + " …"
 	}
-	if clean {
-		return s
-	}
-	return strings.Map(func(r rune) rune {
-		if r < 0x20 && r != '\n' && r != '\t' || r == 0x7f || r >= 0x80 && r < 0xa0 {
-			return '\uFFFD'
-		}
-		return r
-	}, s)
+	return s
 }

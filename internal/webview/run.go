@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/reelhq/reel/internal/exectree"
+	"github.com/reelhq/reel/internal/promptkind"
+	"github.com/reelhq/reel/internal/rawjson"
 	"github.com/reelhq/reel/internal/runs"
 	"github.com/reelhq/reel/internal/runstatus"
 	"github.com/reelhq/reel/internal/textview"
@@ -45,6 +47,9 @@ type Run struct {
 	// WarningCount counts them all, shown or not.
 	Warnings     []string
 	WarningCount int
+	// AgentTools counts the tool calls the agents reported themselves
+	// (fidelity agent_emitted), said once above the conversation.
+	AgentTools int
 }
 
 // TreeRow is one execution in the tree, flattened with its depth.
@@ -101,6 +106,10 @@ type Event struct {
 	Blocks []Block
 	Error  string
 	Child  *Child
+	// CallID ties a tool call's card and its result; Result is the
+	// result, shown inside the call's card.
+	CallID string
+	Result *Event
 }
 
 // Child is a sub-workflow's conversation, shown inline.
@@ -132,6 +141,7 @@ func LoadRun(run *runs.Run, opts RunOptions) (*Run, error) {
 		r.ID = meta.runID
 	}
 	r.Status = run.Status()
+	r.AgentTools = l.agentTools
 	r.Warnings, r.WarningCount = tree.Warnings, run.Warnings().Len()
 	r.Tree, r.Timeline = l.tree(root)
 	seen := map[string]bool{}
@@ -175,6 +185,8 @@ type loader struct {
 	anchors map[string]string
 	// tools holds each tool call's span by run and path, for the timeline.
 	tools map[string][]toolSpan
+	// agentTools counts the agent_emitted tool calls
+	agentTools int
 }
 
 type toolSpan struct {
@@ -236,6 +248,8 @@ func (l *loader) file(run *runs.Run, prefix string) ([]Event, fileMeta) {
 	}
 	tn.Rewind()
 	out := make([]Event, 0, len(evs))
+	// cards holds the index in out of each tool call's card, by call id
+	cards := map[string]int{}
 	for i := range evs {
 		ev := &evs[i]
 		turn, of := tn.Event(ev.Type, ev.Path, ev.Iteration)
@@ -250,7 +264,7 @@ func (l *loader) file(run *runs.Run, prefix string) ([]Event, fileMeta) {
 			meta.ended = true
 		}
 		e := l.event(ev, prefix, paired)
-		if of > 1 {
+		if of > 1 && !strings.Contains(e.Class, "noise") {
 			e.Title += fmt.Sprintf(" · turn %d/%d", turn, of)
 		}
 		switch ev.Type {
@@ -259,6 +273,10 @@ func (l *loader) file(run *runs.Run, prefix string) ([]Event, fileMeta) {
 			key := ev.RunID + "|" + ev.Path
 			calls[tp.CallID] = len(l.tools[key])
 			l.tools[key] = append(l.tools[key], toolSpan{name: tp.Name, start: ev.Timestamp, end: ev.Timestamp, anchor: e.Anchor, iteration: ev.Iteration})
+			if tp.Fidelity == transcript.FidelityAgentEmitted {
+				l.agentTools++
+			}
+			cards[tp.CallID] = len(out)
 		case transcript.ToolResult:
 			tp := ev.Tool()
 			key := ev.RunID + "|" + ev.Path
@@ -266,6 +284,15 @@ func (l *loader) file(run *runs.Run, prefix string) ([]Event, fileMeta) {
 				s := &l.tools[key][k]
 				s.end, s.err = ev.Timestamp, tp.Error != ""
 				e.Meta = append(e.Meta, fmtDuration(ev.Timestamp.Sub(s.start)))
+			}
+			// one card per invocation: the result goes inside its call's
+			if k, ok := cards[tp.CallID]; ok && out[k].Result == nil {
+				delete(cards, tp.CallID)
+				out[k].Result = &e
+				if e.Error != "" {
+					out[k].Class += " bad"
+				}
+				continue
 			}
 		case transcript.StepStarted:
 			if sp := ev.Step(); sp != nil {
@@ -316,17 +343,28 @@ func (l *loader) event(ev *transcript.ExchangeEvent, prefix string, paired func(
 	case *transcript.MessagePayload:
 		l.message(&e, p, paired)
 	case *transcript.ToolPayload:
+		e.CallID = p.CallID
 		if ev.Type == transcript.ToolCall {
 			e.Title = "tool call: " + p.Name
 			e.Blocks = append(e.Blocks, fold("input", toolInput(p.Name, raw(p.Input)), true))
 		} else {
-			e.Title = "tool result: " + p.Name
-			if p.Output != nil && string(raw(p.Output)) != `""` {
-				e.Blocks = append(e.Blocks, fold("output", value(raw(p.Output), 0), false))
+			e.Title = "result: " + p.Name
+			out := raw(p.Output)
+			// Claude Code records a failed tool's output as its error
+			// too: the same text is shown once, as the error.
+			if s, ok := rawjson.String(out); ok && p.Error != "" && strings.TrimSpace(s) == strings.TrimSpace(p.Error) {
+				out = nil
+			}
+			if out != nil && string(out) != `""` && string(out) != "null" {
+				e.Blocks = append(e.Blocks, fold("output", value(out, 0), false))
 			}
 			e.Error = p.Error
 		}
-		if p.Fidelity != "" {
+		// what the agent reported itself is said once, above the
+		// conversation; a call reel ran is marked
+		if p.Fidelity == transcript.FidelityRouter {
+			e.Meta = append(e.Meta, "run by reel")
+		} else if p.Fidelity != "" && p.Fidelity != transcript.FidelityAgentEmitted {
 			e.Meta = append(e.Meta, string(p.Fidelity))
 		}
 	default:
@@ -454,10 +492,17 @@ func (l *loader) message(e *Event, mp *transcript.MessagePayload, paired func(id
 		switch b.Type {
 		case transcript.BlockText:
 			if mp.Role == "user" && i == 1 && b.Fidelity == transcript.FidelityRouter {
-				e.Blocks = append(e.Blocks, fold("system prompt", textBlock(b.Text), false))
+				e.Blocks = append(e.Blocks, Block{Kind: "fold", Label: "system prompt", Fold: true, Parts: []Block{{Kind: "text", Text: b.Text}}})
 				continue
 			}
-			tb := textBlock(b.Text)
+			text := b.Text
+			if mp.Role == "user" && b.Fidelity != transcript.FidelityRouter {
+				var shown bool
+				if text, shown = noise(e, text); shown {
+					continue
+				}
+			}
+			tb := textBlock(text)
 			if tb.Kind == "pre" {
 				tb.Kind = "text"
 			}
@@ -483,6 +528,42 @@ func (l *loader) message(e *Event, mp *transcript.MessagePayload, paired func(id
 			e.Blocks = append(e.Blocks, fold("block "+string(b.Type), value(b.Raw, 0), false))
 		}
 	}
+}
+
+// noise shows what an agent CLI wrote as a user turn without the user
+// typing it (a slash command, its output, context for the model, a
+// compaction summary) as what it is, and reports whether it did; when it
+// did not, it returns the text to show as the user's (a request behind an
+// IDE preamble, the preamble folded before it).
+func noise(e *Event, text string) (string, bool) {
+	t := promptkind.Classify(text)
+	switch t.Kind {
+	case promptkind.SlashCommand:
+		e.Title, e.Class = "command "+t.Command, e.Class+" noise"
+		if t.Args != "" {
+			e.Blocks = append(e.Blocks, Block{Kind: "command", Text: t.Command + " " + t.Args})
+		}
+	case promptkind.CommandOutput:
+		e.Title, e.Class = t.Label, e.Class+" noise"
+		if strings.TrimSpace(t.Text) == "" {
+			e.Blocks = append(e.Blocks, Block{Kind: "note", Text: "(nothing)"})
+		} else {
+			e.Blocks = append(e.Blocks, fold("output", Block{Kind: "pre", Text: t.Text}, false))
+		}
+	case promptkind.Context:
+		e.Title, e.Class = "context: "+t.Label, e.Class+" noise"
+		e.Blocks = append(e.Blocks, fold(t.Label, Block{Kind: "pre", Text: t.Text}, false))
+	case promptkind.Compaction:
+		e.Title, e.Class = "context compacted", e.Class+" noise compaction"
+		e.Blocks = append(e.Blocks, Block{Kind: "note", Text: "the conversation above was replaced by this summary"},
+			Block{Kind: "fold", Label: "summary", Fold: true, Parts: []Block{{Kind: "text", Text: t.Text}}})
+	case promptkind.Prompt:
+		if t.Context != "" {
+			e.Blocks = append(e.Blocks, fold("IDE context", Block{Kind: "pre", Text: t.Context}, false))
+		}
+		return t.Text, false
+	}
+	return "", true
 }
 
 // tree flattens the execution tree and lays out the timeline.

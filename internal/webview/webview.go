@@ -6,14 +6,19 @@
 // shows exactly what the server does.
 //
 // What it decides: every value from a transcript is escaped by
-// html/template (a transcript is untrusted input); the assets (one style
+// html/template (a transcript is untrusted input), except the Markdown of
+// replies, thinking and prompts and the colours of terminal output, which
+// internal/markdown and internal/termtext render and sanitize; the assets (one style
 // sheet, one script, no framework) are embedded and either served or
 // inlined, never fetched from elsewhere; thinking, tool inputs and outputs
 // and long command output are folded; an agent's tool_use and tool_result
 // blocks that repeat a tool.call/tool.result pair are left out of its
 // messages; base64 images are drawn (up to 4 MB) or named with their size,
 // never printed; JSON inputs are laid out as key/value lists; Edit,
-// MultiEdit and Write inputs are shown as line diffs.
+// MultiEdit and Write inputs are shown as line diffs; a tool call and its
+// result are one card (the result nested, folded); what an agent CLI wrote
+// as a user turn without the user typing it is shown as what it is
+// (internal/promptkind).
 package webview
 
 import (
@@ -25,7 +30,9 @@ import (
 	"time"
 
 	"github.com/reelhq/reel/internal/exectree"
+	"github.com/reelhq/reel/internal/markdown"
 	"github.com/reelhq/reel/internal/query"
+	"github.com/reelhq/reel/internal/termtext"
 	"github.com/reelhq/reel/transcript"
 )
 
@@ -105,6 +112,7 @@ var funcs = template.FuncMap{
 		return "—"
 	},
 	"join":       strings.Join,
+	"oneLine":    oneLine,
 	"hasPrefix":  strings.HasPrefix,
 	"trimPrefix": strings.TrimPrefix,
 	"indent":     func(depth int) string { return fmt.Sprintf("%.1f", 0.4+float64(depth)*1.1) },
@@ -151,8 +159,18 @@ var funcs = template.FuncMap{
 // New parses the templates.
 func New() (*Views, error) {
 	v := &Views{pages: map[string]*template.Template{}}
+	md, term := markdown.New(), termtext.NewRenderer()
+	fm := template.FuncMap{
+		// Markdown of replies, thinking and prompts, sanitized
+		"md": md.HTML,
+		// terminal output, its colours kept, sanitized
+		"term": term.HTML,
+	}
+	for k, f := range funcs {
+		fm[k] = f
+	}
 	for _, name := range []string{"run", "list", "search", "diff", "error"} {
-		t, err := template.New(name).Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html")
+		t, err := template.New(name).Funcs(fm).ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html")
 		if err != nil {
 			return nil, fmt.Errorf("parse %s templates: %w", name, err)
 		}
@@ -221,4 +239,15 @@ func LiveEvent(ev *transcript.ExchangeEvent, start time.Time, redact *Redactor) 
 		redact.Event(ev)
 	}
 	return l.event(ev, "", func(string) bool { return true })
+}
+
+// oneLine is s on one line, escapes stripped, cut at 160 characters: a
+// failed run's error (often a whole JSON body) in the run list, whose run
+// page shows it in full.
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(termtext.Strip(s)), " ")
+	if r := []rune(s); len(r) > 160 {
+		return string(r[:159]) + "…"
+	}
+	return s
 }

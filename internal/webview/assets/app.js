@@ -26,7 +26,8 @@
     if (!location.hash) return;
     var el = document.getElementById(decodeURIComponent(location.hash.slice(1)));
     for (var p = el; p; p = p.parentElement) if (p.tagName === "DETAILS") p.open = true;
-    if (el) el.scrollIntoView({ block: "center" });
+    // an event is centred; a section (the conversation) starts the view
+    if (el) el.scrollIntoView({ block: el.classList.contains("ev") ? "center" : "start" });
   }
   window.addEventListener("hashchange", reveal);
   reveal();
@@ -52,7 +53,14 @@
       var node = tpl.content.firstElementChild;
       if (!node) return;
       var old = node.id && document.getElementById(node.id);
-      if (old) old.replaceWith(node); else events.appendChild(node);
+      var call = node.getAttribute("data-call");
+      var card = !old && call && /\btool-result\b/.test(node.className) &&
+        events.querySelector('.ev.tool-call[data-call="' + CSS.escape(call) + '"]');
+      // one card per tool invocation: the result goes inside its call's
+      if (card) {
+        card.appendChild(node);
+        if (/\bbad\b/.test(node.className)) card.classList.add("bad");
+      } else if (old) old.replaceWith(node); else events.appendChild(node);
       if (/^(step|run)-/.test(node.className.replace(/^ev /, "")) && !pending) pending = setTimeout(refresh, 150);
     });
     es.addEventListener("end", function () {
