@@ -59,11 +59,16 @@ once and plain. --format markdown writes Markdown for sharing.`,
 			}
 			out := cmd.OutOrStdout()
 			tty := isTerminal(out)
+			prices, err := priceTable()
+			if err != nil {
+				return err
+			}
 			opts := textview.Options{
 				Format:   textview.Format(format),
 				Step:     step,
 				Thinking: thinking,
 				MaxLines: maxLines,
+				Prices:   prices,
 			}
 			if mask {
 				opts.Masker = secrets.NewMasker(os.Environ())
@@ -127,7 +132,11 @@ func replayHTML(cmd *cobra.Command, src *runs.Run, outFile string, mask bool, re
 			return &exitError{code: 2, msg: err.Error()}
 		}
 	}
-	run, err := webview.LoadRun(src, webview.RunOptions{Redact: red})
+	prices, err := priceTable()
+	if err != nil {
+		return err
+	}
+	run, err := webview.LoadRun(src, webview.RunOptions{Redact: red, Prices: prices})
 	if err != nil {
 		return err
 	}
