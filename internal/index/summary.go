@@ -1,14 +1,13 @@
 package index
 
 import (
-	"encoding/json"
 	"errors"
 	"maps"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
+	"github.com/reelhq/reel/internal/importstore"
 	"github.com/reelhq/reel/internal/pricing"
 	"github.com/reelhq/reel/internal/rawjson"
 	"github.com/reelhq/reel/internal/runs"
@@ -161,11 +160,8 @@ func (f *fold) event(ev *transcript.ExchangeEvent) {
 		if sp != nil && f.Workflow == "" {
 			f.Workflow = sp.Name
 		}
-		if sp != nil && sp.Result != nil {
-			var r struct {
-				Import json.RawMessage `json:"import"`
-			}
-			f.Imported = f.Imported || transcript.DecodeResult(sp.Result, &r) == nil && len(r.Import) > 0
+		if _, imported := importstore.Imported(ev); imported {
+			f.Imported = true
 		}
 		if !ev.Timestamp.IsZero() && f.Started == 0 {
 			f.Started = ev.Timestamp.UnixMicro()
@@ -289,7 +285,6 @@ func (f *fold) durationMS() int64 {
 	return max(0, (f.Last-f.Started)/1000)
 }
 
-// imported reports whether the run came from reel import: its run.started
-// names the source (result.import); imports made before that were named
-// import:<file>.
-func (f *fold) imported() bool { return f.Imported || strings.HasPrefix(f.Workflow, "import:") }
+// imported reports whether the run came from reel import
+// (importstore.Imported).
+func (f *fold) imported() bool { return f.Imported }
