@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -87,5 +88,44 @@ func TestImportedSessionsAreNotResumable(t *testing.T) {
 	_, errOut, err = runReel(t, ctx, "resume", "--storage", storage, id)
 	if err == nil || !strings.Contains(err.Error()+errOut, "was imported from") || strings.Contains(err.Error()+errOut, "older reel") {
 		t.Errorf("resume of an import: %v\n%s", err, errOut)
+	}
+}
+
+// Issue 24, point 13: reel diff of two agentlog imports of the same agent
+// (Shadow's demo baseline and candidate, the shared fixtures) aligns their
+// single agent steps and shows the durations the traces recorded
+// (latency_ms), not the instant their events were written at.
+func TestAgentlogBaselineCandidateDiff(t *testing.T) {
+	storage := t.TempDir()
+	base := importFixture(t, storage, "agentlog", "demo-baseline.agentlog")
+	cand := importFixture(t, storage, "agentlog", "demo-candidate.agentlog")
+	out, errOut, err := runReel(t, context.Background(), "diff", "--json", "--storage", storage, base, cand)
+	var ee *exitError
+	if err != nil && !(errors.As(err, &ee) && ee.code == exitNo) { // exit 1: the runs differ, as diff(1)
+		t.Fatalf("%v\n%s", err, errOut)
+	}
+	var d struct {
+		A, B struct {
+			DurationMS int64 `json:"duration_ms"`
+		}
+		Steps []struct {
+			Label string `json:"label"`
+			A, B  *struct {
+				DurationMS int64 `json:"duration_ms"`
+			}
+		} `json:"steps"`
+	}
+	if err := json.Unmarshal([]byte(out), &d); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if len(d.Steps) != 1 || d.Steps[0].A == nil || d.Steps[0].B == nil {
+		t.Fatalf("steps not aligned: %s", out)
+	}
+	// the traces' latency_ms: baseline 98+12+115+84, candidate 412+12+534+398
+	if a, b := d.Steps[0].A.DurationMS, d.Steps[0].B.DurationMS; a != 309 || b != 1356 {
+		t.Errorf("step durations %d and %d ms, want 309 and 1356", a, b)
+	}
+	if d.A.DurationMS != 309 || d.B.DurationMS != 1356 {
+		t.Errorf("run durations %d and %d ms, want 309 and 1356", d.A.DurationMS, d.B.DurationMS)
 	}
 }

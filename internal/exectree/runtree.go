@@ -113,7 +113,7 @@ type Node struct {
 	seq      int           // order of start, to pick the latest of several open nodes
 	ordinal  int           // position of its step.started among the file's
 	iters    map[int]*Node // a loop's iteration groups by index
-	ranMS    int64         // a run's own duration_ms, from its last run.completed
+	ranMS    int64         // a run's or an agent step's own duration_ms, from its result
 	// computed is the part of CostUSD reel priced from the table (steps
 	// whose provider reported none).
 	computed float64
@@ -518,6 +518,7 @@ func (b *builder) line(t *Tree, path string, rec *runs.Record) bool {
 				if decodeAgentResult(sp.Result, &ar) == nil {
 					n.Usage = ar.Usage
 					n.setCost(b.prices.Step(&ar))
+					n.ranMS = ar.DurationMS
 					n.Provider, n.Model = ar.Provider, ar.Model
 					t.setOutput(n, ar.Output)
 				}
@@ -767,10 +768,18 @@ func finish(n *Node) {
 	if !n.Start.IsZero() && !n.End.IsZero() && n.End.After(n.Start) {
 		n.Duration = Millis(n.End.Sub(n.Start))
 	}
-	if n.Attempts > 1 && n.ranMS > 0 {
+	own := Millis(time.Duration(n.ranMS) * time.Millisecond)
+	switch {
+	case n.Attempts > 1 && n.ranMS > 0:
 		// A resumed run ran for the time its attempts ran, not for the
 		// time between its first start and its last end.
-		n.Duration = Millis(time.Duration(n.ranMS) * time.Millisecond)
+		n.Duration = own
+	case own > n.Duration:
+		// A run's or an agent step's own account of its time stands when
+		// its events span less: a recording whose events carry no real
+		// times (an agentlog trace, a provider stream) was imported
+		// with them all at one instant.
+		n.Duration = own
 	}
 }
 

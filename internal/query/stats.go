@@ -363,6 +363,12 @@ func (fs *fileStats) stepCompleted(path string, iteration int, ts time.Time, sp 
 		fs.warns.Addf("%s: step %s: agent result: %v", fs.run.Path, path, err)
 		return
 	}
+	if ar.DurationMS > d {
+		// the step's own account, when its events span less (an
+		// import of a recording without real times), as reel tree
+		t.DurationMS += ar.DurationMS - d
+		d = ar.DurationMS
+	}
 	cost := fs.prices.Step(&ar)
 	one := Totals{Steps: 1, AgentSteps: 1, Usage: ar.Usage, DurationMS: d, ToolCalls: calls, cost: cost}
 	if sp.err != "" {
