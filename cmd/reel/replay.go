@@ -61,11 +61,16 @@ transcript are never written: they are stripped from every format.
 				return fmt.Errorf("-o and --redact go with --format html")
 			}
 			out := cmd.OutOrStdout()
+			prices, err := priceTable()
+			if err != nil {
+				return err
+			}
 			opts := textview.Options{
 				Format:   textview.Format(format),
 				Step:     step,
 				Thinking: thinking,
 				MaxLines: maxLines,
+				Prices:   prices,
 			}
 			if mask {
 				opts.Masker = secrets.NewMasker(os.Environ())
@@ -129,7 +134,11 @@ func replayHTML(cmd *cobra.Command, src *runs.Run, outFile string, mask bool, re
 			return &exitError{code: 2, msg: err.Error()}
 		}
 	}
-	run, err := webview.LoadRun(src, webview.RunOptions{Redact: red})
+	prices, err := priceTable()
+	if err != nil {
+		return err
+	}
+	run, err := webview.LoadRun(src, webview.RunOptions{Redact: red, Prices: prices})
 	if err != nil {
 		return err
 	}

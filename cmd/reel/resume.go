@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/reelhq/reel/internal/engine"
+	"github.com/reelhq/reel/internal/importstore"
 	"github.com/reelhq/reel/internal/rerun"
 	"github.com/reelhq/reel/internal/runs"
 	"github.com/reelhq/reel/internal/runstatus"
@@ -82,6 +83,15 @@ Exit status as for reel run; 1 when the run cannot be resumed.`,
 func resumeRun(cmd *cobra.Command, path, wfFile, from string, interactive bool, f *runFlags) error {
 	userErr := func(format string, args ...any) error {
 		return &exitError{code: exitUser, msg: fmt.Sprintf(format, args...)}
+	}
+	if first, err := runs.Open(path, runs.Options{}).First(); err == nil {
+		if src, ok := importstore.Imported(&first); ok {
+			from := ""
+			if src != nil {
+				from = fmt.Sprintf(" from %s (%s)", src.Path, src.Format)
+			}
+			return userErr("run %s was imported%s: it records what an agent did outside reel, with no workflow for reel to continue; read it with reel replay %s, or continue the session in its own agent", first.RunID, from, first.RunID)
+		}
 	}
 	// the exchange rebuilds the conversations of kept agent steps
 	rec, err := rerun.Load(path, rerun.Options{Exchange: true})
@@ -179,7 +189,8 @@ func newResumeListCmd() *cobra.Command {
 	return cmd
 }
 
-// listResumable prints the top-level runs that did not succeed.
+// listResumable prints the top-level runs that did not succeed, leaving out
+// imported sessions: reel has no workflow to continue them with.
 func listResumable(cmd *cobra.Command, storage string) error {
 	dir, err := storageDir(storage)
 	if err != nil {
@@ -193,6 +204,11 @@ func listResumable(cmd *cobra.Command, storage string) error {
 	for _, r := range all {
 		s, err := r.Summarize()
 		if err != nil || s.ParentRunID != "" || s.Status == runstatus.Success || s.Status == runstatus.Running {
+			continue
+		}
+		if first, err := r.First(); err != nil {
+			continue
+		} else if _, imported := importstore.Imported(&first); imported {
 			continue
 		}
 		list = append(list, s)

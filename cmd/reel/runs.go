@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/reelhq/reel/internal/index"
+	"github.com/reelhq/reel/internal/pricing"
 	"github.com/reelhq/reel/internal/runstatus"
 	"github.com/reelhq/reel/internal/safefile"
 )
@@ -117,9 +118,13 @@ type runTally struct {
 	// AvgDurationMS is over the runs that ended.
 	AvgDurationMS int64 `json:"avg_duration_ms"`
 	Tokens        int64 `json:"tokens"`
-	// CostUSD adds the runs with a known cost; PricedRuns counts them.
-	CostUSD    float64 `json:"cost_usd"`
-	PricedRuns int     `json:"priced_runs"`
+	// CostUSD adds the runs' costs (absent when none is known);
+	// PricedRuns counts the runs with a known cost, UnpricedSteps the
+	// steps of a model without a price that CostUSD leaves out.
+	CostUSD       *float64 `json:"cost_usd,omitempty"`
+	PricedRuns    int      `json:"priced_runs"`
+	UnpricedSteps int      `json:"unpriced_steps,omitempty"`
+	cost          pricing.Total
 }
 
 func tallyRuns(runs []index.Run) runTally {
@@ -132,8 +137,9 @@ func tallyRuns(runs []index.Run) runTally {
 	for _, r := range runs {
 		t.ByStatus[r.Status]++
 		t.Tokens += r.Tokens
-		if r.CostUSD != nil {
-			t.CostUSD += *r.CostUSD
+		c := r.Cost()
+		t.cost.Add(c)
+		if c.Known {
 			t.PricedRuns++
 		}
 		if runstatus.Ended(r.Status) {
@@ -144,6 +150,7 @@ func tallyRuns(runs []index.Run) runTally {
 	if ended > 0 {
 		t.AvgDurationMS = (total / time.Duration(ended)).Milliseconds()
 	}
+	t.CostUSD, t.UnpricedSteps = t.cost.USDPtr(), t.cost.Unpriced
 	return t
 }
 
@@ -155,9 +162,9 @@ func writeTally(out io.Writer, t runTally) error {
 	}
 	fmt.Fprintf(&b, "avg duration  %s\n", time.Duration(t.AvgDurationMS)*time.Millisecond)
 	fmt.Fprintf(&b, "tokens        %d\n", t.Tokens)
-	cost := "-"
+	cost := t.cost.String()
 	if t.PricedRuns > 0 {
-		cost = fmt.Sprintf("$%.4f (%d of %d runs priced)", t.CostUSD, t.PricedRuns, t.Runs)
+		cost += fmt.Sprintf(" (%d of %d runs priced)", t.PricedRuns, t.Runs)
 	}
 	fmt.Fprintf(&b, "cost          %s\n", cost)
 	_, err := io.WriteString(out, b.String())
@@ -188,10 +195,7 @@ func writeRuns(out io.Writer, runs []index.Run, p palette, width int) error {
 		if r.Status == runstatus.Running {
 			dur += " so far"
 		}
-		cost := "-"
-		if r.CostUSD != nil {
-			cost = fmt.Sprintf("$%.4f", *r.CostUSD)
-		}
+		cost := r.Cost().String()
 		started := r.Started.Local().Format("2006-01-02 15:04:05")
 		if r.Started.IsZero() || r.Started.Unix() == 0 {
 			// No run.started: the file is empty (the run was stopped

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/reelhq/reel/internal/exectree"
+	"github.com/reelhq/reel/internal/pricing"
 	"github.com/reelhq/reel/internal/runstatus"
 	"github.com/reelhq/reel/transcript"
 )
@@ -26,14 +27,18 @@ type runAt struct {
 	// Steps counts the steps where the run stands (runstatus.StepCounts:
 	// retries and what a resume ran again counted once, by the outcome
 	// that stands), sub-workflows' included.
-	Steps      runstatus.StepCounts `json:"steps"`
-	Open       []stepAt             `json:"open,omitempty"`
-	Failed     []stepAt             `json:"failed,omitempty"`
-	Usage      transcript.Usage     `json:"usage"`
-	CostUSD    float64              `json:"cost_usd,omitempty"`
-	SubRuns    int                  `json:"sub_runs,omitempty"`
-	Transcript string               `json:"transcript"`
-	Warnings   []string             `json:"warnings,omitempty"`
+	Steps  runstatus.StepCounts `json:"steps"`
+	Open   []stepAt             `json:"open,omitempty"`
+	Failed []stepAt             `json:"failed,omitempty"`
+	Usage  transcript.Usage     `json:"usage"`
+	// CostUSD and UnpricedSteps are the run's cost (pricing.Total),
+	// absent when unknown.
+	CostUSD       *float64 `json:"cost_usd,omitempty"`
+	UnpricedSteps int      `json:"unpriced_steps,omitempty"`
+	cost          pricing.Total
+	SubRuns       int      `json:"sub_runs,omitempty"`
+	Transcript    string   `json:"transcript"`
+	Warnings      []string `json:"warnings,omitempty"`
 }
 
 // stepAt is one step execution worth naming.
@@ -67,7 +72,11 @@ A run that did not succeed says how to resume it.`,
 			if err != nil {
 				return err
 			}
-			tree, err := exectree.Build(list[0], exectree.Options{})
+			prices, err := priceTable()
+			if err != nil {
+				return err
+			}
+			tree, err := exectree.Build(list[0], exectree.Options{Prices: prices})
 			if err != nil {
 				return err
 			}
@@ -98,7 +107,7 @@ func standing(t *exectree.Tree, path string) runAt {
 	root := t.Root
 	at := runAt{RunID: root.RunID, Workflow: root.Name, Status: root.Status, Attempts: root.Attempts, Started: root.Start,
 		DurationMS: time.Duration(root.Duration).Milliseconds(), ExitCode: root.ExitCode, Error: root.Error,
-		Usage: root.Usage, CostUSD: root.CostUSD, Transcript: path, Warnings: t.Warnings}
+		Usage: root.Usage, CostUSD: root.CostUSD, UnpricedSteps: root.UnpricedSteps, cost: root.Cost(), Transcript: path, Warnings: t.Warnings}
 	if !runstatus.Ended(at.Status) && !root.Start.IsZero() && at.Status == runstatus.Running {
 		at.DurationMS = time.Since(root.Start).Milliseconds()
 	}
@@ -214,12 +223,9 @@ func writeStanding(w io.Writer, at runAt, p palette) {
 		fmt.Fprintf(w, "%s %s\n", key("error"), oneLine(at.Error, 100))
 	}
 	if u := at.Usage; u.InputTokens+u.OutputTokens > 0 {
-		tok := exectree.FormatUsage(u)
-		if at.CostUSD > 0 {
-			tok += fmt.Sprintf("  $%.4f", at.CostUSD)
-		}
-		fmt.Fprintf(w, "%s %s\n", key("tokens"), tok)
+		fmt.Fprintf(w, "%s %s\n", key("tokens"), exectree.FormatUsage(u))
 	}
+	fmt.Fprintf(w, "%s %s\n", key("cost"), at.cost)
 	fmt.Fprintf(w, "%s %s\n", key("transcript"), at.Transcript)
 	if at.Status == runstatus.Interrupted || at.Status == runstatus.Failure || at.Status == runstatus.Cancelled {
 		fmt.Fprintf(w, "%s reel resume %s\n", key("resume"), at.RunID)

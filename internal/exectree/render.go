@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/reelhq/reel/internal/pricing"
 	"github.com/reelhq/reel/internal/runstatus"
 
 	"github.com/reelhq/reel/transcript"
@@ -82,8 +81,10 @@ func label(n *Node, top bool) string {
 	if u := n.Usage; u.InputTokens != 0 || u.OutputTokens != 0 {
 		parts = append(parts, FormatUsage(u))
 	}
-	if n.CostUSD != 0 || n.UnpricedSteps > 0 {
-		parts = append(parts, pricing.FormatCost(n.CostUSD, n.UnpricedSteps))
+	// The run always says what it cost, "—" when nothing is known; an
+	// execution inside it only when it has a cost to show.
+	if c := n.Cost(); top || c.Known || c.Unpriced > 0 {
+		parts = append(parts, c.String())
 	}
 	if n.Model != "" || n.Provider != "" {
 		parts = append(parts, strings.Trim(n.Provider+"/"+n.Model, "/"))

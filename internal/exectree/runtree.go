@@ -58,9 +58,10 @@ type Node struct {
 	End      time.Time `json:"end,omitzero"`
 	Duration Millis    `json:"duration_ms"`
 	// Usage and CostUSD are the node's own for agent steps and the sum of
-	// the subtree for the others.
+	// the subtree for the others (a run's: pricing.RunTotal). CostUSD is
+	// absent when nothing in it has a known cost (Cost says "—").
 	Usage   transcript.Usage `json:"usage"`
-	CostUSD float64          `json:"cost_usd,omitempty"`
+	CostUSD *float64         `json:"cost_usd,omitempty"`
 	// UnpricedSteps counts the agent steps in the subtree whose cost is
 	// unknown (no reported cost, no price for the model): CostUSD leaves
 	// them out.
@@ -105,14 +106,38 @@ type Node struct {
 	OutputDigest [sha256.Size]byte `json:"-"`
 	HasOutput    bool              `json:"-"`
 
-	open    bool
-	seq     int           // order of start, to pick the latest of several open nodes
-	ordinal int           // position of its step.started among the file's
-	iters   map[int]*Node // a loop's iteration groups by index
-	ranMS   int64         // a run's own duration_ms, from its last run.completed
-	// computed is the part of the subtree's cost reel priced from the
-	// table (steps whose provider reported none).
+	open bool
+	// recorded is set on a run while CostUSD holds the cost its
+	// run.completed recorded, until finish.
+	recorded bool
+	seq      int           // order of start, to pick the latest of several open nodes
+	ordinal  int           // position of its step.started among the file's
+	iters    map[int]*Node // a loop's iteration groups by index
+	ranMS    int64         // a run's or an agent step's own duration_ms, from its result
+	// computed is the part of CostUSD reel priced from the table (steps
+	// whose provider reported none).
 	computed float64
+}
+
+// Cost is what the execution cost, as every reader shows it.
+func (n *Node) Cost() pricing.Total {
+	c := pricing.Total{Computed: n.computed, Known: n.CostUSD != nil, Unpriced: n.UnpricedSteps}
+	if n.CostUSD != nil {
+		c.USD = *n.CostUSD
+	}
+	return c
+}
+
+// recordedCost is the cost the run's run.completed recorded, if any.
+func (n *Node) recordedCost() *float64 {
+	if n.recorded {
+		return n.CostUSD
+	}
+	return nil
+}
+
+func (n *Node) setCost(c pricing.Total) {
+	n.CostUSD, n.UnpricedSteps, n.computed, n.recorded = c.USDPtr(), c.Unpriced, c.Computed, false
 }
 
 // MaxToolSeq is how many tool names a node keeps in ToolSeq.
@@ -182,7 +207,7 @@ type Tree struct {
 // Options tune Build.
 type Options struct {
 	// Prices price the agent steps whose provider reported no cost (nil:
-	// reported costs only).
+	// pricing.Default()).
 	Prices *pricing.Table
 	// MaxNodes bounds the step executions the tree holds, across the run
 	// and its sub-workflows (default 200,000): memory follows the tree,
@@ -206,6 +231,9 @@ const DefaultMaxNodes = 200_000
 func Build(run *runs.Run, opts Options) (*Tree, error) {
 	if opts.MaxNodes <= 0 {
 		opts.MaxNodes = DefaultMaxNodes
+	}
+	if opts.Prices == nil {
+		opts.Prices = pricing.Default()
 	}
 	t := &Tree{nodesLeft: opts.MaxNodes, warns: run.Warnings()}
 	root, err := t.buildFile(run, opts)
@@ -400,7 +428,7 @@ func (b *builder) line(t *Tree, path string, rec *runs.Record) bool {
 			b.root.open = true
 			// The account of the attempt before is no longer the run's:
 			// until this one completes, the subtree's sum stands in.
-			b.root.Usage, b.root.CostUSD, b.root.ExitCode, b.root.Error = transcript.Usage{}, 0, nil, ""
+			b.root.Usage, b.root.CostUSD, b.root.recorded, b.root.ExitCode, b.root.Error = transcript.Usage{}, nil, false, nil, ""
 			return false
 		}
 		b.root.RunID = ev.RunID
@@ -431,9 +459,7 @@ func (b *builder) line(t *Tree, path string, rec *runs.Record) bool {
 					r.Status = rr.Status
 				}
 				r.Usage = rr.Usage
-				if rr.CostUSD != nil {
-					r.CostUSD = *rr.CostUSD
-				}
+				r.CostUSD, r.recorded = rr.CostUSD, true
 				code := rr.ExitCode
 				r.ExitCode = &code
 				r.ranMS = rr.DurationMS
@@ -491,14 +517,8 @@ func (b *builder) line(t *Tree, path string, rec *runs.Record) bool {
 				var ar transcript.AgentResult
 				if decodeAgentResult(sp.Result, &ar) == nil {
 					n.Usage = ar.Usage
-					cost, src, ok := b.prices.Cost(&ar)
-					n.CostUSD = cost
-					if src == pricing.Computed {
-						n.computed = cost
-					}
-					if !ok {
-						n.UnpricedSteps = 1
-					}
+					n.setCost(b.prices.Step(&ar))
+					n.ranMS = ar.DurationMS
 					n.Provider, n.Model = ar.Provider, ar.Model
 					t.setOutput(n, ar.Output)
 				}
@@ -687,14 +707,11 @@ func (b *builder) intern(p []byte) string {
 // subtree's tokens and cost, and every node gets its duration.
 func finish(n *Node) {
 	var sum transcript.Usage
-	var cost, computed float64
-	unpriced := 0
+	var cost pricing.Total
 	for _, c := range n.Children {
 		finish(c)
 		sum.Add(c.Usage)
-		cost += c.CostUSD
-		unpriced += c.UnpricedSteps
-		computed += c.computed
+		cost.Add(c.Cost())
 	}
 	if n.Status == StatusInterrupted {
 		// An open execution lasted at least as long as what ran inside it.
@@ -736,24 +753,28 @@ func finish(n *Node) {
 		if n.Usage == (transcript.Usage{}) {
 			n.Usage = sum
 		}
-		// Its cost counts only what providers reported: the steps reel
-		// priced from the table are added to it, so that it is the figure
-		// reel stats, reel runs and the exported run span give.
-		if n.CostUSD == 0 {
-			n.CostUSD = cost
-		} else {
-			n.CostUSD += computed
-		}
-		n.UnpricedSteps = unpriced
-		n.computed = computed
+		// A recorded cost counts only what providers reported: the steps
+		// reel priced from the table are added to it (pricing.RunTotal),
+		// so that it is the figure every other reader gives.
+		n.setCost(pricing.RunTotal(n.recordedCost(), cost))
+	} else if n.recorded {
+		n.setCost(pricing.RunTotal(n.recordedCost(), pricing.Total{}))
 	}
 	if !n.Start.IsZero() && !n.End.IsZero() && n.End.After(n.Start) {
 		n.Duration = Millis(n.End.Sub(n.Start))
 	}
-	if n.Attempts > 1 && n.ranMS > 0 {
+	own := Millis(time.Duration(n.ranMS) * time.Millisecond)
+	switch {
+	case n.Attempts > 1 && n.ranMS > 0:
 		// A resumed run ran for the time its attempts ran, not for the
 		// time between its first start and its last end.
-		n.Duration = Millis(time.Duration(n.ranMS) * time.Millisecond)
+		n.Duration = own
+	case own > n.Duration:
+		// A run's or an agent step's own account of its time stands when
+		// its events span less: a recording whose events carry no real
+		// times (an agentlog trace, a provider stream) was imported
+		// with them all at one instant.
+		n.Duration = own
 	}
 }
 

@@ -22,6 +22,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"github.com/reelhq/reel/internal/runs"
 	"github.com/reelhq/reel/internal/safefile"
@@ -125,6 +126,23 @@ func (s Source) Same(o Source) bool { return s.Size == o.Size && s.SHA256 == o.S
 
 // Result is run.started's result for the source's run.
 func (s Source) Result() any { return map[string]Source{"import": s} }
+
+// Imported tells whether the run whose run.started is ev came from reel
+// import, and returns the source it names. Imports made before sources
+// were recorded name no source (src is nil) and are named import:<file>.
+func Imported(ev *transcript.ExchangeEvent) (src *Source, ok bool) {
+	sp := ev.Step()
+	if ev.Type != transcript.RunStarted || sp == nil {
+		return nil, false
+	}
+	var r struct {
+		Import *Source `json:"import"`
+	}
+	if sp.Result != nil && transcript.DecodeResult(sp.Result, &r) == nil && r.Import != nil {
+		return r.Import, true
+	}
+	return nil, strings.HasPrefix(sp.Name, "import:")
+}
 
 // Outcome is what an import of a source did.
 type Outcome string

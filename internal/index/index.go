@@ -69,7 +69,7 @@ import (
 
 // schemaVersion changes whenever the schema or what is indexed changes; an
 // index of another version is rebuilt.
-const schemaVersion = "3"
+const schemaVersion = "4"
 
 // FileName is the index's file name under the storage directory.
 const FileName = "index.db"
@@ -100,6 +100,7 @@ CREATE TABLE runs (
 	reasoning_tokens INTEGER NOT NULL DEFAULT 0,
 	total_tokens INTEGER NOT NULL DEFAULT 0,
 	cost_usd REAL,
+	unpriced_steps INTEGER NOT NULL DEFAULT 0,
 	steps INTEGER NOT NULL DEFAULT 0,
 	failed_steps INTEGER NOT NULL DEFAULT 0,
 	tool_calls INTEGER NOT NULL DEFAULT 0,

@@ -38,7 +38,7 @@ type Page struct {
 }
 
 const runColumns = `run_id, parent_run_id, workflow, imported, started, last_event, ended, status, exit_code, duration_ms, error,
-	input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, total_tokens, cost_usd,
+	input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, total_tokens, cost_usd, unpriced_steps,
 	steps, failed_steps, tool_calls, tool_errors, events, providers, models`
 
 func (ix *Index) scanRun(rows interface{ Scan(...any) error }) (Run, bool, error) {
@@ -51,7 +51,7 @@ func (ix *Index) scanRun(rows interface{ Scan(...any) error }) (Run, bool, error
 		providers, mod string
 	)
 	err := rows.Scan(&r.RunID, &r.ParentRunID, &r.Workflow, &r.Imported, &started, &last, &ended, &r.Status, &exit, &r.DurationMS, &r.Error,
-		&r.Usage.InputTokens, &r.Usage.OutputTokens, &r.Usage.CacheReadTokens, &r.Usage.CacheWriteTokens, &r.Usage.ReasoningTokens, &r.Usage.TotalTokens, &cost,
+		&r.Usage.InputTokens, &r.Usage.OutputTokens, &r.Usage.CacheReadTokens, &r.Usage.CacheWriteTokens, &r.Usage.ReasoningTokens, &r.Usage.TotalTokens, &cost, &r.UnpricedSteps,
 		&r.Steps, &r.FailedSteps, &r.ToolCalls, &r.ToolErrors, &r.Events, &providers, &mod)
 	if err != nil {
 		return r, false, err

@@ -1,14 +1,13 @@
 package index
 
 import (
-	"encoding/json"
 	"errors"
 	"maps"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
+	"github.com/reelhq/reel/internal/importstore"
 	"github.com/reelhq/reel/internal/pricing"
 	"github.com/reelhq/reel/internal/rawjson"
 	"github.com/reelhq/reel/internal/runs"
@@ -34,10 +33,14 @@ type Run struct {
 	// from its start to its last event.
 	DurationMS int64 `json:"duration_ms"`
 	// Tokens is Usage.TotalTokens, at the top level for jq.
-	Tokens  int64            `json:"tokens"`
-	Usage   transcript.Usage `json:"usage"`
-	CostUSD *float64         `json:"cost_usd,omitempty"`
-	Error   string           `json:"error,omitempty"`
+	Tokens int64            `json:"tokens"`
+	Usage  transcript.Usage `json:"usage"`
+	// CostUSD is what the run cost (pricing.RunTotal), absent when
+	// nothing in it has a known cost; UnpricedSteps counts its steps of a
+	// model without a price, which CostUSD leaves out.
+	CostUSD       *float64 `json:"cost_usd,omitempty"`
+	UnpricedSteps int      `json:"unpriced_steps,omitempty"`
+	Error         string   `json:"error,omitempty"`
 	// Steps counts the run's steps where it stands, and FailedSteps those
 	// of them that failed, by the rule reel status counts them with
 	// (runstatus.StepCounts: a step's retries, and the executions a
@@ -53,6 +56,9 @@ type Run struct {
 	Models      []string `json:"models,omitempty"`
 	Path        string   `json:"path"`
 }
+
+// Cost is what the run cost, as every reader shows it.
+func (r Run) Cost() pricing.Total { return pricing.Of(r.CostUSD, r.UnpricedSteps) }
 
 // fold is the state of reading one transcript, kept in the index between
 // incremental updates so that new lines are added to it without reading
@@ -79,9 +85,9 @@ type fold struct {
 	// totals (yet). Unreported adds up, by model, the usage of the agent
 	// steps whose provider reported no cost: it is priced when the row is
 	// written (cost), so the fold does not depend on a price table.
-	AgentUsage transcript.Usage            `json:"agent_usage"`
-	AgentCost  *float64                    `json:"agent_cost,omitempty"`
-	Unreported map[string]transcript.Usage `json:"unreported,omitempty"`
+	AgentUsage transcript.Usage      `json:"agent_usage"`
+	AgentCost  *float64              `json:"agent_cost,omitempty"`
+	Unreported map[string]unreported `json:"unreported,omitempty"`
 	// Steps decides how the steps count (Run.Steps, Run.FailedSteps).
 	Steps      runstatus.Tally `json:"steps"`
 	ToolCalls  int             `json:"tool_calls"`
@@ -154,11 +160,8 @@ func (f *fold) event(ev *transcript.ExchangeEvent) {
 		if sp != nil && f.Workflow == "" {
 			f.Workflow = sp.Name
 		}
-		if sp != nil && sp.Result != nil {
-			var r struct {
-				Import json.RawMessage `json:"import"`
-			}
-			f.Imported = f.Imported || transcript.DecodeResult(sp.Result, &r) == nil && len(r.Import) > 0
+		if _, imported := importstore.Imported(ev); imported {
+			f.Imported = true
 		}
 		if !ev.Timestamp.IsZero() && f.Started == 0 {
 			f.Started = ev.Timestamp.UnixMicro()
@@ -199,24 +202,35 @@ func (f *fold) event(ev *transcript.ExchangeEvent) {
 			return
 		}
 		f.AgentUsage.Add(ar.Usage)
+		used := ar.Usage != (transcript.Usage{})
 		switch {
-		case ar.CostUSD != nil:
+		case ar.CostUSD != nil && (*ar.CostUSD != 0 || used):
 			sum := *ar.CostUSD
 			if f.AgentCost != nil {
 				sum += *f.AgentCost
 			}
 			f.AgentCost = &sum
-		default:
+		case used:
+			// priced when the row is written (runCost), as
+			// pricing.Table.Step would price it
 			if f.Unreported == nil {
-				f.Unreported = map[string]transcript.Usage{}
+				f.Unreported = map[string]unreported{}
 			}
 			u := f.Unreported[ar.Model]
-			u.Add(ar.Usage)
+			u.Usage.Add(ar.Usage)
+			u.Steps++
 			f.Unreported[ar.Model] = u
 		}
 		f.Providers = addSorted(f.Providers, ar.Provider)
 		f.Models = addSorted(f.Models, ar.Model)
 	}
+}
+
+// unreported is what the steps of one model whose provider reported no
+// cost used.
+type unreported struct {
+	Usage transcript.Usage `json:"usage"`
+	Steps int              `json:"steps"`
 }
 
 func addSorted(list []string, s string) []string {
@@ -230,33 +244,27 @@ func addSorted(list []string, s string) []string {
 	return slices.Insert(list, i, s)
 }
 
-// runCost is what a run cost, as reel stats and reel tree count it
-// (pricing.Table.Cost per agent step): the costs providers reported (the
-// run's own account when run.completed gives one, which includes its
-// sub-workflows', else the sum over its agent steps so far), plus the
-// tokens of the steps whose provider reported none, priced from prices.
-// Nil when nothing in the run has a known cost.
-func (f *fold) runCost(prices *pricing.Table) *float64 {
-	reported := f.RunCost
-	if reported == nil {
-		reported = f.AgentCost
-	}
-	var sum float64
-	known := reported != nil
-	if known {
-		sum = *reported
+// runCost is what a run cost, by the rules of pricing.Total and
+// pricing.RunTotal, as every other reader counts it: the costs providers
+// reported (the run's own account when run.completed gives one, which
+// includes its sub-workflows', else the sum over its agent steps so far),
+// plus the tokens of the steps whose provider reported none, priced from
+// prices.
+func (f *fold) runCost(prices *pricing.Table) pricing.Total {
+	var steps pricing.Total
+	if f.AgentCost != nil {
+		steps = pricing.Total{USD: *f.AgentCost, Known: true}
 	}
 	// In a fixed order, so that the same fold always gives the same sum.
 	for _, model := range slices.Sorted(maps.Keys(f.Unreported)) {
-		if usd, ok := prices.Price(model, f.Unreported[model]); ok {
-			sum += usd
-			known = true
+		u := f.Unreported[model]
+		if usd, ok := prices.Price(model, u.Usage); ok {
+			steps.Add(pricing.Total{USD: usd, Computed: usd, Known: true})
+		} else {
+			steps.Add(pricing.Total{Unpriced: u.Steps})
 		}
 	}
-	if !known {
-		return nil
-	}
-	return &sum
+	return pricing.RunTotal(f.RunCost, steps)
 }
 
 // usage is the run's token account: run.completed's totals when it has
@@ -277,7 +285,6 @@ func (f *fold) durationMS() int64 {
 	return max(0, (f.Last-f.Started)/1000)
 }
 
-// imported reports whether the run came from reel import: its run.started
-// names the source (result.import); imports made before that were named
-// import:<file>.
-func (f *fold) imported() bool { return f.Imported || strings.HasPrefix(f.Workflow, "import:") }
+// imported reports whether the run came from reel import
+// (importstore.Imported).
+func (f *fold) imported() bool { return f.Imported }

@@ -193,8 +193,8 @@ type txWriter struct {
 
 const insertRun = `INSERT OR REPLACE INTO runs(run_id, parent_run_id, workflow, imported, started, last_event, ended, status,
 	exit_code, duration_ms, error, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, total_tokens,
-	cost_usd, steps, failed_steps, tool_calls, tool_errors, events, providers, models, file, size, mtime, head, offset, fold)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	cost_usd, unpriced_steps, steps, failed_steps, tool_calls, tool_errors, events, providers, models, file, size, mtime, head, offset, fold)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 func (ix *Index) begin(ctx context.Context) (*txWriter, error) {
 	tx, err := ix.db.BeginTx(ctx, nil)
@@ -424,13 +424,14 @@ func (ix *Index) apply(ctx context.Context, tx *txWriter, p *prepared) (int64, e
 	if f.ExitCode != nil {
 		exit = *f.ExitCode
 	}
-	if c := f.runCost(ix.prices); c != nil {
-		cost = *c
+	c := f.runCost(ix.prices)
+	if c.Known {
+		cost = c.USD
 	}
 	_, err = tx.run.ExecContext(ctx,
 		p.runID, f.ParentRunID, f.Workflow, f.imported(), f.Started, f.Last, f.Ended, f.Status,
 		exit, f.durationMS(), f.Error, u.InputTokens, u.OutputTokens, u.CacheReadTokens, u.CacheWriteTokens, u.ReasoningTokens, u.TotalTokens,
-		cost, steps.Total(), steps.Failed, f.ToolCalls, f.ToolErrors, f.Events, joinSet(f.Providers), joinSet(f.Models),
+		cost, c.Unpriced, steps.Total(), steps.Failed, f.ToolCalls, f.ToolErrors, f.Events, joinSet(f.Providers), joinSet(f.Models),
 		p.path, p.size, p.mtime, p.head, p.offset, string(foldJSON))
 	if err != nil {
 		return 0, fmt.Errorf("index %s: %w", p.path, err)

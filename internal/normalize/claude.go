@@ -25,6 +25,15 @@ type claude struct {
 	totals   claudeTotals
 	turns    int
 	prompts  int
+	// summaries are the title lines of the log by the message they
+	// summarise (leafUuid); leaf is the latest of this session's messages
+	// that one of them names. A log's summary lines may name another
+	// session's messages (Claude Code writes them where it resumes), so
+	// a summary titles the session only when its leaf is here, as
+	// claude-code-log matches them.
+	summaries     map[string]string
+	leaf          string
+	pendingLeaves []string
 }
 
 func newClaude(p *Parser, session bool) {
@@ -36,7 +45,7 @@ func newClaude(p *Parser, session bool) {
 
 type claudeLine struct {
 	typ, subtype, sid, model, result    string
-	cwd, summary                        string
+	cwd, summary, uuid, leafUUID        string
 	message, usage, models, errors      []byte
 	ts                                  time.Time
 	sidechain, meta, isError, synthetic bool
@@ -86,6 +95,10 @@ func (c *claude) line(v []byte) error {
 			l.cwd = rawjson.Str(val)
 		case "summary":
 			l.summary = rawjson.Str(val)
+		case "uuid":
+			l.uuid = rawjson.Str(val)
+		case "leafUuid":
+			l.leafUUID = rawjson.Str(val)
 		}
 	})
 	if err != nil {
@@ -94,6 +107,14 @@ func (c *claude) line(v []byte) error {
 	s := c.st
 	if l.sid != "" {
 		s.res.Agent.SessionID = l.sid
+	}
+	if l.uuid != "" && l.typ != "summary" {
+		if _, ok := c.summaries[l.uuid]; ok {
+			c.leaf = l.uuid
+		} else if len(c.pendingLeaves) < maxLeaves {
+			// a summary line may also come after the message it names
+			c.pendingLeaves = append(c.pendingLeaves, l.uuid)
+		}
 	}
 	if l.cwd != "" {
 		s.setCWD(l.cwd)
@@ -121,9 +142,13 @@ func (c *claude) line(v []byte) error {
 			s.setModel(l.model)
 		}
 	case "summary":
-		// The session's title as Claude Code shows it.
-		if s.res.Title == "" {
-			s.res.Title = l.summary
+		// The session's title as Claude Code shows it, if it is this
+		// session's (finish).
+		if l.summary != "" && l.leafUUID != "" {
+			if c.summaries == nil {
+				c.summaries = map[string]string{}
+			}
+			c.summaries[l.leafUUID] = l.summary
 		}
 	case "file-history-snapshot", "rate_limit_event":
 		// Session titles, file backups and rate-limit notices carry no
@@ -369,8 +394,22 @@ func (c *claude) result(l claudeLine) {
 	}
 }
 
+// maxLeaves bounds the message ids a log keeps to match summary lines
+// written after the messages they name.
+const maxLeaves = 1 << 16
+
 func (c *claude) finish() {
 	s := c.st
+	if c.leaf == "" {
+		for _, id := range c.pendingLeaves {
+			if _, ok := c.summaries[id]; ok {
+				c.leaf = id
+			}
+		}
+	}
+	if t := c.summaries[c.leaf]; t != "" && s.res.Title == "" {
+		s.res.Title = t
+	}
 	if c.results == 0 {
 		// No result line (a session log, or a stream cut short): the
 		// per-message usage is all the provider reported.

@@ -18,7 +18,7 @@ type codexExec struct {
 	// thread is the current thread id; totals hold the last running total
 	// turn.completed reported per thread, in order of first report.
 	thread  string
-	totals  map[string]transcript.Usage
+	totals  map[string]*runningTotal
 	threads []string
 	// Item ids restart with each process (item_0, item_1, …), so a
 	// recording of a run and its resume holds the same id twice: ids an
@@ -29,7 +29,7 @@ type codexExec struct {
 }
 
 func newCodexExec(p *Parser) {
-	c := &codexExec{st: p.st, cmd: map[string]bool{}, totals: map[string]transcript.Usage{}}
+	c := &codexExec{st: p.st, cmd: map[string]bool{}, totals: map[string]*runningTotal{}}
 	c.ev = &codexEvents{st: p.st, direct: true}
 	p.st.res.Agent.Provider = "codex"
 	p.line = c.line
@@ -46,10 +46,10 @@ func (c *codexExec) finish() {
 	}
 	var u transcript.Usage
 	for _, id := range c.threads {
-		u.Add(c.totals[id])
+		u.Add(c.totals[id].total())
 	}
 	c.st.setUsage(u)
-	last := c.totals[c.threads[len(c.threads)-1]]
+	last := c.totals[c.threads[len(c.threads)-1]].last
 	c.st.res.SessionTotal = &last
 }
 
@@ -98,8 +98,9 @@ func (c *codexExec) line(v []byte) error {
 		}
 		if _, seen := c.totals[c.thread]; !seen {
 			c.threads = append(c.threads, c.thread)
+			c.totals[c.thread] = &runningTotal{}
 		}
-		c.totals[c.thread] = u
+		c.totals[c.thread].report(u)
 	case "turn.failed":
 		s.flush()
 		s.fail(errMessage(errv))

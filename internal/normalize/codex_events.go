@@ -21,6 +21,8 @@ type codexEvents struct {
 	// drop: the file has response items, so the duplicate texts are not
 	// even decoded.
 	drop bool
+	// tokens adds up the session's running totals across restarts.
+	tokens runningTotal
 }
 
 // event handles one event payload and returns the length of its object; it
@@ -101,18 +103,32 @@ func (e *codexEvents) event(v []byte, ts time.Time) (int, error) {
 	}
 	switch typ {
 	case "token_count":
-		// Reported totals are cumulative for the session: the last wins.
-		if flatUsage {
-			s.setUsage(u)
-		} else if tot := field(info, "total_token_usage"); tot != nil {
-			s.setUsage(codexUsage(tot))
+		// Reported totals are the session's running total, which starts
+		// again from zero when Codex starts a new conversation in the
+		// file (usage.go).
+		if !flatUsage {
+			tot := field(info, "total_token_usage")
+			if tot == nil {
+				break
+			}
+			u = codexUsage(tot)
 		}
+		if u.TotalTokens == 0 {
+			u.TotalTokens = u.InputTokens + u.OutputTokens
+		}
+		e.tokens.report(u)
+		s.setUsage(e.tokens.total())
 	case "agent_message":
 		later(func() { s.text(message, ts) })
 	case "agent_reasoning", "agent_reasoning_raw_content":
 		later(func() { s.thinking(text, ts) })
 	case "user_message":
-		later(func() { s.user([]string{message}, ts, true) })
+		later(func() {
+			if s.res.Prompt == "" {
+				s.res.Prompt = codexRequest(message)
+			}
+			s.user([]string{message}, ts, true)
+		})
 	case "exec_command_begin":
 		if e.direct {
 			cmd := argv(command)

@@ -166,8 +166,10 @@ func (c *codexRollout) item(v []byte, ts time.Time) (int, error) {
 		case "user":
 			// The CLI injects its environment and instructions as user
 			// messages; they are recorded but are not the prompt.
-			prompt := len(texts) > 0 && !strings.HasPrefix(texts[0], "<environment_context>") &&
-				!strings.HasPrefix(texts[0], "<user_instructions>")
+			prompt := len(texts) > 0 && isCodexPrompt(texts[0])
+			if prompt && s.res.Prompt == "" {
+				s.res.Prompt = codexRequest(strings.Join(texts, "\n"))
+			}
 			s.user(texts, ts, prompt)
 		default:
 			s.skip("system message")
@@ -217,4 +219,32 @@ func (c *codexRollout) item(v []byte, ts time.Time) (int, error) {
 		s.skip(SkipUnknownItem)
 	}
 	return end, nil
+}
+
+// isCodexPrompt tells the user's own messages from those the CLI injects:
+// its environment, the user's instructions and AGENTS.md files.
+func isCodexPrompt(text string) bool {
+	for _, p := range []string{"<environment_context>", "<user_instructions>", "# AGENTS.md instructions for "} {
+		if strings.HasPrefix(text, p) {
+			return false
+		}
+	}
+	return text != ""
+}
+
+// codexRequest is what the user asked in a prompt the IDE extension sent:
+// it puts the editor's state first ("# Context from my IDE setup:", the
+// active file, open tabs) and the request under "## My request for
+// Codex:". Any other prompt is the request as it is.
+func codexRequest(text string) string {
+	if !strings.HasPrefix(text, "# Context from my IDE setup") {
+		return text
+	}
+	const marker = "## My request for Codex:"
+	if i := strings.LastIndex(text, marker); i >= 0 {
+		if req := strings.TrimSpace(text[i+len(marker):]); req != "" {
+			return req
+		}
+	}
+	return text
 }

@@ -257,14 +257,22 @@ func providerUsage(f Format, vals []map[string]any) (u transcript.Usage, cost *f
 			u.Add(x)
 		}
 	case CodexRollout:
+		// total_token_usage is the session's running total; when it
+		// falls, a new count started and the one before it ended.
+		var cur transcript.Usage
 		for _, v := range vals {
 			if m := obj(v, "payload", "info", "total_token_usage"); m != nil {
-				u = transcript.Usage{InputTokens: n(m["input_tokens"]), OutputTokens: n(m["output_tokens"]),
+				next := transcript.Usage{InputTokens: n(m["input_tokens"]), OutputTokens: n(m["output_tokens"]),
 					CacheReadTokens: n(m["cached_input_tokens"]), ReasoningTokens: n(m["reasoning_output_tokens"]),
 					TotalTokens: n(m["total_tokens"])}
+				if next.TotalTokens < cur.TotalTokens {
+					u.Add(cur)
+				}
+				cur = next
 				ok = true
 			}
 		}
+		u.Add(cur)
 		return u, nil, ok
 	case GeminiStreamJSON:
 		for _, v := range vals {

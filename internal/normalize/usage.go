@@ -32,9 +32,34 @@ import (
 //     per thread counts (codexExec), and Result.SessionTotal hands it to a
 //     caller that knows the earlier turns' total.
 //   - Codex rollouts: token_count events carry the session's running
-//     total: the last one counts.
+//     total (total_token_usage), which starts again from zero when Codex
+//     starts a new conversation in the same file (a compaction, a
+//     resumed or forked session): the last total before each restart
+//     counts, and they add up (runningTotal). Taking the file's last total
+//     alone counted a 1.4M-token session as 37k.
 //   - Anthropic SSE, OpenAI chunks, Gemini, Copilot: one report per model
 //     call or turn: they add up.
+
+// runningTotal adds up a counter reported as a running total that may
+// start again from zero: each run of reports counts by its last, and a
+// report below the one before it starts a new run.
+type runningTotal struct {
+	done, last transcript.Usage
+}
+
+func (r *runningTotal) report(u transcript.Usage) {
+	if u.InputTokens < r.last.InputTokens || u.OutputTokens < r.last.OutputTokens || u.TotalTokens < r.last.TotalTokens {
+		r.done.Add(r.last)
+	}
+	r.last = u
+}
+
+// total is the sum over the runs of reports.
+func (r *runningTotal) total() transcript.Usage {
+	u := r.done
+	u.Add(r.last)
+	return u
+}
 
 // anUsage is an Anthropic usage object as the provider counts it.
 type anUsage struct {

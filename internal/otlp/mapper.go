@@ -45,13 +45,10 @@ type mapper struct {
 	// prices price the agent steps whose provider reported no cost
 	// (pricing.Default() when nil).
 	prices *pricing.Table
-	// reported adds up the costs the run's agent steps reported, and
-	// computed the costs of the others priced from the table (priced:
-	// some were), for the run's span.
-	reported *float64
-	computed float64
-	priced   bool
-	emit     func(*span)
+	// spent adds up the costs of the run's agent steps, for the run's
+	// span (pricing.RunTotal).
+	spent pricing.Total
+	emit  func(*span)
 	// onChild learns which step span started a child run.
 	onChild func(childRunID string, callSpan trace.SpanID)
 

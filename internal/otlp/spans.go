@@ -260,45 +260,28 @@ func providerName(p string) string {
 	return text(p)
 }
 
-// stepCost is what the agent step cost, as reel stats counts it
-// (pricing.Table.Cost): the provider's reported cost, else its tokens
-// priced from the table. It adds the step to the run's cost.
+// stepCost is what the agent step cost, as every reader counts it
+// (pricing.Table.Step). It adds the step to the run's cost.
 func (m *mapper) stepCost(ar *transcript.AgentResult) (float64, bool) {
 	prices := m.prices
 	if prices == nil {
 		prices = pricing.Default()
 	}
-	usd, src, ok := prices.Cost(ar)
-	switch src {
-	case pricing.Reported:
-		r := usd
-		if m.reported != nil {
-			r += *m.reported
-		}
-		m.reported = &r
-	case pricing.Computed:
-		m.computed += usd
-		m.priced = true
-	}
-	return usd, ok
+	c := prices.Step(ar)
+	m.spent.Add(c)
+	return c.USD, c.Known
 }
 
-// runCost is the run's cost so far, as reel stats and reel runs count it:
-// the costs providers reported (run.completed's account, rr, which
-// includes the sub-workflows', when it has one, else the sum over the
-// agent steps), plus the steps reel priced from the table.
+// runCost is the run's cost so far, as every reader counts it
+// (pricing.RunTotal): run.completed's account, rr, which includes the
+// sub-workflows' reported costs, plus the steps reel priced from the table.
 func (m *mapper) runCost(rr *transcript.RunResult) (float64, bool) {
-	reported := m.reported
-	if rr != nil && rr.CostUSD != nil {
-		reported = rr.CostUSD
+	var recorded *float64
+	if rr != nil {
+		recorded = rr.CostUSD
 	}
-	switch {
-	case reported != nil:
-		return *reported + m.computed, true
-	case m.priced:
-		return m.computed, true
-	}
-	return 0, false
+	c := pricing.RunTotal(recorded, m.spent)
+	return c.USD, c.Known
 }
 
 func (m *mapper) endTool(t *tool, ts time.Time, p *transcript.ToolPayload) {

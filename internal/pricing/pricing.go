@@ -5,8 +5,11 @@
 // extends in its configuration. A step whose model the table does not know
 // has no cost rather than a cost of zero: readers show "—", never "$0".
 //
-// Cost is the one function readers call (stats, tree, the web view), so the
-// tokens and the cost of a step always come from the same source: the
+// Table.Step is the one function readers call for a step, RunTotal the one
+// they call for a run and Total.String the one way they show a cost (reel
+// runs, tree, status, stats, diff, replay, the run index, the web view and
+// the exported spans), so that a run shows the same figure everywhere and
+// the tokens and the cost of a step always come from the same source: the
 // step's usage and either its reported cost or the price of that usage.
 package pricing
 
@@ -268,47 +271,4 @@ func (t *Table) Price(model string, u transcript.Usage) (usd float64, ok bool) {
 		float64(write1h)*or(p.CacheWrite1h) +
 		float64(u.OutputTokens)*p.Output
 	return usd / 1e6, true
-}
-
-// Source says where a step's cost came from.
-type Source string
-
-// The sources of a cost.
-const (
-	// Reported: the provider reported the cost.
-	Reported Source = "reported"
-	// Computed: reel priced the step's tokens from the table.
-	Computed Source = "price_table"
-	// Unknown: no cost was reported and the model has no price.
-	Unknown Source = ""
-)
-
-// Cost is what the agent step whose result is ar cost: the provider's
-// reported cost when there is one, else its usage priced from t. ok is
-// false when neither is known; a reader then shows "—", not "$0".
-func (t *Table) Cost(ar *transcript.AgentResult) (usd float64, src Source, ok bool) {
-	if ar == nil {
-		return 0, Unknown, false
-	}
-	if ar.CostUSD != nil {
-		return *ar.CostUSD, Reported, true
-	}
-	if usd, ok := t.Price(ar.Model, ar.Usage); ok {
-		return usd, Computed, true
-	}
-	return 0, Unknown, false
-}
-
-// FormatCost renders a cost for people: "$0.0123"; "—" when nothing in it
-// has a known price (unpriced steps and no cost), never "$0"; and
-// "$0.0123+" when some steps in it have no price, so the figure is a lower
-// bound.
-func FormatCost(usd float64, unpriced int) string {
-	switch {
-	case unpriced > 0 && usd == 0:
-		return "—"
-	case unpriced > 0:
-		return fmt.Sprintf("$%.4f+", usd)
-	}
-	return fmt.Sprintf("$%.4f", usd)
 }

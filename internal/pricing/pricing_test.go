@@ -87,26 +87,59 @@ func TestPriceOpenAICachedInput(t *testing.T) {
 	}
 }
 
-func TestCost(t *testing.T) {
+func TestStep(t *testing.T) {
 	tab := Default()
-	reported := 0.5
+	reported, zero := 0.5, 0.0
 	for _, c := range []struct {
 		name string
 		ar   transcript.AgentResult
-		usd  float64
-		src  Source
-		ok   bool
+		want Total
+		show string
 	}{
-		{"reported wins", transcript.AgentResult{Model: "gpt-5", CostUSD: &reported, Usage: transcript.Usage{InputTokens: 1e6}}, 0.5, Reported, true},
-		{"computed", transcript.AgentResult{Model: "gpt-5", Usage: transcript.Usage{InputTokens: 1e6, OutputTokens: 1e6}}, 11.25, Computed, true},
-		{"unknown model", transcript.AgentResult{Model: "gpt-5.6-luna", Usage: transcript.Usage{InputTokens: 10}}, 0, Unknown, false},
-		{"no model", transcript.AgentResult{Usage: transcript.Usage{OutputTokens: 1}}, 0, Unknown, false},
-		{"nothing used", transcript.AgentResult{Model: "who-knows"}, 0, Computed, true},
+		{"reported wins", transcript.AgentResult{Model: "gpt-5", CostUSD: &reported, Usage: transcript.Usage{InputTokens: 1e6}}, Total{USD: 0.5, Known: true}, "$0.5000"},
+		{"computed", transcript.AgentResult{Model: "gpt-5", Usage: transcript.Usage{InputTokens: 1e6, OutputTokens: 1e6}}, Total{USD: 11.25, Computed: 11.25, Known: true}, "$11.2500"},
+		{"unknown model", transcript.AgentResult{Model: "gpt-5.6-luna", Usage: transcript.Usage{InputTokens: 10}}, Total{Unpriced: 1}, "—"},
+		{"no model", transcript.AgentResult{Usage: transcript.Usage{OutputTokens: 1}}, Total{Unpriced: 1}, "—"},
+		{"nothing used", transcript.AgentResult{Model: "who-knows"}, Total{}, "—"},
+		{"nothing used, reported zero", transcript.AgentResult{Model: "claude-haiku-4-5", CostUSD: &zero}, Total{}, "—"},
+		{"used, reported zero", transcript.AgentResult{Model: "local", CostUSD: &zero, Usage: transcript.Usage{InputTokens: 5}}, Total{Known: true}, "$0.0000"},
 	} {
-		usd, src, ok := tab.Cost(&c.ar)
-		if math.Abs(usd-c.usd) > 1e-9 || src != c.src || ok != c.ok {
-			t.Errorf("%s: Cost = %v, %q, %v; want %v, %q, %v", c.name, usd, src, ok, c.usd, c.src, c.ok)
+		got := tab.Step(&c.ar)
+		if math.Abs(got.USD-c.want.USD) > 1e-9 || math.Abs(got.Computed-c.want.Computed) > 1e-9 || got.Known != c.want.Known || got.Unpriced != c.want.Unpriced {
+			t.Errorf("%s: Step = %+v, want %+v", c.name, got, c.want)
 		}
+		if s := got.String(); s != c.show {
+			t.Errorf("%s: shown as %q, want %q", c.name, s, c.show)
+		}
+	}
+}
+
+func TestRunTotal(t *testing.T) {
+	one, zero := 1.0, 0.0
+	priced := Total{USD: 0.25, Computed: 0.25, Known: true}
+	for _, c := range []struct {
+		name     string
+		recorded *float64
+		steps    Total
+		show     string
+	}{
+		{"no account, steps", nil, priced, "$0.2500"},
+		{"recorded reported plus priced", &one, Total{USD: 1.25, Computed: 0.25, Known: true}, "$1.2500"},
+		{"recorded total covers the steps' reported part", &one, Total{USD: 0.75, Computed: 0.25, Known: true}, "$1.2500"},
+		{"recorded zero, nothing known", &zero, Total{}, "—"},
+		{"recorded zero, steps priced", &zero, priced, "$0.2500"},
+		{"unpriced", nil, Total{Unpriced: 2}, "—"},
+		{"partly priced", &one, Total{Unpriced: 1}, "$1.0000+"},
+	} {
+		if got := RunTotal(c.recorded, c.steps).String(); got != c.show {
+			t.Errorf("%s: %q, want %q", c.name, got, c.show)
+		}
+	}
+	if p := (Total{}).USDPtr(); p != nil {
+		t.Errorf("unknown total has cost_usd %v", *p)
+	}
+	if got := Of(nil, 3).String(); got != "—" {
+		t.Errorf("Of(nil, 3) = %q", got)
 	}
 }
 

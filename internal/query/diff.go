@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/reelhq/reel/internal/exectree"
+	"github.com/reelhq/reel/internal/pricing"
 	"github.com/reelhq/reel/transcript"
 )
 
@@ -16,7 +17,10 @@ type Side struct {
 	Status     string           `json:"status"`
 	DurationMS int64            `json:"duration_ms"`
 	Usage      transcript.Usage `json:"usage"`
-	CostUSD    float64          `json:"cost_usd,omitempty"`
+	// CostUSD and UnpricedSteps are the execution's cost (Cost), absent
+	// when unknown.
+	CostUSD       *float64 `json:"cost_usd,omitempty"`
+	UnpricedSteps int      `json:"unpriced_steps,omitempty"`
 	// Tools names the first tools the step called (exectree.MaxToolSeq);
 	// ToolCalls counts them all.
 	Tools     []string `json:"tools,omitempty"`
@@ -25,7 +29,11 @@ type Side struct {
 	output    string   // as much as exectree keeps (exectree.MaxOutput)
 	digest    [32]byte // of the whole output
 	tools     uint64   // digest of every tool name
+	cost      pricing.Total
 }
+
+// Cost is what the execution cost, as every reader shows it.
+func (s Side) Cost() pricing.Total { return s.cost }
 
 // Output is the execution's final output (agent reply or command output),
 // for showing how it changed: its first exectree.MaxOutput bytes.
@@ -137,7 +145,7 @@ func side(n *exectree.Node) *Side {
 		return nil
 	}
 	return &Side{
-		Status: n.Status, DurationMS: time.Duration(n.Duration).Milliseconds(), Usage: n.Usage, CostUSD: n.CostUSD,
+		Status: n.Status, DurationMS: time.Duration(n.Duration).Milliseconds(), Usage: n.Usage, CostUSD: n.CostUSD, UnpricedSteps: n.UnpricedSteps, cost: n.Cost(),
 		Tools: n.ToolSeq, ToolCalls: n.Tools, HasOutput: n.HasOutput, output: n.Output, digest: n.OutputDigest, tools: n.ToolsDigest,
 	}
 }
@@ -219,8 +227,8 @@ func RenderDiff(w io.Writer, d *Diff) error {
 		tag string
 		s   RunSide
 	}{{"a", d.A}, {"b", d.B}} {
-		fmt.Fprintf(&sb, "%s  %s  %s  %s  %s  %s\n", r.tag, r.s.RunID, r.s.Workflow, r.s.Status,
-			exectree.FormatDuration(time.Duration(r.s.DurationMS)*time.Millisecond), exectree.FormatUsage(r.s.Usage))
+		fmt.Fprintf(&sb, "%s  %s  %s  %s  %s  %s  %s\n", r.tag, r.s.RunID, r.s.Workflow, r.s.Status,
+			exectree.FormatDuration(time.Duration(r.s.DurationMS)*time.Millisecond), exectree.FormatUsage(r.s.Usage), r.s.Cost())
 	}
 	same := 0
 	tw := tabwriter.NewWriter(&sb, 0, 0, 2, ' ', 0)

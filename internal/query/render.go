@@ -5,8 +5,6 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
-
-	"github.com/reelhq/reel/internal/pricing"
 )
 
 // RenderStats writes the report as tables.
@@ -17,7 +15,7 @@ func RenderStats(w io.Writer, r *Report) error {
 	u := t.Usage
 	fmt.Fprintf(&sb, "tokens  input %d  output %d  cache read %d  cache write %d  reasoning %d  total %d\n",
 		u.InputTokens, u.OutputTokens, u.CacheReadTokens, u.CacheWriteTokens, u.ReasoningTokens, u.InputTokens+u.OutputTokens)
-	fmt.Fprintf(&sb, "cost    %s\n", pricing.FormatCost(t.CostUSD, t.UnpricedSteps))
+	fmt.Fprintf(&sb, "cost    %s\n", t.Cost())
 	if t.UnpricedSteps > 0 {
 		fmt.Fprintf(&sb, "        %d agent steps used models without a known price and are not in the cost (add their prices with the prices key of .reel/config.yaml)\n", t.UnpricedSteps)
 	}
@@ -39,7 +37,7 @@ func RenderStats(w io.Writer, r *Report) error {
 			u := run.Usage
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%d\n", run.RunID, name, run.Status, FormatMS(run.DurationMS),
 				run.Steps, u.InputTokens, u.OutputTokens, u.CacheReadTokens, u.CacheWriteTokens, u.ReasoningTokens,
-				pricing.FormatCost(run.CostUSD, run.UnpricedSteps), run.ToolCalls)
+				run.Cost(), run.ToolCalls)
 		}
 	})
 	groups := func(title string, rows []Named) {
@@ -54,7 +52,7 @@ func RenderStats(w io.Writer, r *Report) error {
 				}
 				u := g.Usage
 				fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%d\t%d\t%d\t%d\t%d\t%s\t%d\n", name, g.Steps, g.Failed, FormatMS(g.DurationMS),
-					u.InputTokens, u.OutputTokens, u.CacheReadTokens, u.CacheWriteTokens, u.ReasoningTokens, pricing.FormatCost(g.CostUSD, g.UnpricedSteps), g.ToolCalls)
+					u.InputTokens, u.OutputTokens, u.CacheReadTokens, u.CacheWriteTokens, u.ReasoningTokens, g.Cost(), g.ToolCalls)
 			}
 		})
 	}

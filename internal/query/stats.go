@@ -27,13 +27,24 @@ type Totals struct {
 	ToolCalls  int              `json:"tool_calls"`
 	Usage      transcript.Usage `json:"usage"`
 	// CostUSD adds up the reported costs and, where a provider reported
-	// none, the price of the tokens (internal/pricing); UnpricedSteps
-	// counts the agent steps that used tokens of a model without a price,
-	// whose cost is unknown and not in CostUSD.
-	CostUSD       float64 `json:"cost_usd"`
-	UnpricedSteps int     `json:"unpriced_steps,omitempty"`
+	// none, the price of the tokens (pricing.Table.Step); it is absent
+	// when nothing counted has a known cost. UnpricedSteps counts the
+	// agent steps that used tokens of a model without a price, whose cost
+	// is unknown and not in CostUSD.
+	CostUSD       *float64 `json:"cost_usd,omitempty"`
+	UnpricedSteps int      `json:"unpriced_steps,omitempty"`
 	// DurationMS sums the executions' wall time (runs: the runs' time).
 	DurationMS int64 `json:"duration_ms"`
+
+	cost pricing.Total
+}
+
+// Cost is what the group cost, as every reader shows it.
+func (t Totals) Cost() pricing.Total { return t.cost }
+
+// settle fills the JSON figures of the cost from the account.
+func (t *Totals) settle() {
+	t.CostUSD, t.UnpricedSteps = t.cost.USDPtr(), t.cost.Unpriced
 }
 
 func (t *Totals) add(o *Totals) {
@@ -43,8 +54,7 @@ func (t *Totals) add(o *Totals) {
 	t.AgentSteps += o.AgentSteps
 	t.ToolCalls += o.ToolCalls
 	t.Usage.Add(o.Usage)
-	t.CostUSD += o.CostUSD
-	t.UnpricedSteps += o.UnpricedSteps
+	t.cost.Add(o.cost)
 	t.DurationMS += o.DurationMS
 }
 
@@ -119,9 +129,12 @@ const (
 // Stats scans the runs' transcripts, in parallel, and adds up tokens,
 // cost, durations and tool calls per run, step path, provider, model and
 // tool. Steps whose provider reported no cost are priced from prices (nil:
-// reported costs only). What could not be read is in the report's
-// warnings, in the runs' order.
+// pricing.Default()). What could not be read is in the report's warnings,
+// in the runs' order.
 func Stats(ctx context.Context, list []*runs.Run, prices *pricing.Table) (*Report, error) {
+	if prices == nil {
+		prices = pricing.Default()
+	}
 	results := make([]*fileStats, len(list))
 	next := make(chan int)
 	var wg sync.WaitGroup
@@ -167,6 +180,7 @@ feed:
 			continue
 		}
 		r := fs.run
+		r.settle()
 		rep.Runs = append(rep.Runs, &r)
 		rep.Total.add(&r.Totals)
 		merge(steps, fs.steps)
@@ -174,6 +188,7 @@ feed:
 		merge(models, fs.models)
 		merge(tools, fs.tools)
 	}
+	rep.Total.settle()
 	rep.Warnings = warns.Strings()
 	rep.Steps = sorted(steps, false)
 	rep.Providers = sorted(providers, true)
@@ -186,6 +201,7 @@ feed:
 func sorted(m map[string]*Totals, byWeight bool) []Named {
 	out := make([]Named, 0, len(m))
 	for k, v := range m {
+		v.settle()
 		out = append(out, Named{Name: k, Totals: *v})
 	}
 	sort.Slice(out, func(i, j int) bool {
@@ -227,6 +243,9 @@ func scanStats(run *runs.Run, prices *pricing.Table) *fileStats {
 	opts.Warnings = &fs.warns
 	run = runs.Open(path, opts)
 	open := map[openKey][]time.Time{}
+	// calls counts the tool calls of each step execution under way, for
+	// its provider and model when it completes.
+	calls := map[openKey]int{}
 	var first, last time.Time
 	completed := false
 	warn := fs.warns.Addf
@@ -243,6 +262,9 @@ func scanStats(run *runs.Run, prices *pricing.Table) *fileStats {
 			p := fs.intern(ev.Path)
 			fs.run.ToolCalls++
 			group(fs.steps, p).ToolCalls++
+			if len(calls) < maxGroups || calls[openKey{p, ev.Iteration}] > 0 {
+				calls[openKey{p, ev.Iteration}]++
+			}
 			name := "(unnamed)"
 			if v, ok, _ := rawjson.Field(ev.Payload, "name"); ok {
 				if s, ok := rawjson.String(v); ok && s != "" {
@@ -296,7 +318,7 @@ func scanStats(run *runs.Run, prices *pricing.Table) *fileStats {
 			}
 			open[k] = append(open[k], ts)
 		default:
-			fs.stepCompleted(fs.intern(ev.Path), ev.Iteration, ts, &sp, open)
+			fs.stepCompleted(fs.intern(ev.Path), ev.Iteration, ts, &sp, open, calls)
 		}
 	}
 	if fs.run.RunID == "" {
@@ -311,8 +333,10 @@ func scanStats(run *runs.Run, prices *pricing.Table) *fileStats {
 	return fs
 }
 
-func (fs *fileStats) stepCompleted(path string, iteration int, ts time.Time, sp *stepFields, open map[openKey][]time.Time) {
+func (fs *fileStats) stepCompleted(path string, iteration int, ts time.Time, sp *stepFields, open map[openKey][]time.Time, pending map[openKey]int) {
 	t := group(fs.steps, path)
+	calls := pending[openKey{path, iteration}]
+	delete(pending, openKey{path, iteration})
 	t.Steps++
 	fs.run.Steps++
 	var d int64
@@ -339,20 +363,21 @@ func (fs *fileStats) stepCompleted(path string, iteration int, ts time.Time, sp 
 		fs.warns.Addf("%s: step %s: agent result: %v", fs.run.Path, path, err)
 		return
 	}
-	cost, _, priced := fs.prices.Cost(&ar)
-	one := Totals{Steps: 1, AgentSteps: 1, Usage: ar.Usage, CostUSD: cost, DurationMS: d}
+	if ar.DurationMS > d {
+		// the step's own account, when its events span less (an
+		// import of a recording without real times), as reel tree
+		t.DurationMS += ar.DurationMS - d
+		d = ar.DurationMS
+	}
+	cost := fs.prices.Step(&ar)
+	one := Totals{Steps: 1, AgentSteps: 1, Usage: ar.Usage, DurationMS: d, ToolCalls: calls, cost: cost}
 	if sp.err != "" {
 		one.Failed = 1
 	}
-	if !priced {
-		one.UnpricedSteps = 1
-		t.UnpricedSteps++
-		fs.run.UnpricedSteps++
-	}
 	t.Usage.Add(ar.Usage)
-	t.CostUSD += cost
+	t.cost.Add(cost)
 	fs.run.Usage.Add(ar.Usage)
-	fs.run.CostUSD += cost
+	fs.run.cost.Add(cost)
 	provider, model := ar.Provider, ar.Model
 	if provider == "" {
 		provider = "(unknown)"

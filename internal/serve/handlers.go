@@ -140,7 +140,7 @@ func (s *Server) loadRun(w http.ResponseWriter, r *http.Request) (*webview.Page,
 		s.fail(w, r, http.StatusNotFound, "no such run", err)
 		return nil, false
 	}
-	run, err := webview.LoadRun(src, webview.RunOptions{})
+	run, err := webview.LoadRun(src, webview.RunOptions{Prices: s.opts.Prices})
 	if err != nil {
 		s.fail(w, r, http.StatusInternalServerError, "unreadable run", err)
 		return nil, false
@@ -217,7 +217,7 @@ func (s *Server) diff(w http.ResponseWriter, r *http.Request) {
 			s.fail(w, r, http.StatusNotFound, "no such run", err)
 			return
 		}
-		if trees[i], err = exectree.Build(run, exectree.Options{}); err != nil {
+		if trees[i], err = exectree.Build(run, exectree.Options{Prices: s.opts.Prices}); err != nil {
 			s.fail(w, r, http.StatusInternalServerError, "unreadable run", err)
 			return
 		}

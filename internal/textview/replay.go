@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/reelhq/reel/internal/normalize"
+	"github.com/reelhq/reel/internal/pricing"
 	"github.com/reelhq/reel/internal/promptkind"
 	"github.com/reelhq/reel/internal/rawjson"
 	"github.com/reelhq/reel/internal/runs"
@@ -56,6 +57,9 @@ type Options struct {
 	// Masker, when set, masks secrets in every event before it is
 	// rendered (--mask-secrets).
 	Masker *secrets.Masker
+	// Prices price the agent steps whose provider reported no cost (nil:
+	// pricing.Default()), as every reader does.
+	Prices *pricing.Table
 }
 
 // Replay renders the run, with the sub-workflows it called inline (as deep
@@ -76,6 +80,9 @@ func Replay(ctx context.Context, w io.Writer, run *runs.Run, opts Options) (warn
 		if _, err := path.Match(strings.ReplaceAll(opts.Step, ".", "/"), ""); err != nil {
 			return nil, fmt.Errorf("--step %q: %w", opts.Step, err)
 		}
+	}
+	if opts.Prices == nil {
+		opts.Prices = pricing.Default()
 	}
 	bw := bufio.NewWriter(w)
 	r := &renderer{w: bw, opts: opts, md: opts.Format == Markdown, seen: map[string]bool{}, paths: map[string]bool{}, warns: run.Warnings()}
@@ -131,6 +138,9 @@ type renderer struct {
 	matched bool            // --step matched a step event
 	warns   *warn.List
 	last    time.Time
+	// spent is the cost of the agent steps of each file being rendered,
+	// innermost last: a run.completed shows pricing.RunTotal of it.
+	spent []pricing.Total
 }
 
 // warn records damage; the caller reports it on stderr, where it does not
@@ -213,12 +223,24 @@ func (r *renderer) file(ctx context.Context, run *runs.Run) error {
 	completed := false
 	var window []transcript.ExchangeEvent
 	size := 0
+	r.spent = append(r.spent, pricing.Total{})
+	defer func() {
+		// what a sub-workflow spent counts in its caller's run
+		n := len(r.spent) - 1
+		if n > 0 {
+			r.spent[n-1].Add(r.spent[n])
+		}
+		r.spent = r.spent[:n]
+	}()
 	render := func() error {
 		// A conversation reads with the text that introduced a tool call
 		// before the call (agents record the call first, as soon as they
 		// see it).
 		for _, ev := range normalize.TextFirst(window) {
 			turn, of := tn.Event(ev.Type, ev.Path, ev.Iteration)
+			if ev.Type == transcript.StepCompleted {
+				r.spend(&ev)
+			}
 			if !r.keep(&ev) {
 				continue
 			}
@@ -282,6 +304,18 @@ func (r *renderer) file(ctx context.Context, run *runs.Run) error {
 		r.line(r.pal.bad, "run interrupted: the transcript ends without run.completed")
 	}
 	return nil
+}
+
+// spend adds an agent step's cost to its file's account.
+func (r *renderer) spend(ev *transcript.ExchangeEvent) {
+	sp := ev.Step()
+	if sp == nil || sp.Kind != transcript.KindAgent || sp.Result == nil {
+		return
+	}
+	var ar transcript.AgentResult
+	if transcript.DecodeResult(sp.Result, &ar) == nil {
+		r.spent[len(r.spent)-1].Add(r.opts.Prices.Step(&ar))
+	}
 }
 
 // keep applies the --step filter. A child run's events are kept when the
@@ -371,9 +405,7 @@ func (r *renderer) event(ev *transcript.ExchangeEvent, depth int, calls, results
 				if u := rr.Usage; u.InputTokens+u.OutputTokens > 0 {
 					extra += fmt.Sprintf("  %d in / %d out tokens", u.InputTokens, u.OutputTokens)
 				}
-				if rr.CostUSD != nil {
-					extra += fmt.Sprintf("  $%.4f", *rr.CostUSD)
-				}
+				extra += "  " + pricing.RunTotal(rr.CostUSD, r.spent[len(r.spent)-1]).String()
 			}
 			if sp.Error != "" {
 				if status == "success" {
@@ -487,8 +519,8 @@ func (r *renderer) stepCompleted(ev *transcript.ExchangeEvent, sp *transcript.St
 		if sp.Result != nil && transcript.DecodeResult(sp.Result, &ar) == nil {
 			u := ar.Usage
 			extra = append(extra, fmt.Sprintf("%d in / %d out tokens", u.InputTokens, u.OutputTokens))
-			if ar.CostUSD != nil {
-				extra = append(extra, fmt.Sprintf("$%.4f", *ar.CostUSD))
+			if c := r.opts.Prices.Step(&ar); c.Known || c.Unpriced > 0 {
+				extra = append(extra, c.String())
 			}
 			if ar.Model != "" {
 				extra = append(extra, ar.Model)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/reelhq/reel/internal/exectree"
+	"github.com/reelhq/reel/internal/pricing"
 	"github.com/reelhq/reel/internal/promptkind"
 	"github.com/reelhq/reel/internal/rawjson"
 	"github.com/reelhq/reel/internal/runs"
@@ -20,6 +21,9 @@ type RunOptions struct {
 	// Redact, when set, is applied to every event and every string taken
 	// from the transcript before anything is rendered.
 	Redact *Redactor
+	// Prices price the agent steps whose provider reported no cost
+	// (nil: pricing.Default()), as every reader does.
+	Prices *pricing.Table
 }
 
 // Run is a run page's content: the summary, the execution tree, the
@@ -34,7 +38,7 @@ type Run struct {
 	Started     time.Time
 	Duration    time.Duration
 	Usage       transcript.Usage
-	CostUSD     float64
+	CostUSD     pricing.Total
 	Models      []string
 	// Ended is set when the run's last span has its run.completed; a
 	// page of a run that has not ended follows it live.
@@ -54,17 +58,18 @@ type Run struct {
 
 // TreeRow is one execution in the tree, flattened with its depth.
 type TreeRow struct {
-	Depth      int
-	Name       string
-	Kind       string
-	Path       string
-	Iteration  int
-	Attempt    int
-	Status     string
-	Error      string
-	Duration   time.Duration
-	Usage      transcript.Usage
-	CostUSD    float64
+	Depth     int
+	Name      string
+	Kind      string
+	Path      string
+	Iteration int
+	Attempt   int
+	Status    string
+	Error     string
+	Duration  time.Duration
+	Usage     transcript.Usage
+	// CostUSD is nil for an execution with no cost to show.
+	CostUSD    *pricing.Total
 	Model      string
 	ExitCode   *int
 	Tools      int
@@ -125,14 +130,14 @@ type Child struct {
 // tree and the conversation are built from the same read.
 func LoadRun(run *runs.Run, opts RunOptions) (*Run, error) {
 	l := &loader{opts: opts, anchors: map[string]string{}, read: map[string][]transcript.ExchangeEvent{}}
-	tree, err := exectree.Build(run, exectree.Options{Each: l.collect})
+	tree, err := exectree.Build(run, exectree.Options{Each: l.collect, Prices: opts.Prices})
 	if err != nil {
 		return nil, err
 	}
 	root := tree.Root
 	r := &Run{
 		ID: root.RunID, Workflow: root.Name, Error: root.Error, ExitCode: root.ExitCode, Started: root.Start,
-		Duration: time.Duration(root.Duration), Usage: root.Usage, CostUSD: root.CostUSD,
+		Duration: time.Duration(root.Duration), Usage: root.Usage, CostUSD: root.Cost(),
 	}
 	l.start, l.unread = root.Start, tree.Unread
 	events, meta := l.file(run, "")
@@ -419,10 +424,9 @@ func (l *loader) step(e *Event, ev *transcript.ExchangeEvent, sp *transcript.Ste
 	case transcript.RunCompleted:
 		st, rr := runstatus.Completed(sp)
 		e.Title = "run " + st
+		// The run's cost is the summary's (pricing.RunTotal): the
+		// reported part recorded here would contradict it.
 		e.Meta = append(e.Meta, fmtDuration(time.Duration(rr.DurationMS)*time.Millisecond), fmtTokens(rr.Usage))
-		if rr.CostUSD != nil {
-			e.Meta = append(e.Meta, fmtCost(*rr.CostUSD))
-		}
 		if st != runstatus.Success {
 			e.Class += " bad"
 		}
@@ -462,8 +466,12 @@ func (l *loader) step(e *Event, ev *transcript.ExchangeEvent, sp *transcript.Ste
 					e.Meta = append(e.Meta, fmtDuration(time.Duration(ar.DurationMS)*time.Millisecond))
 				}
 				e.Meta = append(e.Meta, fmtTokens(ar.Usage))
-				if ar.CostUSD != nil {
-					e.Meta = append(e.Meta, fmtCost(*ar.CostUSD))
+				prices := l.opts.Prices
+				if prices == nil {
+					prices = pricing.Default()
+				}
+				if c := prices.Step(&ar); c.Known || c.Unpriced > 0 {
+					e.Meta = append(e.Meta, c.String())
 				}
 				for _, s := range []string{ar.Provider, ar.Model} {
 					if s != "" {
@@ -591,8 +599,11 @@ func (l *loader) tree(root *exectree.Node) ([]TreeRow, []TimelineRow) {
 		}
 		row := TreeRow{
 			Depth: depth, Name: n.Name, Kind: n.Kind, Path: n.Path, Iteration: n.Iteration, Attempt: n.Attempt,
-			Status: n.Status, Error: n.Error, Duration: time.Duration(n.Duration), Usage: n.Usage, CostUSD: n.CostUSD,
+			Status: n.Status, Error: n.Error, Duration: time.Duration(n.Duration), Usage: n.Usage,
 			Model: n.Model, ExitCode: n.ExitCode, Tools: n.Tools, ChildRunID: n.ChildRunID, T: l.ms(n.Start),
+		}
+		if c := n.Cost(); c.Known || c.Unpriced > 0 {
+			row.CostUSD = &c
 		}
 		if n.Kind == transcript.KindWorkflow {
 			row.RunID = n.RunID
@@ -646,13 +657,6 @@ func fmtTokens(u transcript.Usage) string {
 		s += fmt.Sprintf(" / %s reasoning", count(u.ReasoningTokens))
 	}
 	return s
-}
-
-func fmtCost(c float64) string {
-	if c < 0.01 {
-		return fmt.Sprintf("$%.4f", c)
-	}
-	return fmt.Sprintf("$%.2f", c)
 }
 
 func count(n int64) string {

@@ -31,6 +31,7 @@ import (
 
 	"github.com/reelhq/reel/internal/exectree"
 	"github.com/reelhq/reel/internal/markdown"
+	"github.com/reelhq/reel/internal/pricing"
 	"github.com/reelhq/reel/internal/query"
 	"github.com/reelhq/reel/internal/termtext"
 	"github.com/reelhq/reel/transcript"
@@ -96,18 +97,15 @@ var funcs = template.FuncMap{
 		return count(u.TotalTokens)
 	},
 	"tokensLong": fmtTokens,
+	// cost shows a cost as every reader does (pricing.Total.String).
 	"cost": func(c any) string {
 		switch x := c.(type) {
-		case float64:
-			if x == 0 {
-				return "—"
+		case pricing.Total:
+			return x.String()
+		case *pricing.Total:
+			if x != nil {
+				return x.String()
 			}
-			return fmtCost(x)
-		case *float64:
-			if x == nil {
-				return "—"
-			}
-			return fmtCost(*x)
 		}
 		return "—"
 	},

@@ -1,0 +1,290 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"html"
+	"io"
+	"math"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/reelhq/reel/internal/pricing"
+	"github.com/reelhq/reel/internal/serve"
+	"github.com/reelhq/reel/internal/transcripttest"
+	"github.com/reelhq/reel/transcript"
+)
+
+// figures is what a generated run spent, worked out here from its steps by
+// the rules docs/pricing.md states, apart from package pricing's account.
+type figures struct {
+	tokens   int64
+	usd      float64
+	known    bool
+	unpriced int
+}
+
+// shown is the cost as every view must print it.
+func (f figures) shown() string {
+	switch {
+	case !f.known:
+		return "—"
+	case f.unpriced > 0:
+		return fmt.Sprintf("$%.4f+", f.usd)
+	}
+	return fmt.Sprintf("$%.4f", f.usd)
+}
+
+// genRun writes a random run, as the engine or reel import writes one:
+// agent steps of priced, unpriced and unnamed models, with and without a
+// reported cost (zero included), some that used no tokens, command steps
+// between them, and a run.completed whose totals are the engine's (every
+// step's tokens, the reported costs) or none (an interrupted run).
+func genRun(t *testing.T, rng *rand.Rand, dir, id string) figures {
+	run := transcripttest.NewRun(t, dir, id, "", time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC).Add(time.Duration(rng.IntN(1000))*time.Hour))
+	run.Event(transcript.ExchangeEvent{Type: transcript.RunStarted, Payload: &transcript.StepPayload{Name: "gen", Kind: transcript.KindWorkflow}})
+	models := []string{"claude-sonnet-4-5-20250929", "gpt-5", "gemini-2.5-pro", "acme-unlisted-1", ""}
+	var f figures
+	var total transcript.Usage
+	var reported *float64
+	for i := range rng.IntN(6) {
+		path := fmt.Sprintf("s%d", i)
+		if rng.IntN(3) == 0 {
+			run.Command(path, 0, 1, "true", 0, "ok", "")
+			continue
+		}
+		ar := transcript.AgentResult{Provider: "p", Model: models[rng.IntN(len(models))]}
+		if rng.IntN(4) > 0 {
+			in, out := rng.Int64N(200_000), rng.Int64N(20_000)
+			ar.Usage = transcript.Usage{InputTokens: in, OutputTokens: out, CacheReadTokens: rng.Int64N(in + 1), ReasoningTokens: rng.Int64N(out + 1), TotalTokens: in + out}
+		}
+		switch rng.IntN(3) {
+		case 0:
+			c := 0.0
+			ar.CostUSD = &c
+		case 1:
+			c := math.Round(rng.Float64()*200) / 100
+			ar.CostUSD = &c
+		}
+		run.Start(path, 0, transcript.KindAgent, 1)
+		run.Advance(time.Second)
+		run.Complete(path, 0, transcript.KindAgent, 1, "", ar)
+		total.Add(ar.Usage)
+		if ar.CostUSD != nil {
+			r := *ar.CostUSD
+			if reported != nil {
+				r += *reported
+			}
+			reported = &r
+		}
+		used := ar.Usage != (transcript.Usage{})
+		switch {
+		case ar.CostUSD != nil && (*ar.CostUSD != 0 || used):
+			f.usd += *ar.CostUSD
+			f.known = true
+		case used:
+			if usd, ok := pricing.Default().Price(ar.Model, ar.Usage); ok {
+				f.usd += usd
+				f.known = true
+			} else {
+				f.unpriced++
+			}
+		}
+	}
+	f.tokens = total.TotalTokens
+	if rng.IntN(4) > 0 {
+		run.Event(transcript.ExchangeEvent{Type: transcript.RunCompleted, Payload: &transcript.StepPayload{Name: "gen", Kind: transcript.KindWorkflow,
+			Result: transcript.RunResult{Status: "success", DurationMS: 1000, Usage: total, CostUSD: reported}}})
+	}
+	run.Close()
+	return f
+}
+
+// costJSON is how every JSON view gives a cost.
+type costJSON struct {
+	CostUSD       *float64         `json:"cost_usd"`
+	UnpricedSteps int              `json:"unpriced_steps"`
+	Usage         transcript.Usage `json:"usage"`
+}
+
+func (c costJSON) check(t *testing.T, view string, want figures) {
+	t.Helper()
+	switch {
+	case c.CostUSD == nil && want.known:
+		t.Errorf("%s: no cost_usd, want %s", view, want.shown())
+	case c.CostUSD != nil && !want.known:
+		t.Errorf("%s: cost_usd %v, want none (—)", view, *c.CostUSD)
+	case c.CostUSD != nil && math.Abs(*c.CostUSD-want.usd) > 1e-9:
+		t.Errorf("%s: cost_usd %v, want %v", view, *c.CostUSD, want.usd)
+	}
+	if c.UnpricedSteps != want.unpriced {
+		t.Errorf("%s: unpriced_steps %d, want %d", view, c.UnpricedSteps, want.unpriced)
+	}
+	if c.Usage.TotalTokens != want.tokens {
+		t.Errorf("%s: %d tokens, want %d", view, c.Usage.TotalTokens, want.tokens)
+	}
+}
+
+// pageTokens is the run page's token figure (webview's count).
+func pageTokens(n int64) string {
+	switch {
+	case n == 0:
+		return "—"
+	case n >= 1_000_000:
+		return fmt.Sprintf("%.1fM", float64(n)/1e6)
+	case n >= 10_000:
+		return fmt.Sprintf("%.0fk", float64(n)/1e3)
+	case n >= 1000:
+		return fmt.Sprintf("%.1fk", float64(n)/1e3)
+	}
+	return fmt.Sprint(n)
+}
+
+var (
+	pageCost   = regexp.MustCompile(`<dt>cost</dt><dd>([^<]*)</dd>`)
+	pageTokenN = regexp.MustCompile(`<dt>tokens</dt><dd[^>]*>([^<]*)</dd>`)
+)
+
+func checkPage(t *testing.T, view, page string, want figures) {
+	t.Helper()
+	if m := pageCost.FindStringSubmatch(page); m == nil || html.UnescapeString(m[1]) != want.shown() {
+		t.Errorf("%s: cost %q, want %q", view, m, want.shown())
+	}
+	if m := pageTokenN.FindStringSubmatch(page); m == nil || html.UnescapeString(m[1]) != pageTokens(want.tokens) {
+		t.Errorf("%s: tokens %q, want %q", view, m, pageTokens(want.tokens))
+	}
+}
+
+// Issue 24: for any run, every view (runs, status, tree, stats, the run
+// page, the HTML replay, /api/runs) reports the same tokens and the same
+// cost, or the same "—".
+func TestEveryViewShowsTheSameFigures(t *testing.T) {
+	n := 30
+	if testing.Short() {
+		n = 8
+	}
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 24))
+	storage := t.TempDir()
+	dir := transcript.Dir(storage)
+	want := map[string]figures{}
+	var ids []string
+	for i := range n {
+		id := fmt.Sprintf("0199f1f0-0000-4000-8000-%012d", i)
+		want[id] = genRun(t, rng, dir, id)
+		ids = append(ids, id)
+	}
+	ctx := context.Background()
+	reel := func(args ...string) string {
+		t.Helper()
+		out, errOut, err := runReel(t, ctx, append(args, "--storage", storage)...)
+		if err != nil {
+			t.Fatalf("reel %s: %v\n%s", strings.Join(args, " "), err, errOut)
+		}
+		return out
+	}
+
+	// reel runs and /api/runs read the run index.
+	var list []struct {
+		RunID string `json:"run_id"`
+		costJSON
+	}
+	if err := json.Unmarshal([]byte(reel("runs", "--json")), &list); err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != n {
+		t.Fatalf("reel runs lists %d runs, want %d", len(list), n)
+	}
+	for _, r := range list {
+		r.check(t, "reel runs --json "+r.RunID, want[r.RunID])
+	}
+	table := reel("runs")
+	s, err := serve.New(ctx, serve.Options{Storage: storage, Addr: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	srv := httptest.NewServer(s.Handler())
+	defer srv.Close()
+	get := func(path string) string {
+		t.Helper()
+		res, err := http.Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		if res.StatusCode != http.StatusOK {
+			t.Fatalf("GET %s: %s\n%s", path, res.Status, b)
+		}
+		return string(b)
+	}
+	var page struct {
+		Runs []struct {
+			RunID string `json:"run_id"`
+			costJSON
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal([]byte(get("/api/runs?limit=1000")), &page); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range page.Runs {
+		r.check(t, "/api/runs "+r.RunID, want[r.RunID])
+	}
+
+	for _, id := range ids {
+		w := want[id]
+		if !strings.Contains(table, id+" ") || !regexp.MustCompile(`(?m)^`+id+`\b.*`+regexp.QuoteMeta(w.shown())+`\s*$`).MatchString(table) {
+			t.Errorf("reel runs: the row of %s does not end in %s:\n%s", id, w.shown(), table)
+		}
+
+		var st costJSON
+		if err := json.Unmarshal([]byte(reel("status", "--json", id)), &st); err != nil {
+			t.Fatal(err)
+		}
+		st.check(t, "reel status --json "+id, w)
+		if out := reel("status", id); !regexp.MustCompile(`(?m)^cost\s+` + regexp.QuoteMeta(w.shown()) + `$`).MatchString(out) {
+			t.Errorf("reel status %s: no line cost %s:\n%s", id, w.shown(), out)
+		}
+
+		var tree struct {
+			Run costJSON `json:"run"`
+		}
+		if err := json.Unmarshal([]byte(reel("tree", "--json", id)), &tree); err != nil {
+			t.Fatal(err)
+		}
+		tree.Run.check(t, "reel tree --json "+id, w)
+		if out := reel("tree", id); !strings.Contains(strings.SplitN(out, "\n", 2)[0], "  "+w.shown()) {
+			t.Errorf("reel tree %s: the run's line lacks %s:\n%s", id, w.shown(), out)
+		}
+
+		var stats struct {
+			Total costJSON `json:"total"`
+		}
+		if err := json.Unmarshal([]byte(reel("stats", "--json", id)), &stats); err != nil {
+			t.Fatal(err)
+		}
+		stats.Total.check(t, "reel stats --json "+id, w)
+		if out := reel("stats", id); !strings.Contains(out, "cost    "+w.shown()+"\n") {
+			t.Errorf("reel stats %s: no cost %s:\n%s", id, w.shown(), out)
+		}
+
+		file := filepath.Join(t.TempDir(), "run.html")
+		reel("replay", "--format", "html", "-o", file, id)
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkPage(t, "replay --format html "+id, string(b), w)
+		checkPage(t, "/runs/"+id, get("/runs/"+id), w)
+	}
+}

@@ -1,0 +1,131 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/reelhq/reel/internal/testfixtures"
+)
+
+// importFixture imports one shared recording into storage and returns its
+// run id.
+func importFixture(t *testing.T, storage, format, file string) string {
+	t.Helper()
+	path := filepath.Join(testfixtures.Dir(t, format), file)
+	out, errOut, err := runReel(t, context.Background(), "import", "--storage", storage, "--json", path)
+	if err != nil {
+		t.Fatalf("import %s: %v\n%s", file, err, errOut)
+	}
+	var runs []importedRun
+	if err := json.Unmarshal([]byte(out), &runs); err != nil || len(runs) != 1 || runs[0].RunID == "" {
+		t.Fatalf("import %s: %v\n%s", file, err, out)
+	}
+	return runs[0].RunID
+}
+
+// Issue 24, point 3: stats --json counts tool calls per provider and model
+// too, on a real Claude Code session (jnarowski/agentcmd's
+// full-session-two.jsonl).
+func TestStatsToolCallsPerProviderAndModel(t *testing.T) {
+	storage := t.TempDir()
+	id := importFixture(t, storage, "claude-session-log", "full-session-two.jsonl")
+	out, errOut, err := runReel(t, context.Background(), "stats", "--json", "--storage", storage, id)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, errOut)
+	}
+	type group struct {
+		Name      string `json:"name"`
+		ToolCalls int    `json:"tool_calls"`
+	}
+	var rep struct {
+		Total struct {
+			ToolCalls int `json:"tool_calls"`
+		} `json:"total"`
+		Providers, Models, Tools []group
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Total.ToolCalls == 0 {
+		t.Fatalf("no tool calls counted:\n%s", out)
+	}
+	sum := func(gs []group) (n int) {
+		for _, g := range gs {
+			n += g.ToolCalls
+		}
+		return n
+	}
+	if p, m, tl := sum(rep.Providers), sum(rep.Models), sum(rep.Tools); p != rep.Total.ToolCalls || m != rep.Total.ToolCalls || tl != rep.Total.ToolCalls {
+		t.Errorf("tool calls: total %d, by provider %d, by model %d, by tool %d", rep.Total.ToolCalls, p, m, tl)
+	}
+	if len(rep.Providers) != 1 || rep.Providers[0].Name != "claude" {
+		t.Errorf("providers %+v", rep.Providers)
+	}
+}
+
+// Issue 24, point 6: imported sessions are not offered for resume, and
+// resuming one says why.
+func TestImportedSessionsAreNotResumable(t *testing.T) {
+	storage := t.TempDir()
+	// an imported session that ended in an error: a failed run, which a
+	// run of reel's own would be offered for resume for
+	id := importFixture(t, storage, "gemini-stream-json", "gemini_stream_error.jsonl")
+	ctx := context.Background()
+	if out, _, _ := runReel(t, ctx, "runs", "--storage", storage); !strings.Contains(out, id) || !strings.Contains(out, "failure") {
+		t.Fatalf("the import is not a failed run:\n%s", out)
+	}
+	out, errOut, err := runReel(t, ctx, "resume", "--list", "--storage", storage)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, errOut)
+	}
+	if strings.Contains(out, id) {
+		t.Errorf("resume --list offers the imported session:\n%s", out)
+	}
+	_, errOut, err = runReel(t, ctx, "resume", "--storage", storage, id)
+	if err == nil || !strings.Contains(err.Error()+errOut, "was imported from") || strings.Contains(err.Error()+errOut, "older reel") {
+		t.Errorf("resume of an import: %v\n%s", err, errOut)
+	}
+}
+
+// Issue 24, point 13: reel diff of two agentlog imports of the same agent
+// (Shadow's demo baseline and candidate, the shared fixtures) aligns their
+// single agent steps and shows the durations the traces recorded
+// (latency_ms), not the instant their events were written at.
+func TestAgentlogBaselineCandidateDiff(t *testing.T) {
+	storage := t.TempDir()
+	base := importFixture(t, storage, "agentlog", "demo-baseline.agentlog")
+	cand := importFixture(t, storage, "agentlog", "demo-candidate.agentlog")
+	out, errOut, err := runReel(t, context.Background(), "diff", "--json", "--storage", storage, base, cand)
+	var ee *exitError
+	if err != nil && !(errors.As(err, &ee) && ee.code == exitNo) { // exit 1: the runs differ, as diff(1)
+		t.Fatalf("%v\n%s", err, errOut)
+	}
+	var d struct {
+		A, B struct {
+			DurationMS int64 `json:"duration_ms"`
+		}
+		Steps []struct {
+			Label string `json:"label"`
+			A, B  *struct {
+				DurationMS int64 `json:"duration_ms"`
+			}
+		} `json:"steps"`
+	}
+	if err := json.Unmarshal([]byte(out), &d); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if len(d.Steps) != 1 || d.Steps[0].A == nil || d.Steps[0].B == nil {
+		t.Fatalf("steps not aligned: %s", out)
+	}
+	// the traces' latency_ms: baseline 98+12+115+84, candidate 412+12+534+398
+	if a, b := d.Steps[0].A.DurationMS, d.Steps[0].B.DurationMS; a != 309 || b != 1356 {
+		t.Errorf("step durations %d and %d ms, want 309 and 1356", a, b)
+	}
+	if d.A.DurationMS != 309 || d.B.DurationMS != 1356 {
+		t.Errorf("run durations %d and %d ms, want 309 and 1356", d.A.DurationMS, d.B.DurationMS)
+	}
+}

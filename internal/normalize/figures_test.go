@@ -1,0 +1,114 @@
+package normalize
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/reelhq/reel/internal/testfixtures"
+	"github.com/reelhq/reel/transcript"
+)
+
+func parseFile(t *testing.T, f Format, path string) parsed {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return parse(t, f, data, nil)
+}
+
+// A Codex session's total_token_usage starts again from zero when Codex
+// starts a new conversation in the file: each run of totals counts by its
+// last, not the file's last total alone (issue 24: a 1.36M-token rollout
+// was imported as 37k tokens).
+func TestCodexRolloutTokensAcrossRestarts(t *testing.T) {
+	p := parseFile(t, CodexRollout, "testdata/recordings/codex-rollout/compacted-restart.jsonl")
+	want := transcript.Usage{InputTokens: 320000, OutputTokens: 7000, CacheReadTokens: 250000, ReasoningTokens: 3500, TotalTokens: 327000}
+	if got := p.res.Agent.Usage; got != want {
+		t.Errorf("usage %+v, want %+v", got, want)
+	}
+
+	// The shared real rollout (jnarowski/agentcmd, Codex 0.40, 35
+	// token_count events climbing to 543,488), written twice into one
+	// file as a resumed session restarts its count: twice its tokens.
+	real := filepath.Join(testfixtures.Dir(t, "codex-rollout"), "rollout-2025-09-25T15-12-14-019982b8-3422-79e0-8b3b-05abaf4f3c3e.jsonl")
+	data, err := os.ReadFile(real)
+	if err != nil {
+		t.Fatal(err)
+	}
+	once := parse(t, CodexRollout, data, nil).res.Agent.Usage
+	if once.TotalTokens != 543488 {
+		t.Fatalf("one pass: %d tokens, want 543488 (the file's last total_token_usage)", once.TotalTokens)
+	}
+	twice := parse(t, CodexRollout, bytes.Join([][]byte{data, data}, nil), nil).res.Agent.Usage
+	if twice.TotalTokens != 2*once.TotalTokens || twice.InputTokens != 2*once.InputTokens || twice.CacheReadTokens != 2*once.CacheReadTokens {
+		t.Errorf("restarted count: %+v, want twice %+v", twice, once)
+	}
+}
+
+// codex exec --json reports each thread's running total in turn.completed;
+// a count that starts again within a thread adds up the same way.
+func TestCodexExecThreadTotalsAcrossRestarts(t *testing.T) {
+	rec := strings.Join([]string{
+		`{"type":"thread.started","thread_id":"t1"}`,
+		`{"type":"turn.started"}`,
+		`{"type":"turn.completed","usage":{"input_tokens":1000,"cached_input_tokens":800,"output_tokens":100}}`,
+		`{"type":"turn.started"}`,
+		`{"type":"turn.completed","usage":{"input_tokens":2500,"cached_input_tokens":2000,"output_tokens":300}}`,
+		`{"type":"turn.started"}`,
+		`{"type":"turn.completed","usage":{"input_tokens":400,"cached_input_tokens":0,"output_tokens":50}}`,
+	}, "\n") + "\n"
+	got := parse(t, CodexExecJSON, []byte(rec), nil).res.Agent.Usage
+	if got.InputTokens != 2900 || got.OutputTokens != 350 || got.CacheReadTokens != 2000 {
+		t.Errorf("usage %+v, want 2900 in, 350 out, 2000 cache read", got)
+	}
+}
+
+// The title of a Codex session is what the user asked, not the IDE
+// extension's preamble: in the shared real rollout (jnarowski/agentcmd) the
+// prompt starts "# Context from my IDE setup:".
+func TestCodexTitleIsTheRequest(t *testing.T) {
+	real := filepath.Join(testfixtures.Dir(t, "codex-rollout"), "rollout-2025-09-25T15-12-14-019982b8-3422-79e0-8b3b-05abaf4f3c3e.jsonl")
+	p := parseFile(t, CodexRollout, real)
+	if !strings.HasPrefix(p.res.Prompt, "Evaluate @packages/services and create a new") {
+		t.Errorf("prompt %.80q, want the request under ## My request for Codex:", p.res.Prompt)
+	}
+	p = parseFile(t, CodexRollout, "testdata/recordings/codex-rollout/compacted-restart.jsonl")
+	if p.res.Prompt != "Make the health endpoint report the database status" {
+		t.Errorf("prompt %q", p.res.Prompt)
+	}
+	// The message itself stays as it was sent.
+	for _, ev := range p.events {
+		if ev.Type == transcript.MessageUser {
+			if mp := ev.Message(); mp != nil && strings.HasPrefix(mp.Blocks[0].Text, "# Context from my IDE setup") {
+				return
+			}
+		}
+	}
+	t.Error("the IDE preamble is no longer in the transcript")
+}
+
+// A Claude log's summary line titles the session only when its leafUuid is
+// one of this session's messages, as claude-code-log matches them; Claude
+// Code writes other sessions' summaries into a log it resumes.
+func TestClaudeSummaryTitleByLeaf(t *testing.T) {
+	for _, c := range []struct{ file, title, prompt string }{
+		{"foreign-summary.jsonl", "Fix flaky login test", "Why does the login test fail on CI only?"},
+		{"no-own-summary.jsonl", "", "Add a retry to the payment webhook"},
+		{"two-turns.jsonl", "Weather check", "What's the weather in Paris?"},
+	} {
+		p := parseFile(t, ClaudeSessionLog, filepath.Join("testdata/recordings/claude-session-log", c.file))
+		if p.res.Title != c.title || p.res.Prompt != c.prompt {
+			t.Errorf("%s: title %q, prompt %q; want %q, %q", c.file, p.res.Title, p.res.Prompt, c.title, c.prompt)
+		}
+	}
+	// The shared real session (jnarowski/agentcmd, Claude Code 2.0.26)
+	// has no summary line: its first real prompt, not the /clear markup.
+	p := parseFile(t, ClaudeSessionLog, filepath.Join(testfixtures.Dir(t, "claude-session-log"), "full-session-two.jsonl"))
+	if p.res.Title != "" || p.res.Prompt == "" || strings.HasPrefix(p.res.Prompt, "<command-name>") {
+		t.Errorf("full-session-two: title %q, prompt %.60q", p.res.Title, p.res.Prompt)
+	}
+}
