@@ -44,13 +44,8 @@ type listedInput struct {
 	Enum        []string `json:"enum,omitempty"`
 }
 
-// listOptions are the flags of `reel list`.
-type listOptions struct {
-	asJSON, quiet bool
-}
-
 func newListCmd() *cobra.Command {
-	var o listOptions
+	var asJSON, quiet bool
 	cmd := &cobra.Command{
 		Use:   "list [DIR...]",
 		Short: "List the workflows reel run NAME finds, with descriptions and inputs",
@@ -65,92 +60,90 @@ problem count (reel validate shows them); a name an earlier place holds
 too is listed as shadowed.
 
 reel list prompts lists the prompt files @prompts/ finds.`,
-		RunE: func(cmd *cobra.Command, args []string) error { return runList(cmd, args, &o) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			proj, err := findProject()
+			if err != nil {
+				return err
+			}
+			e := newEngine(proj, "", nil)
+			var entries []catalog.Entry
+			var probs []catalog.Problem
+			where := "the project, the global workflows or the installed packs"
+			if len(args) > 0 {
+				dirs := make([]catalog.Dir, len(args))
+				for i, a := range args {
+					dirs[i] = catalog.Dir{Path: a, Scope: "dir"}
+				}
+				entries, err = catalog.ListDirs(dirs)
+				where = strings.Join(args, ", ")
+			} else {
+				entries, probs, err = e.Workflows()
+			}
+			if err != nil {
+				return &exitError{code: exitTrouble, msg: err.Error()}
+			}
+			for _, p := range probs {
+				fmt.Fprintf(cmd.ErrOrStderr(), "reel: warning: %s: %v\n", p.Dir, p.Err)
+			}
+			found := describeWorkflows(e, proj.Root, entries)
+			out := cmd.OutOrStdout()
+			if asJSON {
+				return writeJSON(out, found)
+			}
+			if quiet {
+				for _, l := range found {
+					fmt.Fprintln(out, l.Name)
+				}
+				return nil
+			}
+			if len(found) == 0 {
+				fmt.Fprintf(cmd.ErrOrStderr(), "no workflows in %s\n", where)
+				return nil
+			}
+			p := palette{on: useColor(cmd, out)}
+			t := &table{flexible: 2}
+			if p.on {
+				t.colour = func(row, col int, cell string) string {
+					if row == 0 {
+						return p.bold(cell)
+					}
+					return cell
+				}
+			}
+			t.add("NAME", "SOURCE", "DESCRIPTION", "INPUTS", "FILE")
+			for _, l := range found {
+				desc := l.Description
+				switch {
+				case len(l.Problems) > 0:
+					desc = fmt.Sprintf("invalid: %d problem(s)", len(l.Problems))
+				case l.Shadowed != "":
+					desc = "shadowed by " + l.Shadowed
+				}
+				var ins []string
+				for _, in := range l.Inputs {
+					s := in.Name
+					if in.Required {
+						s += "*"
+					}
+					if in.Default != nil {
+						s += "=" + *in.Default
+					}
+					ins = append(ins, s)
+				}
+				source := l.Scope
+				if l.Version != "" {
+					source += " " + l.Version
+				}
+				t.add(l.Name, source, orDash(desc), orDash(strings.Join(ins, " ")), relPath(l.File))
+			}
+			return t.write(out, termWidth(out))
+		},
 	}
-	cmd.Flags().BoolVar(&o.asJSON, "json", false, "print JSON")
-	cmd.Flags().BoolVarP(&o.quiet, "quiet", "q", false, "print only the names, one a line")
-	addFormatFlag(cmd, &o.asJSON, &o.quiet, "only the names, as --quiet")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "print only the names, one a line")
+	addFormatFlag(cmd, &asJSON, &quiet, "only the names, as --quiet")
 	cmd.AddCommand(newListPromptsCmd())
 	return cmd
-}
-
-func runList(cmd *cobra.Command, args []string, o *listOptions) error {
-	proj, err := findProject()
-	if err != nil {
-		return err
-	}
-	e := newEngine(proj, "", nil)
-	var entries []catalog.Entry
-	var probs []catalog.Problem
-	where := "the project, the global workflows or the installed packs"
-	if len(args) > 0 {
-		dirs := make([]catalog.Dir, len(args))
-		for i, a := range args {
-			dirs[i] = catalog.Dir{Path: a, Scope: "dir"}
-		}
-		entries, err = catalog.ListDirs(dirs)
-		where = strings.Join(args, ", ")
-	} else {
-		entries, probs, err = e.Workflows()
-	}
-	if err != nil {
-		return &exitError{code: exitTrouble, msg: err.Error()}
-	}
-	for _, p := range probs {
-		fmt.Fprintf(cmd.ErrOrStderr(), "reel: warning: %s: %v\n", p.Dir, p.Err)
-	}
-	found := describeWorkflows(e, proj.Root, entries)
-	out := cmd.OutOrStdout()
-	if o.asJSON {
-		return writeJSON(out, found)
-	}
-	if o.quiet {
-		for _, l := range found {
-			fmt.Fprintln(out, l.Name)
-		}
-		return nil
-	}
-	if len(found) == 0 {
-		fmt.Fprintf(cmd.ErrOrStderr(), "no workflows in %s\n", where)
-		return nil
-	}
-	p := palette{on: useColor(cmd, out)}
-	t := &table{flexible: 2}
-	if p.on {
-		t.colour = func(row, col int, cell string) string {
-			if row == 0 {
-				return p.bold(cell)
-			}
-			return cell
-		}
-	}
-	t.add("NAME", "SOURCE", "DESCRIPTION", "INPUTS", "FILE")
-	for _, l := range found {
-		desc := l.Description
-		switch {
-		case len(l.Problems) > 0:
-			desc = fmt.Sprintf("invalid: %d problem(s)", len(l.Problems))
-		case l.Shadowed != "":
-			desc = "shadowed by " + l.Shadowed
-		}
-		var ins []string
-		for _, in := range l.Inputs {
-			s := in.Name
-			if in.Required {
-				s += "*"
-			}
-			if in.Default != nil {
-				s += "=" + *in.Default
-			}
-			ins = append(ins, s)
-		}
-		source := l.Scope
-		if l.Version != "" {
-			source += " " + l.Version
-		}
-		t.add(l.Name, source, orDash(desc), orDash(strings.Join(ins, " ")), relPath(l.File))
-	}
-	return t.write(out, termWidth(out))
 }
 
 func orDash(s string) string {

@@ -13,23 +13,20 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// replayOptions are the flags of `reel replay`.
-type replayOptions struct {
-	refs     runRefFlags
-	step     string
-	speed    float64
-	instant  bool
-	thinking bool
-	format   string
-	color    string
-	maxLines int
-	outFile  string
-	mask     bool
-	redacts  []string
-}
-
 func newReplayCmd() *cobra.Command {
-	var o replayOptions
+	var (
+		refs     runRefFlags
+		step     string
+		speed    float64
+		instant  bool
+		thinking bool
+		format   string
+		color    string
+		maxLines int
+		outFile  string
+		mask     bool
+		redacts  []string
+	)
 	cmd := &cobra.Command{
 		Use:   "replay RUN|--latest",
 		Short: "Replay a run's exchange as a readable conversation",
@@ -49,71 +46,69 @@ On a terminal the replay is paced by the original timestamps (--speed 1,
 gaps capped at 2s before the speed-up) and coloured; piped, it is written at
 once and plain. --format markdown writes Markdown for sharing.`,
 		Args: cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error { return runReplay(cmd, args, &o) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			list, err := refs.resolve(args, 1)
+			if err != nil {
+				return err
+			}
+			if format == "html" {
+				return replayHTML(cmd, list[0], outFile, mask, redacts)
+			}
+			if outFile != "" || len(redacts) > 0 {
+				return fmt.Errorf("-o and --redact go with --format html")
+			}
+			out := cmd.OutOrStdout()
+			tty := isTerminal(out)
+			opts := textview.Options{
+				Format:   textview.Format(format),
+				Step:     step,
+				Thinking: thinking,
+				MaxLines: maxLines,
+			}
+			if mask {
+				opts.Masker = secrets.NewMasker(os.Environ())
+			}
+			switch color {
+			case "auto":
+				opts.Color = useColor(cmd, out)
+			case "always":
+				opts.Color = true
+			case "never":
+			default:
+				return fmt.Errorf("--color %q: want auto, always or never", color)
+			}
+			switch {
+			case instant:
+			case cmd.Flags().Changed("speed"):
+				if speed <= 0 {
+					return fmt.Errorf("--speed must be above 0")
+				}
+				opts.Speed = speed
+			case tty && format == string(textview.Text):
+				opts.Speed = 1
+				opts.MaxGap = defaultReplayGap
+			}
+			warnings, err := textview.Replay(cmd.Context(), out, list[0], opts)
+			if err != nil {
+				return err
+			}
+			return reportWarnings(cmd, warnings)
+		},
 	}
-	o.refs.register(cmd)
+	refs.register(cmd)
 	fl := cmd.Flags()
-	fl.StringVar(&o.step, "step", "", "replay only this step path and the steps below it (glob allowed)")
-	fl.Float64Var(&o.speed, "speed", 1, "pace by the original timestamps, this many times faster")
-	fl.BoolVar(&o.instant, "instant", false, "write everything at once (the default when not on a terminal)")
-	fl.BoolVar(&o.thinking, "thinking", false, "show thinking blocks instead of folding them")
-	fl.StringVar(&o.format, "format", "text", "output format: text, markdown or html")
-	fl.StringVarP(&o.outFile, "output", "o", "", "write the html replay to this `FILE` (- for stdout)")
-	fl.BoolVar(&o.mask, "mask-secrets", false, "mask secret-looking environment values and key shapes in the replay")
-	fl.StringArrayVar(&o.redacts, "redact", nil, "html: replace what this Go `REGEX` matches with [REDACTED] (repeatable)")
-	fl.StringVar(&o.color, "color", "auto", "colour: auto (on a terminal), always or never")
-	fl.IntVar(&o.maxLines, "max-lines", 40, "cut tool and command outputs to this many lines (0: no limit)")
+	fl.StringVar(&step, "step", "", "replay only this step path and the steps below it (glob allowed)")
+	fl.Float64Var(&speed, "speed", 1, "pace by the original timestamps, this many times faster")
+	fl.BoolVar(&instant, "instant", false, "write everything at once (the default when not on a terminal)")
+	fl.BoolVar(&thinking, "thinking", false, "show thinking blocks instead of folding them")
+	fl.StringVar(&format, "format", "text", "output format: text, markdown or html")
+	fl.StringVarP(&outFile, "output", "o", "", "write the html replay to this `FILE` (- for stdout)")
+	fl.BoolVar(&mask, "mask-secrets", false, "mask secret-looking environment values and key shapes in the replay")
+	fl.StringArrayVar(&redacts, "redact", nil, "html: replace what this Go `REGEX` matches with [REDACTED] (repeatable)")
+	fl.StringVar(&color, "color", "auto", "colour: auto (on a terminal), always or never")
+	fl.IntVar(&maxLines, "max-lines", 40, "cut tool and command outputs to this many lines (0: no limit)")
 	cmd.MarkFlagsMutuallyExclusive("speed", "instant")
 	return cmd
-}
-
-func runReplay(cmd *cobra.Command, args []string, o *replayOptions) error {
-	list, err := o.refs.resolve(args, 1)
-	if err != nil {
-		return err
-	}
-	if o.format == "html" {
-		return replayHTML(cmd, list[0], o.outFile, o.mask, o.redacts)
-	}
-	if o.outFile != "" || len(o.redacts) > 0 {
-		return fmt.Errorf("-o and --redact go with --format html")
-	}
-	out := cmd.OutOrStdout()
-	tty := isTerminal(out)
-	opts := textview.Options{
-		Format:   textview.Format(o.format),
-		Step:     o.step,
-		Thinking: o.thinking,
-		MaxLines: o.maxLines,
-	}
-	if o.mask {
-		opts.Masker = secrets.NewMasker(os.Environ())
-	}
-	switch o.color {
-	case "auto":
-		opts.Color = useColor(cmd, out)
-	case "always":
-		opts.Color = true
-	case "never":
-	default:
-		return fmt.Errorf("--color %q: want auto, always or never", o.color)
-	}
-	switch {
-	case o.instant:
-	case cmd.Flags().Changed("speed"):
-		if o.speed <= 0 {
-			return fmt.Errorf("--speed must be above 0")
-		}
-		opts.Speed = o.speed
-	case tty && o.format == string(textview.Text):
-		opts.Speed = 1
-		opts.MaxGap = defaultReplayGap
-	}
-	warnings, err := textview.Replay(cmd.Context(), out, list[0], opts)
-	if err != nil {
-		return err
-	}
-	return reportWarnings(cmd, warnings)
 }
 
 // replayHTML writes the self-contained html replay of the run.

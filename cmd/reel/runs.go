@@ -13,17 +13,14 @@ import (
 	"github.com/reelhq/reel/internal/runstatus"
 )
 
-// runsOptions are the flags of `reel runs`.
-type runsOptions struct {
-	storage      string
-	asJSON       bool
-	quiet, stats bool
-	f            index.Filter
-	since, until string
-}
-
 func newRunsCmd() *cobra.Command {
-	var o runsOptions
+	var (
+		storage      string
+		asJSON       bool
+		quiet, stats bool
+		f            index.Filter
+		since, until string
+	)
 	cmd := &cobra.Command{
 		Use:     "runs",
 		Aliases: []string{"history"},
@@ -40,78 +37,76 @@ flags (-w, -s with AWF's status names too, -n, --stats, -f).
 The list comes from the run index (<storage>/index.db), which is brought up
 to date with the transcripts first; reel index --rebuild rebuilds it.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runRuns(cmd, nil, &o) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			now := time.Now()
+			var err error
+			f.Status = runstatus.FromAWF(f.Status)
+			if f.Since, err = parseWhen(since, now); err != nil {
+				return fmt.Errorf("--since: %w", err)
+			}
+			if f.Until, err = parseWhen(until, now); err != nil {
+				return fmt.Errorf("--until: %w", err)
+			}
+			if f.Status != "" && !runstatus.Valid(f.Status) {
+				return fmt.Errorf("--status %q: want one of %s", f.Status, strings.Join(runstatus.All, ", "))
+			}
+			if f.Limit < 0 {
+				return fmt.Errorf("--limit must be 0 (all) or more")
+			}
+			ix, err := openIndex(cmd, storage)
+			if err != nil {
+				return err
+			}
+			defer ix.Close()
+			limit := f.Limit
+			var runs []index.Run
+			for {
+				f.Limit = 1000
+				if limit > 0 {
+					f.Limit = min(1000, limit-len(runs))
+				}
+				page, err := ix.List(cmd.Context(), f)
+				if err != nil {
+					return err
+				}
+				runs = append(runs, page.Runs...)
+				if page.Next == "" || limit > 0 && len(runs) >= limit {
+					break
+				}
+				f.After = page.Next
+			}
+			out := cmd.OutOrStdout()
+			switch {
+			case stats && asJSON:
+				return writeJSON(out, tallyRuns(runs))
+			case stats:
+				return writeTally(out, tallyRuns(runs))
+			case asJSON:
+				return writeJSON(out, runs)
+			case quiet:
+				for _, r := range runs {
+					fmt.Fprintln(out, r.RunID)
+				}
+				return nil
+			}
+			return writeRuns(out, runs, palette{on: useColor(cmd, out)}, termWidth(out))
+		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&o.storage, "storage", "", storageUsage)
-	fl.BoolVar(&o.asJSON, "json", false, "print JSON")
-	fl.StringVarP(&o.f.Workflow, "workflow", "w", "", "only runs of this workflow")
-	fl.StringVarP(&o.f.Status, "status", "s", "", "only runs in this status ("+strings.Join(runstatus.All, ", ")+"; AWF's completed and failed too)")
-	fl.StringVar(&o.f.Provider, "provider", "", "only runs with an agent step of this provider")
-	fl.StringVar(&o.f.Model, "model", "", "only runs with an agent step of this model")
-	fl.StringVar(&o.since, "since", "", "only runs started at or after this time (RFC 3339, 2006-01-02, or a duration ago: 24h)")
-	fl.StringVar(&o.until, "until", "", "only runs started before this time")
-	fl.IntVarP(&o.f.Limit, "limit", "n", 0, "at most this many runs (0: all)")
-	fl.BoolVarP(&o.quiet, "quiet", "q", false, "print only the run ids, one a line")
-	fl.BoolVar(&o.stats, "stats", false, "print only the runs' count in each status, average duration, tokens and cost")
-	addFormatFlag(cmd, &o.asJSON, &o.quiet, "only the run ids, as --quiet")
+	fl.StringVar(&storage, "storage", "", storageUsage)
+	fl.BoolVar(&asJSON, "json", false, "print JSON")
+	fl.StringVarP(&f.Workflow, "workflow", "w", "", "only runs of this workflow")
+	fl.StringVarP(&f.Status, "status", "s", "", "only runs in this status ("+strings.Join(runstatus.All, ", ")+"; AWF's completed and failed too)")
+	fl.StringVar(&f.Provider, "provider", "", "only runs with an agent step of this provider")
+	fl.StringVar(&f.Model, "model", "", "only runs with an agent step of this model")
+	fl.StringVar(&since, "since", "", "only runs started at or after this time (RFC 3339, 2006-01-02, or a duration ago: 24h)")
+	fl.StringVar(&until, "until", "", "only runs started before this time")
+	fl.IntVarP(&f.Limit, "limit", "n", 0, "at most this many runs (0: all)")
+	fl.BoolVarP(&quiet, "quiet", "q", false, "print only the run ids, one a line")
+	fl.BoolVar(&stats, "stats", false, "print only the runs' count in each status, average duration, tokens and cost")
+	addFormatFlag(cmd, &asJSON, &quiet, "only the run ids, as --quiet")
 	cmd.MarkFlagsMutuallyExclusive("stats", "quiet")
 	return cmd
-}
-
-func runRuns(cmd *cobra.Command, _ []string, o *runsOptions) error {
-	now := time.Now()
-	var err error
-	o.f.Status = runstatus.FromAWF(o.f.Status)
-	if o.f.Since, err = parseWhen(o.since, now); err != nil {
-		return fmt.Errorf("--since: %w", err)
-	}
-	if o.f.Until, err = parseWhen(o.until, now); err != nil {
-		return fmt.Errorf("--until: %w", err)
-	}
-	if o.f.Status != "" && !runstatus.Valid(o.f.Status) {
-		return fmt.Errorf("--status %q: want one of %s", o.f.Status, strings.Join(runstatus.All, ", "))
-	}
-	if o.f.Limit < 0 {
-		return fmt.Errorf("--limit must be 0 (all) or more")
-	}
-	ix, err := openIndex(cmd, o.storage)
-	if err != nil {
-		return err
-	}
-	defer ix.Close()
-	limit := o.f.Limit
-	var runs []index.Run
-	for {
-		o.f.Limit = 1000
-		if limit > 0 {
-			o.f.Limit = min(1000, limit-len(runs))
-		}
-		page, err := ix.List(cmd.Context(), o.f)
-		if err != nil {
-			return err
-		}
-		runs = append(runs, page.Runs...)
-		if page.Next == "" || limit > 0 && len(runs) >= limit {
-			break
-		}
-		o.f.After = page.Next
-	}
-	out := cmd.OutOrStdout()
-	switch {
-	case o.stats && o.asJSON:
-		return writeJSON(out, tallyRuns(runs))
-	case o.stats:
-		return writeTally(out, tallyRuns(runs))
-	case o.asJSON:
-		return writeJSON(out, runs)
-	case o.quiet:
-		for _, r := range runs {
-			fmt.Fprintln(out, r.RunID)
-		}
-		return nil
-	}
-	return writeRuns(out, runs, palette{on: useColor(cmd, out)}, termWidth(out))
 }
 
 // runTally is what runs --stats prints.

@@ -14,14 +14,11 @@ import (
 	"github.com/reelhq/reel/transcript"
 )
 
-// indexOptions are the flags of `reel index`.
-type indexOptions struct {
-	storage string
-	rebuild bool
-}
-
 func newIndexCmd() *cobra.Command {
-	var o indexOptions
+	var (
+		storage string
+		rebuild bool
+	)
 	cmd := &cobra.Command{
 		Use:   "index",
 		Short: "Bring the run index up to date with the transcripts (or --rebuild it)",
@@ -31,64 +28,59 @@ by every command that reads it; this command compares every transcript with
 the index and indexes what changed. --rebuild deletes the index and builds it
 again from the transcripts.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runIndex(cmd, nil, &o) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			dir, err := storageDir(storage)
+			if err != nil {
+				return err
+			}
+			if _, err := os.Stat(dir); err != nil {
+				return &exitError{code: 1, msg: fmt.Sprintf("no storage at %s", dir)}
+			}
+			if err := checkIndex(dir); err != nil {
+				return err
+			}
+			// Imports killed mid-way left their staging directories.
+			swept, err := importer.Sweep(transcript.Dir(dir))
+			if err != nil {
+				fmt.Fprintf(cmd.ErrOrStderr(), "reel: warning: %v\n", err)
+			}
+			if swept > 0 {
+				fmt.Fprintf(cmd.OutOrStdout(), "removed %d staging director%s left by killed imports\n", swept, map[bool]string{true: "y", false: "ies"}[swept == 1])
+			}
+			start := time.Now()
+			var st index.Stats
+			var ix *index.Index
+			prices, err := priceTable()
+			if err != nil {
+				return err
+			}
+			if rebuild {
+				ix, st, err = index.Rebuild(cmd.Context(), dir, index.WithPrices(prices))
+			} else if ix, err = index.Open(cmd.Context(), dir, index.WithPrices(prices)); err == nil {
+				st, err = ix.Scan(cmd.Context())
+			}
+			if err != nil {
+				return err
+			}
+			defer ix.Close()
+			took := time.Since(start)
+			fmt.Fprintf(cmd.OutOrStdout(), "indexed %d transcript(s), %.1f MB in %s (%.0f MB/s); %d removed\n",
+				st.Files, float64(st.Bytes)/1e6, took.Round(time.Millisecond), float64(st.Bytes)/1e6/max(took.Seconds(), 1e-6), st.Removed)
+			return nil
+		},
 	}
-	cmd.Flags().StringVar(&o.storage, "storage", "", storageUsage)
-	cmd.Flags().BoolVar(&o.rebuild, "rebuild", false, "delete the index and build it again from the transcripts")
+	cmd.Flags().StringVar(&storage, "storage", "", storageUsage)
+	cmd.Flags().BoolVar(&rebuild, "rebuild", false, "delete the index and build it again from the transcripts")
 	return cmd
 }
 
-func runIndex(cmd *cobra.Command, _ []string, o *indexOptions) error {
-	dir, err := storageDir(o.storage)
-	if err != nil {
-		return err
-	}
-	if _, err := os.Stat(dir); err != nil {
-		return &exitError{code: 1, msg: fmt.Sprintf("no storage at %s", dir)}
-	}
-	if err := checkIndex(dir); err != nil {
-		return err
-	}
-	// Imports killed mid-way left their staging directories.
-	swept, err := importer.Sweep(transcript.Dir(dir))
-	if err != nil {
-		fmt.Fprintf(cmd.ErrOrStderr(), "reel: warning: %v\n", err)
-	}
-	if swept > 0 {
-		fmt.Fprintf(cmd.OutOrStdout(), "removed %d staging director%s left by killed imports\n", swept, map[bool]string{true: "y", false: "ies"}[swept == 1])
-	}
-	start := time.Now()
-	var st index.Stats
-	var ix *index.Index
-	prices, err := priceTable()
-	if err != nil {
-		return err
-	}
-	if o.rebuild {
-		ix, st, err = index.Rebuild(cmd.Context(), dir, index.WithPrices(prices))
-	} else if ix, err = index.Open(cmd.Context(), dir, index.WithPrices(prices)); err == nil {
-		st, err = ix.Scan(cmd.Context())
-	}
-	if err != nil {
-		return err
-	}
-	defer ix.Close()
-	took := time.Since(start)
-	fmt.Fprintf(cmd.OutOrStdout(), "indexed %d transcript(s), %.1f MB in %s (%.0f MB/s); %d removed\n",
-		st.Files, float64(st.Bytes)/1e6, took.Round(time.Millisecond), float64(st.Bytes)/1e6/max(took.Seconds(), 1e-6), st.Removed)
-	return nil
-}
-
-// searchOptions are the flags of `reel search`.
-type searchOptions struct {
-	storage string
-	limit   int
-	asJSON  bool
-	color   string
-}
-
 func newSearchCmd() *cobra.Command {
-	var o searchOptions
+	var (
+		storage string
+		limit   int
+		asJSON  bool
+		color   string
+	)
 	cmd := &cobra.Command{
 		Use:   "search QUERY...",
 		Short: "Find events across all runs by their text (the terminal twin of reel serve's /search)",
@@ -103,78 +95,76 @@ the step path, the event's seq and type, and shows the text around the match.
 
 Every word must occur in the same event. Exit status 1 when nothing matches.`,
 		Args: cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error { return runSearch(cmd, args, &o) },
-	}
-	fl := cmd.Flags()
-	fl.StringVar(&o.storage, "storage", "", storageUsage)
-	fl.IntVarP(&o.limit, "limit", "n", 50, "at most this many hits")
-	fl.BoolVar(&o.asJSON, "json", false, "print the hits as JSON")
-	fl.StringVar(&o.color, "color", "auto", "highlight matches: auto (on a terminal, unless NO_COLOR), always or never")
-	return cmd
-}
-
-func runSearch(cmd *cobra.Command, args []string, o *searchOptions) error {
-	ix, err := openIndex(cmd, o.storage)
-	if err != nil {
-		return err
-	}
-	defer ix.Close()
-	if o.limit <= 0 {
-		return fmt.Errorf("--limit must be above 0")
-	}
-	out := cmd.OutOrStdout()
-	var bold, dim, reset string
-	switch o.color {
-	case "auto":
-		if useColor(cmd, out) {
-			bold, dim, reset = "\x1b[1;33m", "\x1b[2m", "\x1b[0m"
-		}
-	case "always":
-		bold, dim, reset = "\x1b[1;33m", "\x1b[2m", "\x1b[0m"
-	case "never":
-	default:
-		return fmt.Errorf("--color %q: want auto, always or never", o.color)
-	}
-	var hits []index.Hit
-	cursor := ""
-	for len(hits) < o.limit {
-		page, err := ix.Search(cmd.Context(), strings.Join(args, " "), index.SearchOptions{Limit: o.limit - len(hits), After: cursor, Budget: 2 * time.Second})
-		if errors.Is(err, index.ErrEmptyQuery) {
-			return &exitError{code: 2, msg: err.Error()}
-		}
-		if err != nil {
-			return err
-		}
-		hits = append(hits, page.Hits...)
-		if page.Next == "" {
-			break
-		}
-		cursor = page.Next
-	}
-	if o.asJSON {
-		if err := writeJSON(out, hits); err != nil {
-			return err
-		}
-	} else {
-		for _, h := range hits {
-			path := h.Path
-			if path == "" {
-				path = "(run)"
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ix, err := openIndex(cmd, storage)
+			if err != nil {
+				return err
 			}
-			fmt.Fprintf(out, "%s%s  %s  %s  #%d %s  %s%s\n", dim, h.RunID, h.Workflow, path, h.Seq, h.Type, h.Time.Local().Format("2006-01-02 15:04:05"), reset)
-			var b strings.Builder
-			for _, s := range h.Snippet {
-				if s.Match {
-					b.WriteString(bold + s.Text + reset)
-				} else {
-					b.WriteString(s.Text)
+			defer ix.Close()
+			if limit <= 0 {
+				return fmt.Errorf("--limit must be above 0")
+			}
+			out := cmd.OutOrStdout()
+			var bold, dim, reset string
+			switch color {
+			case "auto":
+				if useColor(cmd, out) {
+					bold, dim, reset = "\x1b[1;33m", "\x1b[2m", "\x1b[0m"
+				}
+			case "always":
+				bold, dim, reset = "\x1b[1;33m", "\x1b[2m", "\x1b[0m"
+			case "never":
+			default:
+				return fmt.Errorf("--color %q: want auto, always or never", color)
+			}
+			var hits []index.Hit
+			cursor := ""
+			for len(hits) < limit {
+				page, err := ix.Search(cmd.Context(), strings.Join(args, " "), index.SearchOptions{Limit: limit - len(hits), After: cursor, Budget: 2 * time.Second})
+				if errors.Is(err, index.ErrEmptyQuery) {
+					return &exitError{code: 2, msg: err.Error()}
+				}
+				if err != nil {
+					return err
+				}
+				hits = append(hits, page.Hits...)
+				if page.Next == "" {
+					break
+				}
+				cursor = page.Next
+			}
+			if asJSON {
+				if err := writeJSON(out, hits); err != nil {
+					return err
+				}
+			} else {
+				for _, h := range hits {
+					path := h.Path
+					if path == "" {
+						path = "(run)"
+					}
+					fmt.Fprintf(out, "%s%s  %s  %s  #%d %s  %s%s\n", dim, h.RunID, h.Workflow, path, h.Seq, h.Type, h.Time.Local().Format("2006-01-02 15:04:05"), reset)
+					var b strings.Builder
+					for _, s := range h.Snippet {
+						if s.Match {
+							b.WriteString(bold + s.Text + reset)
+						} else {
+							b.WriteString(s.Text)
+						}
+					}
+					fmt.Fprintf(out, "    %s\n", b.String())
 				}
 			}
-			fmt.Fprintf(out, "    %s\n", b.String())
-		}
+			if len(hits) == 0 {
+				return &exitError{code: 1}
+			}
+			return nil
+		},
 	}
-	if len(hits) == 0 {
-		return &exitError{code: 1}
-	}
-	return nil
+	fl := cmd.Flags()
+	fl.StringVar(&storage, "storage", "", storageUsage)
+	fl.IntVarP(&limit, "limit", "n", 50, "at most this many hits")
+	fl.BoolVar(&asJSON, "json", false, "print the hits as JSON")
+	fl.StringVar(&color, "color", "auto", "highlight matches: auto (on a terminal, unless NO_COLOR), always or never")
+	return cmd
 }

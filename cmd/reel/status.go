@@ -47,14 +47,11 @@ type stepAt struct {
 	RunID      string `json:"run_id,omitempty"`
 }
 
-// statusOptions are the flags of `reel status`.
-type statusOptions struct {
-	refs          runRefFlags
-	asJSON, quiet bool
-}
-
 func newStatusCmd() *cobra.Command {
-	var o statusOptions
+	var (
+		refs          runRefFlags
+		asJSON, quiet bool
+	)
 	cmd := &cobra.Command{
 		Use:   "status RUN|--latest",
 		Short: "Show where a live or finished run stands, on one screen",
@@ -65,38 +62,36 @@ which failed and why, and its tokens and cost, sub-workflows included.
 A run that did not succeed says how to resume it.`,
 		Args:              cobra.MaximumNArgs(1),
 		ValidArgsFunction: completeRunIDs,
-		RunE:              func(cmd *cobra.Command, args []string) error { return runStatusCmd(cmd, args, &o) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			list, err := refs.resolve(args, 1)
+			if err != nil {
+				return err
+			}
+			tree, err := exectree.Build(list[0], exectree.Options{})
+			if err != nil {
+				return err
+			}
+			at := standing(tree, list[0].Path)
+			out := cmd.OutOrStdout()
+			switch {
+			case asJSON:
+				if err := writeJSON(out, at); err != nil {
+					return err
+				}
+			case quiet:
+				fmt.Fprintln(out, at.Status)
+			default:
+				writeStanding(out, at, palette{on: useColor(cmd, out)})
+			}
+			// Damage read around: exit 1, as every reading command.
+			return reportWarnings(cmd, tree.Warnings)
+		},
 	}
-	o.refs.register(cmd)
-	cmd.Flags().BoolVar(&o.asJSON, "json", false, "print JSON")
-	cmd.Flags().BoolVarP(&o.quiet, "quiet", "q", false, "print only the run's status (success, failure, cancelled, running, interrupted)")
-	addFormatFlag(cmd, &o.asJSON, &o.quiet, "only the status, as --quiet")
+	refs.register(cmd)
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "print only the run's status (success, failure, cancelled, running, interrupted)")
+	addFormatFlag(cmd, &asJSON, &quiet, "only the status, as --quiet")
 	return cmd
-}
-
-func runStatusCmd(cmd *cobra.Command, args []string, o *statusOptions) error {
-	list, err := o.refs.resolve(args, 1)
-	if err != nil {
-		return err
-	}
-	tree, err := exectree.Build(list[0], exectree.Options{})
-	if err != nil {
-		return err
-	}
-	at := standing(tree, list[0].Path)
-	out := cmd.OutOrStdout()
-	switch {
-	case o.asJSON:
-		if err := writeJSON(out, at); err != nil {
-			return err
-		}
-	case o.quiet:
-		fmt.Fprintln(out, at.Status)
-	default:
-		writeStanding(out, at, palette{on: useColor(cmd, out)})
-	}
-	// Damage read around: exit 1, as every reading command.
-	return reportWarnings(cmd, tree.Warnings)
 }
 
 func standing(t *exectree.Tree, path string) runAt {

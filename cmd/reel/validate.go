@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/reelhq/reel/internal/catalog"
+	"github.com/reelhq/reel/internal/engine"
 	"github.com/reelhq/reel/internal/errcode"
 	"github.com/reelhq/reel/internal/pack"
 	"github.com/reelhq/reel/internal/plugin"
@@ -140,43 +141,7 @@ func runValidate(cmd *cobra.Command, args []string, o *validateOptions) error {
 				fmt.Fprintf(out, "%s:1:1: %s\n", f, hints(err.Error()))
 			}
 		default:
-			for _, w := range wf.Warnings {
-				w.Msg = hints(w.Msg)
-				pj := problemAtJSON{w.Pos.Line, w.Pos.Col, w.Msg}
-				if o.strict {
-					v.Problems = append(v.Problems, pj)
-				} else {
-					v.Warnings = append(v.Warnings, pj)
-				}
-				if !o.asJSON {
-					fmt.Fprintln(out, w)
-				}
-			}
-			if o.strict && len(wf.Warnings) > 0 {
-				bad += len(wf.Warnings)
-				v.Valid = false
-			}
-			for _, is := range o.plugins.issues(cmd.Context(), e, wf) {
-				line := issueLine(wf, is)
-				pj := problemAtJSON{is.Pos.Line, is.Pos.Col, hints(is.String())}
-				if is.Severity == plugin.SeverityError || o.strict {
-					bad++
-					v.Valid = false
-					v.Problems = append(v.Problems, pj)
-				} else {
-					pj.Message = is.Severity + ": " + pj.Message
-					v.Warnings = append(v.Warnings, pj)
-					if o.quiet {
-						continue
-					}
-				}
-				if !o.asJSON {
-					fmt.Fprintln(out, line)
-				}
-			}
-			if v.Valid && !o.asJSON && !o.quiet {
-				fmt.Fprintf(out, "%s: ok\n", f)
-			}
+			bad += validateLoaded(cmd, e, wf, &v, o, hints)
 		}
 		results = append(results, v)
 	}
@@ -193,6 +158,52 @@ func runValidate(cmd *cobra.Command, args []string, o *validateOptions) error {
 		return codedError(badCode, fmt.Sprintf("%d problem(s)", bad), nil)
 	}
 	return nil
+}
+
+// validateLoaded checks a workflow that loaded: its warnings (problems
+// with --strict) and what the plugins say of it, into v, printing them
+// unless --json. It returns the number of problems.
+func validateLoaded(cmd *cobra.Command, e *engine.Engine, wf *workflow.Workflow, v *validated, o *validateOptions, hints func(string) string) (bad int) {
+	out := cmd.OutOrStdout()
+	f := v.File
+	for _, w := range wf.Warnings {
+		w.Msg = hints(w.Msg)
+		pj := problemAtJSON{w.Pos.Line, w.Pos.Col, w.Msg}
+		if o.strict {
+			v.Problems = append(v.Problems, pj)
+		} else {
+			v.Warnings = append(v.Warnings, pj)
+		}
+		if !o.asJSON {
+			fmt.Fprintln(out, w)
+		}
+	}
+	if o.strict && len(wf.Warnings) > 0 {
+		bad += len(wf.Warnings)
+		v.Valid = false
+	}
+	for _, is := range o.plugins.issues(cmd.Context(), e, wf) {
+		line := issueLine(wf, is)
+		pj := problemAtJSON{is.Pos.Line, is.Pos.Col, hints(is.String())}
+		if is.Severity == plugin.SeverityError || o.strict {
+			bad++
+			v.Valid = false
+			v.Problems = append(v.Problems, pj)
+		} else {
+			pj.Message = is.Severity + ": " + pj.Message
+			v.Warnings = append(v.Warnings, pj)
+			if o.quiet {
+				continue
+			}
+		}
+		if !o.asJSON {
+			fmt.Fprintln(out, line)
+		}
+	}
+	if v.Valid && !o.asJSON && !o.quiet {
+		fmt.Fprintf(out, "%s: ok\n", f)
+	}
+	return bad
 }
 
 // validateTargets are the workflows --pack and --dir name: PACK/WORKFLOW
