@@ -53,15 +53,18 @@ type shownItem struct {
 	From  string `json:"from"`
 }
 
+// configOptions are the flags of `reel config`.
+type configOptions struct {
+	asJSON  bool
+	storage string
+}
+
 func newConfigCmd() *cobra.Command {
 	cfg := &cobra.Command{
 		Use:   "config",
 		Short: "Show the project configuration",
 	}
-	var (
-		asJSON  bool
-		storage string
-	)
+	var o configOptions
 	show := &cobra.Command{
 		Use:   "show",
 		Short: "Show the merged configuration, the files it came from, and where runs are stored",
@@ -75,25 +78,27 @@ template namespace) and the variable each comes from; and the configuration
 merged from .awf/config.yaml (or $AWF_CONFIG_PATH) and .reel/config.yaml,
 each value with the file it came from.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			p, err := findProject()
-			if err != nil {
-				return err
-			}
-			sc, err := showConfig(p, storage)
-			if err != nil {
-				return &exitError{code: exitUser, msg: err.Error()}
-			}
-			if asJSON {
-				return writeJSON(cmd.OutOrStdout(), sc)
-			}
-			return writeConfig(cmd, sc)
-		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return runConfig(cmd, nil, &o) },
 	}
-	show.Flags().BoolVar(&asJSON, "json", false, "print JSON")
-	show.Flags().StringVar(&storage, "storage", "", storageUsage)
+	show.Flags().BoolVar(&o.asJSON, "json", false, "print JSON")
+	show.Flags().StringVar(&o.storage, "storage", "", storageUsage)
 	cfg.AddCommand(show)
 	return cfg
+}
+
+func runConfig(cmd *cobra.Command, _ []string, o *configOptions) error {
+	p, err := findProject()
+	if err != nil {
+		return err
+	}
+	sc, err := showConfig(p, o.storage)
+	if err != nil {
+		return &exitError{code: exitUser, msg: err.Error()}
+	}
+	if o.asJSON {
+		return writeJSON(cmd.OutOrStdout(), sc)
+	}
+	return writeConfig(cmd, sc)
 }
 
 func showConfig(p *project.Project, storageFlag string) (*shownConfig, error) {

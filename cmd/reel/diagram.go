@@ -8,8 +8,13 @@ import (
 	"github.com/reelhq/reel/internal/diagram"
 )
 
+// diagramOptions are the flags of `reel diagram`.
+type diagramOptions struct {
+	format string
+}
+
 func newDiagramCmd() *cobra.Command {
-	var format string
+	var o diagramOptions
 	cmd := &cobra.Command{
 		Use:   "diagram FILE|NAME",
 		Short: "Draw a workflow as Graphviz DOT or a Mermaid flowchart",
@@ -21,25 +26,27 @@ edges in red, transitions labelled with their condition.
   reel diagram deploy --format mermaid   # paste into Markdown`,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: completeWorkflows,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			proj, err := findProject()
-			if err != nil {
-				return err
-			}
-			wf, err := loadWorkflow(cmd, newEngine(proj, "", nil), args[0])
-			if err != nil {
-				return err
-			}
-			switch format {
-			case "dot":
-				return diagram.DOT(cmd.OutOrStdout(), wf)
-			case "mermaid":
-				return diagram.Mermaid(cmd.OutOrStdout(), wf)
-			}
-			return &exitError{code: exitUser, msg: fmt.Sprintf("--format %q: want dot or mermaid", format)}
-		},
+		RunE:              func(cmd *cobra.Command, args []string) error { return runDiagram(cmd, args, &o) },
 	}
-	cmd.Flags().StringVarP(&format, "format", "f", "dot", "dot (Graphviz) or mermaid")
+	cmd.Flags().StringVarP(&o.format, "format", "f", "dot", "dot (Graphviz) or mermaid")
 	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions([]string{"dot\tGraphviz", "mermaid\tMermaid flowchart"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
+}
+
+func runDiagram(cmd *cobra.Command, args []string, o *diagramOptions) error {
+	proj, err := findProject()
+	if err != nil {
+		return err
+	}
+	wf, err := loadWorkflow(cmd, newEngine(proj, "", nil), args[0])
+	if err != nil {
+		return err
+	}
+	switch o.format {
+	case "dot":
+		return diagram.DOT(cmd.OutOrStdout(), wf)
+	case "mermaid":
+		return diagram.Mermaid(cmd.OutOrStdout(), wf)
+	}
+	return &exitError{code: exitUser, msg: fmt.Sprintf("--format %q: want dot or mermaid", o.format)}
 }

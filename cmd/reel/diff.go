@@ -6,11 +6,14 @@ import (
 	"github.com/spf13/cobra"
 )
 
+// diffOptions are the flags of `reel diff`.
+type diffOptions struct {
+	refs   runRefFlags
+	asJSON bool
+}
+
 func newDiffCmd() *cobra.Command {
-	var (
-		refs   runRefFlags
-		asJSON bool
-	)
+	var o diffOptions
 	cmd := &cobra.Command{
 		Use:   "diff RUN_A RUN_B",
 		Short: "Compare two runs of a workflow step by step",
@@ -23,43 +26,45 @@ With --latest, the latest run is RUN_A and the one argument is RUN_B.
 Exit status, as diff(1)'s: 0 the runs match (durations aside), 1 they
 differ, 2 they could not be compared.`,
 		Args: cobra.RangeArgs(1, 2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			list, err := refs.resolve(args, 2)
-			if err != nil {
-				return err
-			}
-			prices, err := priceTable()
-			if err != nil {
-				return err
-			}
-			a, err := exectree.Build(list[0], exectree.Options{Prices: prices})
-			if err != nil {
-				return err
-			}
-			b, err := exectree.Build(list[1], exectree.Options{Prices: prices})
-			if err != nil {
-				return err
-			}
-			d := query.Compare(a, b)
-			out := cmd.OutOrStdout()
-			if asJSON {
-				if err := writeJSON(out, d); err != nil {
-					return err
-				}
-			} else if err := query.RenderDiff(out, d); err != nil {
-				return err
-			}
-			if err := reportWarnings(cmd, d.Warnings); err != nil {
-				return err
-			}
-			if d.Differs() {
-				// as diff(1): 1 when the inputs differ
-				return &exitError{code: exitNo}
-			}
-			return nil
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runDiff(cmd, args, &o) },
 	}
-	refs.register(cmd)
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the comparison as JSON")
+	o.refs.register(cmd)
+	cmd.Flags().BoolVar(&o.asJSON, "json", false, "print the comparison as JSON")
 	return cmd
+}
+
+func runDiff(cmd *cobra.Command, args []string, o *diffOptions) error {
+	list, err := o.refs.resolve(args, 2)
+	if err != nil {
+		return err
+	}
+	prices, err := priceTable()
+	if err != nil {
+		return err
+	}
+	a, err := exectree.Build(list[0], exectree.Options{Prices: prices})
+	if err != nil {
+		return err
+	}
+	b, err := exectree.Build(list[1], exectree.Options{Prices: prices})
+	if err != nil {
+		return err
+	}
+	d := query.Compare(a, b)
+	out := cmd.OutOrStdout()
+	if o.asJSON {
+		if err := writeJSON(out, d); err != nil {
+			return err
+		}
+	} else if err := query.RenderDiff(out, d); err != nil {
+		return err
+	}
+	if err := reportWarnings(cmd, d.Warnings); err != nil {
+		return err
+	}
+	if d.Differs() {
+		// as diff(1): 1 when the inputs differ
+		return &exitError{code: exitNo}
+	}
+	return nil
 }

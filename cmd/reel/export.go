@@ -7,6 +7,7 @@ import (
 
 	"github.com/reelhq/reel/internal/agentlog"
 	"github.com/reelhq/reel/internal/flowstudio"
+	"github.com/reelhq/reel/internal/importer"
 	"github.com/reelhq/reel/internal/runs"
 	"github.com/reelhq/reel/internal/safefile"
 	"github.com/reelhq/reel/internal/shadowstore"
@@ -73,7 +74,7 @@ yet, unless --force says to replace what is there.`,
 			switch o.to {
 			case formatOTLP:
 				return runExportOTLP(cmd, args, o.json, o.storage, &oo)
-			case formatFlowStudio, formatAgentlog:
+			case importer.FlowStudio, importer.Agentlog:
 				if len(args) != 2 {
 					return &exitError{code: 2, msg: fmt.Sprintf("export --to %s takes RUN and DIR (%d arguments given)", o.to, len(args))}
 				}
@@ -97,16 +98,16 @@ yet, unless --force says to replace what is there.`,
 
 func runExport(cmd *cobra.Command, ref, dir string, o *exportOptions) error {
 	switch o.to {
-	case formatFlowStudio, formatAgentlog:
+	case importer.FlowStudio, importer.Agentlog:
 	case "":
 		return &exitError{code: 2, msg: "export: --to is required (flowstudio, agentlog or otlp)"}
 	default:
 		return &exitError{code: 2, msg: fmt.Sprintf("export: unknown format %q (want flowstudio, agentlog or otlp)", o.to)}
 	}
-	if o.store && o.to != formatAgentlog {
+	if o.store && o.to != importer.Agentlog {
 		return &exitError{code: 2, msg: "export: --store applies to --to agentlog only"}
 	}
-	if o.to == formatFlowStudio {
+	if o.to == importer.FlowStudio {
 		if err := safefile.CheckTarget(dir, o.force); err != nil {
 			return &exitError{code: 1, msg: fmt.Sprintf("export: %v", err)}
 		}
@@ -136,7 +137,7 @@ func runExport(cmd *cobra.Command, ref, dir string, o *exportOptions) error {
 	}
 	res := exported{RunID: events[0].RunID, Format: o.to, Dir: dir, Warnings: warnings}
 	switch o.to {
-	case formatFlowStudio:
+	case importer.FlowStudio:
 		fr, err := flowstudio.Export(dir, flowstudio.Run{Events: events, Children: children})
 		if err != nil {
 			return fmt.Errorf("export: %w", err)
@@ -144,7 +145,7 @@ func runExport(cmd *cobra.Command, ref, dir string, o *exportOptions) error {
 		res.FlowStudioRunID = fr.RunID
 		res.Files = append(append([]string{filepath.Join(dir, "meta.json"), filepath.Join(dir, "spec.json"), filepath.Join(dir, "events.jsonl")},
 			fr.Transcripts...), fr.Receipts...)
-	case formatAgentlog:
+	case importer.Agentlog:
 		runs := [][]transcript.ExchangeEvent{events}
 		for _, id := range order {
 			runs = append(runs, children[id])

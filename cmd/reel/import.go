@@ -2,86 +2,24 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
-	"io/fs"
 	"os"
-	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 
-	"github.com/reelhq/reel/internal/importstore"
+	"github.com/reelhq/reel/internal/importer"
 	"github.com/reelhq/reel/internal/normalize"
 	"github.com/reelhq/reel/internal/runstatus"
-	"github.com/reelhq/reel/internal/safefile"
 	"github.com/reelhq/reel/transcript"
 	"github.com/reelhq/reel/transcript/secrets"
 	"github.com/spf13/cobra"
 )
 
-// importOptions are the flags of `reel import`, shared with the interop
-// importers (Flow Studio, agentlog).
+// importOptions are the flags of `reel import`.
 type importOptions struct {
 	from, outDir, storage string
 	json, noVerifyIDs     bool
 	maskSecrets           bool
-	mask                  *secrets.Masker
-}
-
-// masker is the masker --mask-secrets asks for, or nil.
-func (o *importOptions) masker() *secrets.Masker {
-	if !o.maskSecrets {
-		return nil
-	}
-	if o.mask == nil {
-		o.mask = secrets.NewMasker(os.Environ())
-	}
-	return o.mask
-}
-
-// importedRun is one line of `reel import` output.
-type importedRun struct {
-	File   string `json:"file"`
-	Format string `json:"format"`
-	// Outcome is new, updated (the source changed since its earlier
-	// import, which this one replaced) or unchanged (nothing was written).
-	Outcome    importstore.Outcome `json:"outcome,omitempty"`
-	RunID      string              `json:"run_id,omitempty"`
-	Name       string              `json:"name,omitempty"`
-	Transcript string              `json:"transcript,omitempty"`
-	Status     string              `json:"status,omitempty"`
-	Messages   int                 `json:"messages"`
-	ToolCalls  int                 `json:"tool_calls"`
-	Skipped    map[string]int      `json:"skipped,omitempty"`
-	Warnings   []string            `json:"warnings,omitempty"`
-	// ChildRunIDs are the child runs imported with the run (a Flow Studio
-	// export of a run with call_workflow steps).
-	ChildRunIDs []string `json:"child_run_ids,omitempty"`
-	Error       string   `json:"error,omitempty"`
-}
-
-// summary is the line that reports an imported run: its id, transcript,
-// format and counts, and its status and skipped lines when there are any.
-func (r importedRun) summary() string {
-	line := fmt.Sprintf("%s  %s  %s  %d messages, %d tool calls", r.RunID, r.Transcript, r.Format, r.Messages, r.ToolCalls)
-	if r.Outcome == importstore.Updated {
-		line += ", replaced the earlier import"
-	}
-	if r.Name != "" {
-		line += "  " + strconv.Quote(r.Name)
-	}
-	if r.Status != "" && r.Status != runstatus.Success {
-		line += ", status " + r.Status
-	}
-	if len(r.Skipped) > 0 {
-		line += ", skipped: " + normalize.SkippedSummary(r.Skipped)
-	}
-	if n := len(r.ChildRunIDs); n > 0 {
-		line += fmt.Sprintf(", %d child runs", n)
-	}
-	return line
 }
 
 func newImportCmd() *cobra.Command {
@@ -117,7 +55,7 @@ of the files, new, updated and unchanged runs and failures ends the output
 			return runImport(cmd.Context(), cmd, args, &o)
 		},
 	}
-	cmd.Flags().StringVar(&o.from, "from", "auto", "input format, or auto to detect it per file")
+	cmd.Flags().StringVar(&o.from, "from", importer.Auto, "input format, or auto to detect it per file")
 	cmd.Flags().StringVarP(&o.outDir, "output", "o", "", "write transcripts into DIR (default <storage>/transcripts)")
 	cmd.Flags().StringVar(&o.storage, "storage", "", storageUsage)
 	cmd.Flags().BoolVar(&o.json, "json", false, "print the imported runs as JSON")
@@ -130,202 +68,119 @@ func runImport(ctx context.Context, cmd *cobra.Command, args []string, o *import
 	if ctx == nil {
 		ctx = context.Background()
 	}
+	if err := importer.CheckFormat(o.from); err != nil {
+		return &exitError{code: 2, msg: fmt.Sprintf("import: %v", err)}
+	}
 	// storage is where the run index lives when the transcripts go to the
 	// storage (no -o): the import brings it up to date as it ends.
 	var storage string
-	if o.outDir == "" {
+	dir := o.outDir
+	if dir == "" {
 		var err error
 		if storage, err = storageDir(o.storage); err != nil {
 			return err
 		}
-	}
-	if o.from != "auto" {
-		handled, err := importInterop(ctx, cmd, o.from, args, o)
-		if handled && err == nil && storage != "" {
-			indexWritten(cmd, storage)
-		}
-		if handled || err != nil {
-			return err
-		}
-		if _, err := normalize.ParseFormat(o.from); err != nil {
-			return &exitError{code: 2, msg: fmt.Sprintf("import: %v", err)}
-		}
-	}
-	dir := o.outDir
-	if dir == "" {
 		dir = transcript.Dir(storage)
 	}
-
-	var runs []importedRun
-	files := 0
-	for _, arg := range args {
-		if o.from == "auto" {
-			// Interop sources (a Flow Studio run directory, an .agentlog
-			// file) are recognized by their shape before anything else.
-			if interop := detectInteropFormat(arg); interop != "" {
-				sub := *o
-				sub.from = interop
-				got, err := importInteropRuns(ctx, interop, []string{arg}, &sub)
-				if err != nil {
-					return err
-				}
-				files++
-				runs = append(runs, got...)
-				continue
-			}
-		}
-		st, err := os.Stat(arg)
-		if err != nil {
-			files++
-			runs = append(runs, importedRun{File: arg, Format: o.from, Error: err.Error()})
-			continue
-		}
-		if !st.IsDir() {
-			files++
-			r, err := importPath(ctx, cmd, arg, dir, o, true)
-			if err != nil {
-				return err
-			}
-			if r != nil {
-				runs = append(runs, *r)
-			}
-			continue
-		}
-		found, err := sessionFiles(arg, o.from)
-		if err != nil {
-			return fmt.Errorf("import: list %s: %w", arg, err)
-		}
-		bar := newProgress(cmd.ErrOrStderr(), len(found))
-		var t tally
-		for i, f := range found {
-			if err := ctx.Err(); err != nil {
-				bar.done()
-				return err
-			}
-			r, err := importPath(ctx, cmd, f, dir, o, false)
-			if err != nil {
-				bar.done()
-				return err
-			}
-			if r != nil { // nil: not a recording, passed over
-				files++
-				runs = append(runs, *r)
-				t.count(*r)
-			}
-			bar.set(i+1, t)
-		}
-		bar.done()
+	var mask *secrets.Masker
+	if o.maskSecrets {
+		mask = secrets.NewMasker(os.Environ())
+	}
+	bar := &progress{w: cmd.ErrOrStderr()}
+	runs, files, err := importer.Import(ctx, args, importer.Options{
+		Format: o.from, Dir: dir, NoVerifyIDs: o.noVerifyIDs, Masker: mask, Progress: bar,
+	})
+	if err != nil {
+		return err
 	}
 	if storage != "" {
 		var written []string
-		for _, r := range runs {
-			if r.Error == "" && r.Transcript != "" {
-				written = append(written, r.Transcript)
+		if !importer.IsInterop(o.from) {
+			for _, r := range runs {
+				if r.Error == "" && r.Transcript != "" {
+					written = append(written, r.Transcript)
+				}
 			}
 		}
+		// No paths: an interop import's child runs too, the whole index.
 		indexWritten(cmd, storage, written...)
 	}
-	return printImported(cmd, runs, files, o)
+	return printImported(cmd, runs, files, o.json)
 }
 
-// sessionFiles lists the recordings under dir, in a stable order.
-func sessionFiles(dir, from string) ([]string, error) {
-	var files []string
-	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
+// printImported prints the outcome of an import of files sources: with
+// --json exactly one JSON array of every source in order (failed and
+// unchanged ones included), else one line per new or updated run on
+// stdout, the failures and warnings on stderr, and a summary on stderr. It
+// returns exit status 1 when any source failed.
+func printImported(cmd *cobra.Command, runs []importer.Run, files int, asJSON bool) error {
+	out := cmd.OutOrStdout()
+	var t tally
+	for i := range runs {
+		t.count(runs[i])
+	}
+	if asJSON {
+		if runs == nil {
+			runs = []importer.Run{}
+		}
+		if err := writeJSON(out, runs); err != nil {
 			return err
 		}
-		if d.IsDir() {
-			if path != dir && strings.HasPrefix(d.Name(), ".") {
-				return filepath.SkipDir
+	} else {
+		for _, r := range runs {
+			// Interop importers warn about the source, the provider
+			// parsers about what the provider reported.
+			interop := importer.IsInterop(r.Format)
+			if interop {
+				for _, w := range r.Warnings {
+					fmt.Fprintf(cmd.ErrOrStderr(), "reel: import %s: warning: %s\n", r.File, w)
+				}
 			}
-			if path != dir && from == "auto" && detectInteropFormat(path) != "" {
-				files = append(files, path) // a Flow Studio run directory
-				return filepath.SkipDir
+			if r.Error != "" {
+				fmt.Fprintf(cmd.ErrOrStderr(), "reel: import %s: %s\n", r.File, r.Error)
+				continue
 			}
-			return nil
-		}
-		if !d.Type().IsRegular() {
-			return nil
-		}
-		ext := strings.ToLower(filepath.Ext(path))
-		switch normalize.Format(from) {
-		case normalize.GeminiSession:
-			if ext == ".json" {
-				files = append(files, path)
+			if r.Outcome == importer.Unchanged {
+				continue
 			}
-		case normalize.OpenAIChatStream, normalize.AnthropicSSE:
-			if ext == ".jsonl" || ext == ".json" || ext == ".sse" || ext == ".txt" {
-				files = append(files, path)
-			}
-		case "auto":
-			if ext == ".jsonl" || ext == ".json" || ext == ".sse" || ext == ".txt" || ext == ".agentlog" {
-				files = append(files, path)
-			}
-		default:
-			if ext == ".jsonl" {
-				files = append(files, path)
+			fmt.Fprintln(out, importSummary(r))
+			if !interop {
+				for _, w := range r.Warnings {
+					fmt.Fprintf(cmd.ErrOrStderr(), "reel: import %s: provider warning: %s\n", r.File, w)
+				}
 			}
 		}
-		return nil
-	})
-	sort.Strings(files)
-	return files, err
+		noun := "files"
+		if files == 1 {
+			noun = "file"
+		}
+		fmt.Fprintf(cmd.ErrOrStderr(), "reel: import: %d %s: %s\n", files, noun, t)
+	}
+	if t.failed > 0 {
+		return &exitError{code: 1}
+	}
+	return nil
 }
 
-// importPath imports one file. explicit is false for files found in a
-// directory: with --from auto those that are not recordings are passed over
-// silently rather than reported as errors.
-func importPath(ctx context.Context, cmd *cobra.Command, path, dir string, o *importOptions, explicit bool) (*importedRun, error) {
-	format := normalize.Format(o.from)
-	if o.from == "auto" {
-		var f normalize.Format
-		ok := false
-		interop := detectInteropFormat(path)
-		if interop == "" {
-			var err error
-			if f, ok, err = detectFile(path); err != nil {
-				return &importedRun{File: path, Format: o.from, Error: err.Error()}, nil
-			}
-		}
-		if !ok {
-			if interop != "" {
-				sub := *o
-				sub.from = interop
-				got, err := importInteropRuns(ctx, interop, []string{path}, &sub)
-				if err != nil {
-					return nil, err
-				}
-				if len(got) == 1 {
-					return &got[0], nil
-				}
-				return &importedRun{File: path, Format: interop, Error: fmt.Sprintf("%d runs where one was expected", len(got))}, nil
-			}
-			if !explicit {
-				return nil, nil
-			}
-			return &importedRun{File: path, Format: o.from, Error: "cannot detect the format; name it with --from"}, nil
-		}
-		format = f
+// importSummary is the line that reports an imported run: its id,
+// transcript, format and counts, and its status and skipped lines when
+// there are any.
+func importSummary(r importer.Run) string {
+	line := fmt.Sprintf("%s  %s  %s  %d messages, %d tool calls", r.RunID, r.Transcript, r.Format, r.Messages, r.ToolCalls)
+	if r.Outcome == importer.Updated {
+		line += ", replaced the earlier import"
 	}
-	r, err := importFile(path, format, dir, o)
-	if err != nil {
-		return &importedRun{File: path, Format: string(format), Error: err.Error()}, nil
+	if r.Name != "" {
+		line += "  " + strconv.Quote(r.Name)
 	}
-	return r, nil
-}
-
-func detectFile(path string) (normalize.Format, bool, error) {
-	f, err := safefile.Open(path)
-	if err != nil {
-		return "", false, err
+	if r.Status != "" && r.Status != runstatus.Success {
+		line += ", status " + r.Status
 	}
-	defer f.Close()
-	head := make([]byte, 64<<10)
-	n, err := io.ReadFull(f, head)
-	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
-		return "", false, fmt.Errorf("read %s: %w", path, err)
+	if len(r.Skipped) > 0 {
+		line += ", skipped: " + normalize.SkippedSummary(r.Skipped)
 	}
-	format, ok := normalize.Detect(head[:n])
-	return format, ok, nil
+	if n := len(r.ChildRunIDs); n > 0 {
+		line += fmt.Sprintf(", %d child runs", n)
+	}
+	return line
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reelhq/reel/internal/importer"
 	"github.com/reelhq/reel/internal/verify"
 	"github.com/reelhq/reel/transcript"
 	"github.com/reelhq/reel/transcript/secrets"
@@ -99,14 +100,14 @@ func TestImportDirectoryAutoJSON(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v: %s", err, errOut)
 	}
-	var runs []importedRun
+	var runs []importer.Run
 	if err := json.Unmarshal([]byte(out), &runs); err != nil {
 		t.Fatalf("--json output: %v\n%s", err, out)
 	}
 	if len(runs) != 2 {
 		t.Fatalf("%d runs, want 2 (README.txt is no recording): %s", len(runs), out)
 	}
-	formats := map[string]importedRun{}
+	formats := map[string]importer.Run{}
 	for _, r := range runs {
 		formats[r.Format] = r
 		if filepath.Dir(r.Transcript) != transcript.Dir(storage) {
@@ -184,33 +185,34 @@ func TestImportRespectsReelStorage(t *testing.T) {
 
 func TestImportProgressBar(t *testing.T) {
 	var b bytes.Buffer
-	p := newProgress(&b, 4)
-	p.set(1, tally{})
-	p.done()
+	p := &progress{w: &b}
+	p.Begin(4)
+	p.Imported(1, &importer.Run{})
+	p.End()
 	if b.Len() != 0 {
 		t.Errorf("drew %q on a non-terminal", b.String())
 	}
 	// On a terminal, nothing before a second has passed, then a bar.
 	p = &progress{w: &b, tty: true, total: 4, start: time.Now()}
-	p.set(1, tally{})
+	p.Imported(1, &importer.Run{})
 	if b.Len() != 0 {
 		t.Errorf("drew %q within the first second", b.String())
 	}
 	p.start = time.Now().Add(-2 * time.Second)
-	p.set(2, tally{new: 2})
-	p.done()
-	if got := b.String(); !strings.Contains(got, "importing [===============               ] 2/4  2 new, 0 updated, 0 unchanged, 0 failed") || !strings.HasSuffix(got, "\r\033[K") {
+	p.Imported(2, nil) // passed over
+	p.End()
+	if got := b.String(); !strings.Contains(got, "importing [===============               ] 2/4  1 new, 0 updated, 0 unchanged, 0 failed") || !strings.HasSuffix(got, "\r\033[K") {
 		t.Errorf("bar %q", got)
 	}
 }
 
-func importJSON(t *testing.T, args ...string) ([]importedRun, string) {
+func importJSON(t *testing.T, args ...string) ([]importer.Run, string) {
 	t.Helper()
 	out, errOut, err := runReel(t, context.Background(), append([]string{"import", "--json"}, args...)...)
 	if err != nil {
 		t.Fatalf("%v: %s", err, errOut)
 	}
-	var runs []importedRun
+	var runs []importer.Run
 	if err := json.Unmarshal([]byte(out), &runs); err != nil {
 		t.Fatalf("--json output: %v\n%s", err, out)
 	}
@@ -298,7 +300,7 @@ func TestImportAgainIsIdempotentAndFollowsGrowth(t *testing.T) {
 		}
 	}
 	// The session grows: the import is replaced, same run id.
-	var claude importedRun
+	var claude importer.Run
 	for _, r := range first {
 		if r.Format == "claude-session-log" {
 			claude = r

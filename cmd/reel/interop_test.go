@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/reelhq/reel/internal/agentlog"
+	"github.com/reelhq/reel/internal/importer"
 	"github.com/reelhq/reel/internal/shadowstore"
 	"github.com/reelhq/reel/internal/testfixtures"
 	"github.com/reelhq/reel/internal/transcripttest"
@@ -55,7 +56,7 @@ func TestInteropImportFixtures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var runs []importedRun
+	var runs []importer.Run
 	if err := json.Unmarshal([]byte(stdout), &runs); err != nil || len(runs) != 1 || runs[0].Messages != 2 || runs[0].RunID == "" {
 		t.Fatalf("json output %q: %v", stdout, err)
 	}
@@ -83,33 +84,6 @@ func TestInteropImportFixtures(t *testing.T) {
 	verifyStorage(t, out)
 	if rep := verify.Paths([]string{out}, verify.Options{}); len(rep.Files) != 6 {
 		t.Errorf("%d transcripts, want 6", len(rep.Files))
-	}
-}
-
-func TestInteropDetect(t *testing.T) {
-	fs := testfixtures.Dir(t, "flowstudio-run")
-	al := testfixtures.Dir(t, "agentlog")
-	renamed := filepath.Join(t.TempDir(), "trace.jsonl")
-	data, _ := os.ReadFile(filepath.Join(al, "demo-baseline.agentlog"))
-	os.WriteFile(renamed, data, 0o644)
-	cases := map[string]string{
-		filepath.Join(fs, "stepwise-build-claude"):        "flowstudio",
-		filepath.Join(fs, "stepwise-claude-receipts-old"): "flowstudio",
-		filepath.Join(al, "wrong-ids-baseline.agentlog"):  "agentlog",
-		renamed: "agentlog",
-		filepath.Join(fs, "stepwise-build-claude", "events.jsonl"): "",
-		t.TempDir():                           "",
-		filepath.Join(t.TempDir(), "missing"): "",
-	}
-	for path, want := range cases {
-		if got := detectInteropFormat(path); got != want {
-			t.Errorf("detectInteropFormat(%s) = %q, want %q", path, got, want)
-		}
-	}
-	// Formats it does not own are left to the caller.
-	handled, err := importInterop(context.Background(), newRootCmd(), "claude-stream-json", nil, &importOptions{})
-	if handled || err != nil {
-		t.Errorf("claude-stream-json: handled %v, %v", handled, err)
 	}
 }
 
@@ -269,10 +243,10 @@ func TestInteropAutoImport(t *testing.T) {
 
 // decodeOneJSON fails the test unless out is exactly one JSON value, an
 // array of imported runs.
-func decodeOneJSON(t *testing.T, out string) []importedRun {
+func decodeOneJSON(t *testing.T, out string) []importer.Run {
 	t.Helper()
 	dec := json.NewDecoder(strings.NewReader(out))
-	var runs []importedRun
+	var runs []importer.Run
 	if err := dec.Decode(&runs); err != nil {
 		t.Fatalf("--json output is not one array of runs: %v\n%s", err, out)
 	}
@@ -353,7 +327,7 @@ func TestInteropImportAgainUnchanged(t *testing.T) {
 	fs := filepath.Join(testfixtures.Dir(t, "flowstudio-run"), "stepwise-build-claude")
 	al := filepath.Join(testfixtures.Dir(t, "agentlog"), "demo-baseline.agentlog")
 	out := t.TempDir()
-	var first []importedRun
+	var first []importer.Run
 	for round := 0; round < 2; round++ {
 		stdout, stderr, err := runReel(t, ctx, "import", "--json", "--output", out, fs, al)
 		if err != nil {

@@ -416,31 +416,38 @@ func runPluginUpdate(cmd *cobra.Command, names []string, all bool) error {
 	return nil
 }
 
+// pluginRemoveOptions are the flags of `reel plugin remove`.
+type pluginRemoveOptions struct {
+	keep bool
+}
+
 func newPluginRemoveCmd() *cobra.Command {
-	var keep bool
+	var o pluginRemoveOptions
 	cmd := &cobra.Command{
 		Use:   "remove NAME",
 		Short: "Remove an installed plugin and its state",
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			env, err := openPluginEnv(cmd)
-			if err != nil {
-				return err
-			}
-			in, err := env.find(args[0])
-			if err != nil {
-				return err
-			}
-			if err := plugininstall.Remove(in, env.host.State(), keep); err != nil {
-				return &exitError{code: exitSystem, msg: err.Error()}
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "plugin %s removed from %s\n", in.Name, in.Dir)
-			return nil
-		},
+		RunE:  func(cmd *cobra.Command, args []string) error { return runPluginRemove(cmd, args, &o) },
 	}
-	cmd.Flags().BoolVar(&keep, "keep-config", false, "keep the plugin's configuration and enabled state for a later install")
-	cmd.Flags().BoolVar(&keep, "keep-data", false, "AWF's name for --keep-config")
+	cmd.Flags().BoolVar(&o.keep, "keep-config", false, "keep the plugin's configuration and enabled state for a later install")
+	cmd.Flags().BoolVar(&o.keep, "keep-data", false, "AWF's name for --keep-config")
 	return cmd
+}
+
+func runPluginRemove(cmd *cobra.Command, args []string, o *pluginRemoveOptions) error {
+	env, err := openPluginEnv(cmd)
+	if err != nil {
+		return err
+	}
+	in, err := env.find(args[0])
+	if err != nil {
+		return err
+	}
+	if err := plugininstall.Remove(in, env.host.State(), o.keep); err != nil {
+		return &exitError{code: exitSystem, msg: err.Error()}
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "plugin %s removed from %s\n", in.Name, in.Dir)
+	return nil
 }
 
 func newPluginEnableCmd(on bool) *cobra.Command {
@@ -563,40 +570,48 @@ func writeVerdicts(w io.Writer, vs []plugin.Verdict) {
 	tw.Flush()
 }
 
+// pluginSearchOptions are the flags of `reel plugin search`.
+type pluginSearchOptions struct {
+	asJSON bool
+	quiet  bool
+}
+
 func newPluginSearchCmd() *cobra.Command {
-	var asJSON bool
+	var o pluginSearchOptions
 	cmd := &cobra.Command{
 		Use:   "search [QUERY]",
 		Short: "Search GitHub for AWF plugins (repositories with the awf-plugin topic)",
 		Args:  cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			q := ""
-			if len(args) == 1 {
-				q = args[0]
-			}
-			res, err := plugininstall.FromEnv(os.Getenv).Search(cmd.Context(), q)
-			if err != nil {
-				return &exitError{code: exitSystem, msg: err.Error() + " (plugin search needs GitHub's API: install from a local directory or archive offline)"}
-			}
-			if asJSON {
-				return writeJSON(cmd.OutOrStdout(), res)
-			}
-			if len(res) == 0 {
-				fmt.Fprintln(cmd.OutOrStdout(), "no plugins found")
-				return nil
-			}
-			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tSTARS\tDESCRIPTION")
-			for _, r := range res {
-				fmt.Fprintf(tw, "%s\t%d\t%s\n", r.FullName, r.Stars, r.Description)
-			}
-			return tw.Flush()
-		},
+		RunE:  func(cmd *cobra.Command, args []string) error { return runPluginSearch(cmd, args, &o) },
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
-	var quiet bool
-	addFormatFlag(cmd, &asJSON, &quiet, "as text")
+	cmd.Flags().BoolVar(&o.asJSON, "json", false, "print JSON")
+
+	addFormatFlag(cmd, &o.asJSON, &o.quiet, "as text")
 	return cmd
+}
+
+func runPluginSearch(cmd *cobra.Command, args []string, o *pluginSearchOptions) error {
+	q := ""
+	if len(args) == 1 {
+		q = args[0]
+	}
+	res, err := plugininstall.FromEnv(os.Getenv).Search(cmd.Context(), q)
+	if err != nil {
+		return &exitError{code: exitSystem, msg: err.Error() + " (plugin search needs GitHub's API: install from a local directory or archive offline)"}
+	}
+	if o.asJSON {
+		return writeJSON(cmd.OutOrStdout(), res)
+	}
+	if len(res) == 0 {
+		fmt.Fprintln(cmd.OutOrStdout(), "no plugins found")
+		return nil
+	}
+	tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tSTARS\tDESCRIPTION")
+	for _, r := range res {
+		fmt.Fprintf(tw, "%s\t%d\t%s\n", r.FullName, r.Stars, r.Description)
+	}
+	return tw.Flush()
 }
 
 func newPluginInitCmd() *cobra.Command {

@@ -17,7 +17,6 @@ import (
 
 	"github.com/reelhq/reel/internal/engine"
 	"github.com/reelhq/reel/internal/errcode"
-	"github.com/reelhq/reel/internal/pricing"
 	"github.com/reelhq/reel/internal/project"
 	"github.com/reelhq/reel/internal/rerun"
 	"github.com/reelhq/reel/internal/workflow"
@@ -328,46 +327,6 @@ func sigName(s os.Signal) string {
 func newEngine(p *project.Project, storage string, pluginLog io.Writer) *engine.Engine {
 	return &engine.Engine{Storage: p.Storage(storage), ProjectDir: p.Root, Plugins: p.Config.Plugins, NotifyBackend: p.Config.Notify.DefaultBackend,
 		PluginHost: openPlugins(p, pluginLog)}
-}
-
-// findProject finds the project the working directory is in and reads its
-// configuration.
-func findProject() (*project.Project, error) {
-	wd, err := os.Getwd()
-	if err != nil {
-		return nil, err
-	}
-	p, err := project.Find(wd)
-	if err != nil {
-		return nil, &exitError{code: exitUser, msg: err.Error()}
-	}
-	return p, nil
-}
-
-// priceTable is the price table of the project the working directory is
-// in: reel's, with the project's prices key over it.
-func priceTable() (*pricing.Table, error) {
-	p, err := findProject()
-	if err != nil {
-		return nil, err
-	}
-	return p.Prices(), nil
-}
-
-// storageUsage documents every command's --storage flag.
-const storageUsage = "storage `DIR` (default $REEL_STORAGE, else the project's .reel/storage, else the per-user storage)"
-
-// storageDir is the storage the --storage flag value, the environment and
-// the project discovered from the working directory select.
-func storageDir(flag string) (string, error) {
-	if flag != "" {
-		return flag, nil
-	}
-	p, err := findProject()
-	if err != nil {
-		return "", err
-	}
-	return p.Storage(""), nil
 }
 
 // loadWorkflow finds ref as reel run does (a path, PACK/WORKFLOW, or a

@@ -12,7 +12,6 @@ import (
 	"github.com/reelhq/reel/internal/index"
 	"github.com/reelhq/reel/internal/pricing"
 	"github.com/reelhq/reel/internal/runstatus"
-	"github.com/reelhq/reel/internal/safefile"
 )
 
 func newRunsCmd() *cobra.Command {
@@ -221,47 +220,4 @@ func openIndex(cmd *cobra.Command, storageFlag string) (*index.Index, error) {
 		return nil, &exitError{code: 1, msg: fmt.Sprintf("no storage at %s (set --storage or REEL_STORAGE, or run reel inside a project)", storage)}
 	}
 	return openIndexPriced(cmd, storage)
-}
-
-// openIndexPriced opens the run index of storage with the project's price
-// table, so the run list prices tokens as reel stats and reel tree do.
-func openIndexPriced(cmd *cobra.Command, storage string) (*index.Index, error) {
-	if err := checkIndex(storage); err != nil {
-		return nil, err
-	}
-	prices, err := priceTable()
-	if err != nil {
-		return nil, err
-	}
-	return index.Open(cmd.Context(), storage, index.WithPrices(prices))
-}
-
-// checkIndex refuses a run index whose files are not plain files: SQLite
-// would write through a planted symlink, or block on a FIFO.
-func checkIndex(storage string) error {
-	if err := safefile.CheckPlain(index.Files(storage)...); err != nil {
-		return fmt.Errorf("run index: %w (remove it: reel builds the index again from the transcripts)", err)
-	}
-	return nil
-}
-
-// indexWritten brings an existing run index up to date with transcripts a
-// command just wrote (paths: files appended to; new files are found by the
-// directory check). Without an index it does nothing: the next reader
-// builds one. Failing to update is a warning: the transcripts are written
-// and the next reader catches up.
-func indexWritten(cmd *cobra.Command, storage string, paths ...string) {
-	if _, err := os.Stat(index.Path(storage)); err != nil {
-		return
-	}
-	ix, err := openIndexPriced(cmd, storage)
-	if err == nil {
-		if _, err = ix.Update(cmd.Context(), paths...); err == nil {
-			err = ix.Sync(cmd.Context())
-		}
-		ix.Close()
-	}
-	if err != nil {
-		fmt.Fprintf(cmd.ErrOrStderr(), "reel: warning: run index not updated: %v\n", err)
-	}
 }

@@ -9,7 +9,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/reelhq/reel/internal/importer"
 	"github.com/reelhq/reel/internal/index"
+	"github.com/reelhq/reel/transcript"
 )
 
 func newIndexCmd() *cobra.Command {
@@ -36,6 +38,14 @@ again from the transcripts.`,
 			}
 			if err := checkIndex(dir); err != nil {
 				return err
+			}
+			// Imports killed mid-way left their staging directories.
+			swept, err := importer.Sweep(transcript.Dir(dir))
+			if err != nil {
+				fmt.Fprintf(cmd.ErrOrStderr(), "reel: warning: %v\n", err)
+			}
+			if swept > 0 {
+				fmt.Fprintf(cmd.OutOrStdout(), "removed %d staging director%s left by killed imports\n", swept, map[bool]string{true: "y", false: "ies"}[swept == 1])
 			}
 			start := time.Now()
 			var st index.Stats

@@ -5,11 +5,14 @@ import (
 	"github.com/spf13/cobra"
 )
 
+// treeOptions are the flags of `reel tree`.
+type treeOptions struct {
+	refs   runRefFlags
+	asJSON bool
+}
+
 func newTreeCmd() *cobra.Command {
-	var (
-		refs   runRefFlags
-		asJSON bool
-	)
+	var o treeOptions
 	cmd := &cobra.Command{
 		Use:   "tree RUN|--latest",
 		Short: "Show the execution tree of a run, with status, duration, tokens and cost",
@@ -21,31 +24,33 @@ as interrupted, and so are the steps it left open.
 
 RUN is a run id, a unique prefix of one, or a transcript file.`,
 		Args: cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			list, err := refs.resolve(args, 1)
-			if err != nil {
-				return err
-			}
-			prices, err := priceTable()
-			if err != nil {
-				return err
-			}
-			tree, err := exectree.Build(list[0], exectree.Options{Prices: prices})
-			if err != nil {
-				return err
-			}
-			out := cmd.OutOrStdout()
-			if asJSON {
-				if err := writeJSON(out, tree); err != nil {
-					return err
-				}
-			} else if err := exectree.Render(out, tree); err != nil {
-				return err
-			}
-			return reportWarnings(cmd, tree.Warnings)
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runTree(cmd, args, &o) },
 	}
-	refs.register(cmd)
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the tree as JSON")
+	o.refs.register(cmd)
+	cmd.Flags().BoolVar(&o.asJSON, "json", false, "print the tree as JSON")
 	return cmd
+}
+
+func runTree(cmd *cobra.Command, args []string, o *treeOptions) error {
+	list, err := o.refs.resolve(args, 1)
+	if err != nil {
+		return err
+	}
+	prices, err := priceTable()
+	if err != nil {
+		return err
+	}
+	tree, err := exectree.Build(list[0], exectree.Options{Prices: prices})
+	if err != nil {
+		return err
+	}
+	out := cmd.OutOrStdout()
+	if o.asJSON {
+		if err := writeJSON(out, tree); err != nil {
+			return err
+		}
+	} else if err := exectree.Render(out, tree); err != nil {
+		return err
+	}
+	return reportWarnings(cmd, tree.Warnings)
 }

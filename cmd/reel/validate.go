@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/reelhq/reel/internal/catalog"
+	"github.com/reelhq/reel/internal/engine"
 	"github.com/reelhq/reel/internal/errcode"
 	"github.com/reelhq/reel/internal/pack"
 	"github.com/reelhq/reel/internal/plugin"
@@ -29,10 +30,15 @@ type problemAtJSON struct {
 	Message string `json:"message"`
 }
 
+// validateOptions are the flags of `reel validate`.
+type validateOptions struct {
+	asJSON, quiet, strict bool
+	packName, dir         string
+	plugins               pluginCheck
+}
+
 func newValidateCmd() *cobra.Command {
-	var asJSON, quiet, strict bool
-	var packName, dir string
-	var plugins pluginCheck
+	var o validateOptions
 	cmd := &cobra.Command{
 		Use:   "validate FILE|NAME... | --pack NAME | --dir DIR",
 		Short: "Check workflow files and print every problem as file:line:col: problem",
@@ -57,135 +63,147 @@ invalid, their warnings and infos are printed as warnings.
 Exit status (AWF's): 0 every file is valid, 1 a file was not found, 2 a file
 is invalid.`,
 		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 0 && packName == "" && dir == "" {
+			if len(args) == 0 && o.packName == "" && o.dir == "" {
 				return fmt.Errorf("requires at least 1 arg(s) (a workflow name or file), or --pack or --dir")
 			}
 			return nil
 		},
 		ValidArgsFunction: completeWorkflows,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			proj, err := findProject()
-			if err != nil {
-				return err
-			}
-			e := newEngine(proj, "", pluginLog(cmd, quiet || asJSON))
-			defer e.PluginHost.Close()
-			cat := e.Catalog()
-			more, err := validateTargets(cat, packName, dir)
-			if err != nil {
-				return err
-			}
-			args = append(args, more...)
-			out := cmd.OutOrStdout()
-			hints := hintsOff(cmd)
-			var results []validated
-			bad, missing := 0, 0
-			badCode := errcode.WorkflowValidationFailed
-			for _, ref := range args {
-				r, err := cat.Find(ref)
-				if err != nil {
-					missing++
-					results = append(results, validated{File: ref, Problems: []problemAtJSON{{Message: hints(err.Error())}}})
-					if !asJSON {
-						fmt.Fprintf(out, "%s: %s\n", ref, hints(err.Error()))
-					}
-					continue
-				}
-				f := r.File
-				v := validated{File: f, Valid: true, Problems: []problemAtJSON{}}
-				wf, err := cat.Load(r, e.LoadOptions())
-				var probs workflow.Problems
-				switch {
-				case errors.As(err, &probs):
-					if bad == 0 {
-						badCode = probs.Code()
-					}
-					bad += probs.Errors()
-					v.Valid = false
-					for _, p := range probs {
-						p.Msg = hints(p.Msg)
-						pj := problemAtJSON{p.Pos.Line, p.Pos.Col, p.Msg}
-						if p.Warning {
-							v.Warnings = append(v.Warnings, pj)
-						} else {
-							v.Problems = append(v.Problems, pj)
-						}
-						if !asJSON {
-							fmt.Fprintln(out, p)
-						}
-					}
-				case err != nil:
-					bad++
-					v.Valid = false
-					v.Problems = append(v.Problems, problemAtJSON{1, 1, hints(err.Error())})
-					if !asJSON {
-						fmt.Fprintf(out, "%s:1:1: %s\n", f, hints(err.Error()))
-					}
-				default:
-					for _, w := range wf.Warnings {
-						w.Msg = hints(w.Msg)
-						pj := problemAtJSON{w.Pos.Line, w.Pos.Col, w.Msg}
-						if strict {
-							v.Problems = append(v.Problems, pj)
-						} else {
-							v.Warnings = append(v.Warnings, pj)
-						}
-						if !asJSON {
-							fmt.Fprintln(out, w)
-						}
-					}
-					if strict && len(wf.Warnings) > 0 {
-						bad += len(wf.Warnings)
-						v.Valid = false
-					}
-					for _, is := range plugins.issues(cmd.Context(), e, wf) {
-						line := issueLine(wf, is)
-						pj := problemAtJSON{is.Pos.Line, is.Pos.Col, hints(is.String())}
-						if is.Severity == plugin.SeverityError || strict {
-							bad++
-							v.Valid = false
-							v.Problems = append(v.Problems, pj)
-						} else {
-							pj.Message = is.Severity + ": " + pj.Message
-							v.Warnings = append(v.Warnings, pj)
-							if quiet {
-								continue
-							}
-						}
-						if !asJSON {
-							fmt.Fprintln(out, line)
-						}
-					}
-					if v.Valid && !asJSON && !quiet {
-						fmt.Fprintf(out, "%s: ok\n", f)
-					}
-				}
-				results = append(results, v)
-			}
-			if asJSON {
-				if err := writeJSON(out, results); err != nil {
-					return err
-				}
-			}
-			switch {
-			case missing > 0:
-				return codedError(errcode.UserInputMissingFile, fmt.Sprintf("%d workflow(s) not found, %d problem(s)", missing, bad), nil,
-					"reel list shows the workflows reel can run here")
-			case bad > 0:
-				return codedError(badCode, fmt.Sprintf("%d problem(s)", bad), nil)
-			}
-			return nil
-		},
+		RunE:              func(cmd *cobra.Command, args []string) error { return runValidate(cmd, args, &o) },
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print one verdict per file as JSON")
-	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "print only problems")
-	cmd.Flags().BoolVar(&strict, "strict", false, "treat warnings as problems (for CI)")
-	cmd.Flags().StringVar(&packName, "pack", "", "check every workflow of the installed pack `NAME`")
-	cmd.Flags().StringVar(&dir, "dir", "", "check every workflow file (*.yaml, *.yml) of `DIR`")
-	addFormatFlag(cmd, &asJSON, &quiet, "only problems, as --quiet")
-	addPluginCheckFlags(cmd, &plugins, true)
+	cmd.Flags().BoolVar(&o.asJSON, "json", false, "print one verdict per file as JSON")
+	cmd.Flags().BoolVarP(&o.quiet, "quiet", "q", false, "print only problems")
+	cmd.Flags().BoolVar(&o.strict, "strict", false, "treat warnings as problems (for CI)")
+	cmd.Flags().StringVar(&o.packName, "pack", "", "check every workflow of the installed pack `NAME`")
+	cmd.Flags().StringVar(&o.dir, "dir", "", "check every workflow file (*.yaml, *.yml) of `DIR`")
+	addFormatFlag(cmd, &o.asJSON, &o.quiet, "only problems, as --quiet")
+	addPluginCheckFlags(cmd, &o.plugins, true)
 	addVerboseFlag(cmd)
 	return cmd
+}
+
+func runValidate(cmd *cobra.Command, args []string, o *validateOptions) error {
+	proj, err := findProject()
+	if err != nil {
+		return err
+	}
+	e := newEngine(proj, "", pluginLog(cmd, o.quiet || o.asJSON))
+	defer e.PluginHost.Close()
+	cat := e.Catalog()
+	more, err := validateTargets(cat, o.packName, o.dir)
+	if err != nil {
+		return err
+	}
+	args = append(args, more...)
+	out := cmd.OutOrStdout()
+	hints := hintsOff(cmd)
+	var results []validated
+	bad, missing := 0, 0
+	badCode := errcode.WorkflowValidationFailed
+	for _, ref := range args {
+		r, err := cat.Find(ref)
+		if err != nil {
+			missing++
+			results = append(results, validated{File: ref, Problems: []problemAtJSON{{Message: hints(err.Error())}}})
+			if !o.asJSON {
+				fmt.Fprintf(out, "%s: %s\n", ref, hints(err.Error()))
+			}
+			continue
+		}
+		f := r.File
+		v := validated{File: f, Valid: true, Problems: []problemAtJSON{}}
+		wf, err := cat.Load(r, e.LoadOptions())
+		var probs workflow.Problems
+		switch {
+		case errors.As(err, &probs):
+			if bad == 0 {
+				badCode = probs.Code()
+			}
+			bad += probs.Errors()
+			v.Valid = false
+			for _, p := range probs {
+				p.Msg = hints(p.Msg)
+				pj := problemAtJSON{p.Pos.Line, p.Pos.Col, p.Msg}
+				if p.Warning {
+					v.Warnings = append(v.Warnings, pj)
+				} else {
+					v.Problems = append(v.Problems, pj)
+				}
+				if !o.asJSON {
+					fmt.Fprintln(out, p)
+				}
+			}
+		case err != nil:
+			bad++
+			v.Valid = false
+			v.Problems = append(v.Problems, problemAtJSON{1, 1, hints(err.Error())})
+			if !o.asJSON {
+				fmt.Fprintf(out, "%s:1:1: %s\n", f, hints(err.Error()))
+			}
+		default:
+			bad += validateLoaded(cmd, e, wf, &v, o, hints)
+		}
+		results = append(results, v)
+	}
+	if o.asJSON {
+		if err := writeJSON(out, results); err != nil {
+			return err
+		}
+	}
+	switch {
+	case missing > 0:
+		return codedError(errcode.UserInputMissingFile, fmt.Sprintf("%d workflow(s) not found, %d problem(s)", missing, bad), nil,
+			"reel list shows the workflows reel can run here")
+	case bad > 0:
+		return codedError(badCode, fmt.Sprintf("%d problem(s)", bad), nil)
+	}
+	return nil
+}
+
+// validateLoaded checks a workflow that loaded: its warnings (problems
+// with --strict) and what the plugins say of it, into v, printing them
+// unless --json. It returns the number of problems.
+func validateLoaded(cmd *cobra.Command, e *engine.Engine, wf *workflow.Workflow, v *validated, o *validateOptions, hints func(string) string) (bad int) {
+	out := cmd.OutOrStdout()
+	f := v.File
+	for _, w := range wf.Warnings {
+		w.Msg = hints(w.Msg)
+		pj := problemAtJSON{w.Pos.Line, w.Pos.Col, w.Msg}
+		if o.strict {
+			v.Problems = append(v.Problems, pj)
+		} else {
+			v.Warnings = append(v.Warnings, pj)
+		}
+		if !o.asJSON {
+			fmt.Fprintln(out, w)
+		}
+	}
+	if o.strict && len(wf.Warnings) > 0 {
+		bad += len(wf.Warnings)
+		v.Valid = false
+	}
+	for _, is := range o.plugins.issues(cmd.Context(), e, wf) {
+		line := issueLine(wf, is)
+		pj := problemAtJSON{is.Pos.Line, is.Pos.Col, hints(is.String())}
+		if is.Severity == plugin.SeverityError || o.strict {
+			bad++
+			v.Valid = false
+			v.Problems = append(v.Problems, pj)
+		} else {
+			pj.Message = is.Severity + ": " + pj.Message
+			v.Warnings = append(v.Warnings, pj)
+			if o.quiet {
+				continue
+			}
+		}
+		if !o.asJSON {
+			fmt.Fprintln(out, line)
+		}
+	}
+	if v.Valid && !o.asJSON && !o.quiet {
+		fmt.Fprintf(out, "%s: ok\n", f)
+	}
+	return bad
 }
 
 // validateTargets are the workflows --pack and --dir name: PACK/WORKFLOW

@@ -1,16 +1,7 @@
-// Package importstore decides where an imported run is kept and whether an
-// import is new, an update of an earlier import of the same source, or
-// unchanged.
-//
-// An imported run's id is derived from its source's absolute path
-// (symlinks resolved), so importing a file again always addresses the same
-// run, and a user's links to it keep working. The source's fingerprint (its
-// size and SHA-256) is recorded in the run's run.started payload, under
-// result.import; an import whose source has the same fingerprint does
-// nothing, and one whose source changed (a live session that grew)
-// replaces the earlier transcript, atomically, through a staging directory
-// beside it.
-package importstore
+// Where an imported run is kept, and whether an import is new, an update
+// of an earlier import of the same source, or unchanged.
+
+package importer
 
 import (
 	"crypto/sha256"
@@ -45,7 +36,7 @@ type Source struct {
 }
 
 // Identify resolves path and fingerprints its content.
-func Identify(path, format string) (Source, error) {
+func identify(path, format string) (Source, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return Source{}, fmt.Errorf("import source %s: %w", path, err)
@@ -154,10 +145,10 @@ const (
 	Unchanged Outcome = "unchanged"
 )
 
-// Prior returns the source recorded by the earlier import of runID in dir,
+// priorSource returns the source recorded by the earlier import of runID in dir,
 // or nil when there is none (or its transcript records no source: it is
 // then replaced like a changed one).
-func Prior(dir, runID string) (*Source, error) {
+func priorSource(dir, runID string) (*Source, error) {
 	ev, err := runs.Open(filepath.Join(dir, runID+".jsonl"), runs.Options{}).First()
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -178,10 +169,10 @@ func Prior(dir, runID string) (*Source, error) {
 	return r.Import, nil
 }
 
-// Check tells what importing src into dir would do, and returns the
+// check tells what importing src into dir would do, and returns the
 // earlier import's source when there is one.
-func Check(dir string, src Source) (Outcome, *Source, error) {
-	prior, err := Prior(dir, src.RunID())
+func check(dir string, src Source) (Outcome, *Source, error) {
+	prior, err := priorSource(dir, src.RunID())
 	if err != nil {
 		return "", nil, err
 	}
@@ -193,59 +184,3 @@ func Check(dir string, src Source) (Outcome, *Source, error) {
 	}
 	return Updated, prior, nil
 }
-
-// Stage is a directory beside the transcripts where an import writes its
-// runs, so that they replace an earlier import's all at once or not at all.
-type Stage struct {
-	dir, tmp string
-}
-
-// NewStage makes a staging directory in dir (the transcripts directory,
-// created if needed).
-func NewStage(dir string) (*Stage, error) {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("import: %w", err)
-	}
-	tmp, err := os.MkdirTemp(dir, ".import-")
-	if err != nil {
-		return nil, fmt.Errorf("import: %w", err)
-	}
-	return &Stage{dir: dir, tmp: tmp}, nil
-}
-
-// Dir is where the import records its transcripts.
-func (st *Stage) Dir() string { return st.tmp }
-
-// Final is where a transcript written into the stage ends up.
-func (st *Stage) Final(path string) string { return filepath.Join(st.dir, filepath.Base(path)) }
-
-// Commit moves every transcript of the stage into place, replacing the
-// earlier import's, and removes the earlier import's child transcripts
-// the new one no longer has (prior.ChildRunIDs not in keep).
-func (st *Stage) Commit(prior *Source, keep []string) error {
-	defer os.RemoveAll(st.tmp)
-	entries, err := os.ReadDir(st.tmp)
-	if err != nil {
-		return fmt.Errorf("import: %w", err)
-	}
-	for _, e := range entries {
-		if err := os.Rename(filepath.Join(st.tmp, e.Name()), filepath.Join(st.dir, e.Name())); err != nil {
-			return fmt.Errorf("import: %w", err)
-		}
-	}
-	if prior != nil {
-		kept := map[string]bool{}
-		for _, id := range keep {
-			kept[id] = true
-		}
-		for _, id := range prior.ChildRunIDs {
-			if !kept[id] && transcript.ValidRunID(id) == nil {
-				os.Remove(filepath.Join(st.dir, id+".jsonl"))
-			}
-		}
-	}
-	return nil
-}
-
-// Abort removes the stage and what was written into it.
-func (st *Stage) Abort() { os.RemoveAll(st.tmp) }

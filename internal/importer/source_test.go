@@ -1,4 +1,4 @@
-package importstore
+package importer
 
 import (
 	"os"
@@ -27,11 +27,11 @@ func TestIdentifyAndIDs(t *testing.T) {
 	if err := os.Symlink(a, link); err != nil {
 		t.Fatal(err)
 	}
-	sa, err := Identify(a, "claude-session-log")
+	sa, err := identify(a, "claude-session-log")
 	if err != nil {
 		t.Fatal(err)
 	}
-	sl, err := Identify(link, "claude-session-log")
+	sl, err := identify(link, "claude-session-log")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +46,7 @@ func TestIdentifyAndIDs(t *testing.T) {
 	}
 	b := filepath.Join(dir, "b.jsonl")
 	write(t, b, "one\n")
-	sb, _ := Identify(b, "claude-session-log")
+	sb, _ := identify(b, "claude-session-log")
 	if sb.RunID() == sa.RunID() || !sb.Same(sa) {
 		t.Errorf("another path with the same content: %s vs %s", sb.RunID(), sa.RunID())
 	}
@@ -54,17 +54,17 @@ func TestIdentifyAndIDs(t *testing.T) {
 	run := filepath.Join(dir, "run")
 	write(t, filepath.Join(run, "meta.json"), "{}")
 	write(t, filepath.Join(run, "flow", "llm", "x.jsonl"), "{}\n")
-	d1, err := Identify(run, "flowstudio")
+	d1, err := identify(run, "flowstudio")
 	if err != nil || d1.Size != 5 {
 		t.Fatalf("%+v %v", d1, err)
 	}
 	if err := os.Rename(filepath.Join(run, "meta.json"), filepath.Join(run, "spec.json")); err != nil {
 		t.Fatal(err)
 	}
-	if d2, _ := Identify(run, "flowstudio"); d2.Same(d1) {
+	if d2, _ := identify(run, "flowstudio"); d2.Same(d1) {
 		t.Error("a renamed file left the fingerprint unchanged")
 	}
-	if _, err := Identify(filepath.Join(dir, "missing"), "x"); err == nil {
+	if _, err := identify(filepath.Join(dir, "missing"), "x"); err == nil {
 		t.Error("no error for a missing source")
 	}
 }
@@ -94,13 +94,13 @@ func TestCheckAndStage(t *testing.T) {
 	out := filepath.Join(dir, "transcripts")
 	file := filepath.Join(dir, "s.jsonl")
 	write(t, file, "v1\n")
-	src, _ := Identify(file, "codex-rollout")
-	if o, prior, err := Check(out, src); err != nil || o != New || prior != nil {
+	src, _ := identify(file, "codex-rollout")
+	if o, prior, err := check(out, src); err != nil || o != New || prior != nil {
 		t.Fatalf("first import: %s %v %v", o, prior, err)
 	}
 	// The first import, with a child run.
 	src.ChildRunIDs = []string{src.ChildRunID("c")}
-	st, err := NewStage(out)
+	st, err := newStage(out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,23 +112,23 @@ func TestCheckAndStage(t *testing.T) {
 	if err := st.Commit(nil, src.ChildRunIDs); err != nil {
 		t.Fatal(err)
 	}
-	if o, prior, err := Check(out, src); err != nil || o != Unchanged || prior == nil || len(prior.ChildRunIDs) != 1 {
+	if o, prior, err := check(out, src); err != nil || o != Unchanged || prior == nil || len(prior.ChildRunIDs) != 1 {
 		t.Errorf("same source again: %s %+v %v", o, prior, err)
 	}
 	other := src
 	other.Format = "codex-exec-json"
-	if o, _, _ := Check(out, other); o != Updated {
+	if o, _, _ := check(out, other); o != Updated {
 		t.Errorf("another format: %s", o)
 	}
 	// The source grows: the new import replaces the old and drops the
 	// child it no longer has.
 	write(t, file, "v1\nv2\n")
-	grown, _ := Identify(file, "codex-rollout")
-	o, prior, err := Check(out, grown)
+	grown, _ := identify(file, "codex-rollout")
+	o, prior, err := check(out, grown)
 	if err != nil || o != Updated || prior == nil {
 		t.Fatalf("grown source: %s %v %v", o, prior, err)
 	}
-	st, err = NewStage(out)
+	st, err = newStage(out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,11 +140,11 @@ func TestCheckAndStage(t *testing.T) {
 	if len(entries) != 1 || entries[0].Name() != grown.RunID()+".jsonl" {
 		t.Errorf("after the update: %v", entries)
 	}
-	if o, _, _ := Check(out, grown); o != Unchanged {
+	if o, _, _ := check(out, grown); o != Unchanged {
 		t.Errorf("after the update: %s", o)
 	}
 	// An aborted stage leaves nothing behind.
-	st, _ = NewStage(out)
+	st, _ = newStage(out)
 	record(t, st.Dir(), "77777777-7777-4777-8777-777777777777", nil)
 	st.Abort()
 	if entries, _ := os.ReadDir(out); len(entries) != 1 {
@@ -153,9 +153,9 @@ func TestCheckAndStage(t *testing.T) {
 	// A transcript that records no source is replaced like a changed one.
 	plain := filepath.Join(dir, "plain.jsonl")
 	write(t, plain, "x")
-	ps, _ := Identify(plain, "f")
+	ps, _ := identify(plain, "f")
 	record(t, out, ps.RunID(), nil)
-	if o, _, _ := Check(out, ps); o != Updated {
+	if o, _, _ := check(out, ps); o != Updated {
 		t.Errorf("transcript without a source: %s", o)
 	}
 }

@@ -1,0 +1,144 @@
+package importer
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/reelhq/reel/internal/normalize"
+	"github.com/reelhq/reel/transcript"
+	"github.com/reelhq/reel/transcript/secrets"
+)
+
+const streamJSON = `{"type":"system","subtype":"init","session_id":"s-1","model":"claude-sonnet-4-5","cwd":"/home/u/shop"}
+{"type":"user","message":{"role":"user","content":[{"type":"text","text":"Check the\nweather with key sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJ"}]}}
+{"type":"assistant","message":{"id":"msg_1","role":"assistant","content":[{"type":"tool_use","id":"call_1","name":"get_weather","input":{"city":"Paris"}}]}}
+{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"call_1","content":"sunny"}]}}
+{"type":"assistant","message":{"id":"msg_2","role":"assistant","content":[{"type":"text","text":"It is sunny."}]}}
+{"type":"result","subtype":"success","is_error":false,"duration_ms":1200,"result":"It is sunny.","usage":{"input_tokens":10,"output_tokens":5}}
+`
+
+// One session imported, imported again unchanged, then grown: new,
+// unchanged (nothing written), updated (replaced under the same run id),
+// each through the one writer, with no stage left behind.
+func TestImportSessionAgainAndGrown(t *testing.T) {
+	src, out := t.TempDir(), filepath.Join(t.TempDir(), "transcripts")
+	file := filepath.Join(src, "s.jsonl")
+	if err := os.WriteFile(file, []byte(streamJSON), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fixed := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	o := Options{Dir: out, Masker: secrets.NewMasker(nil), Now: func() time.Time { return fixed }}
+	runs, files, err := Import(context.Background(), []string{file}, o)
+	if err != nil || files != 1 || len(runs) != 1 {
+		t.Fatalf("import: %d files, %+v, %v", files, runs, err)
+	}
+	r := runs[0]
+	if r.Error != "" || r.Outcome != New || r.Format != string(normalize.ClaudeStreamJSON) || r.Messages != 3 || r.ToolCalls != 1 || r.Status != "success" {
+		t.Fatalf("first import: %+v", r)
+	}
+	if !strings.HasPrefix(r.Name, "shop: Check the weather with key ") || strings.Contains(r.Name, "sk-ant-api03") {
+		t.Errorf("name %q: want the project and the prompt on one line, masked", r.Name)
+	}
+	events, err := transcript.ReadFile(r.Transcript)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if events[0].Type != transcript.RunStarted || !events[0].Timestamp.Equal(fixed) {
+		t.Errorf("run.started %+v: a timeless recording takes the import's time", events[0])
+	}
+	var res struct{ Import Source }
+	if err := transcript.DecodeResult(events[0].Step().Result, &res); err != nil || res.Import.Format != string(normalize.ClaudeStreamJSON) || res.Import.Size != int64(len(streamJSON)) {
+		t.Errorf("run.started's source: %+v %v", res.Import, err)
+	}
+	if raw, _ := os.ReadFile(r.Transcript); strings.Contains(string(raw), "sk-ant-api03") {
+		t.Error("the transcript holds the key unmasked")
+	}
+	before, _ := os.Stat(r.Transcript)
+
+	runs, _, err = Import(context.Background(), []string{file}, o)
+	if err != nil || runs[0].Outcome != Unchanged || runs[0].RunID != r.RunID || runs[0].Transcript != r.Transcript {
+		t.Fatalf("again: %+v %v", runs, err)
+	}
+	if after, _ := os.Stat(r.Transcript); !after.ModTime().Equal(before.ModTime()) {
+		t.Error("an unchanged import rewrote the transcript")
+	}
+
+	grown := streamJSON + `{"type":"assistant","message":{"id":"msg_3","role":"assistant","content":[{"type":"text","text":"Anything else?"}]}}` + "\n"
+	if err := os.WriteFile(file, []byte(grown), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	runs, _, err = Import(context.Background(), []string{file}, o)
+	if err != nil || runs[0].Outcome != Updated || runs[0].RunID != r.RunID || runs[0].Messages != 4 {
+		t.Fatalf("grown: %+v %v", runs, err)
+	}
+	entries, _ := os.ReadDir(out)
+	if len(entries) != 1 || entries[0].Name() != r.RunID+".jsonl" {
+		t.Errorf("transcripts directory after the update: %v", entries)
+	}
+}
+
+// A directory: recordings imported in order, other files passed over
+// silently; an explicit file that is no recording fails with a hint; an
+// unknown format is refused before anything is read.
+func TestImportDirectoryAndFailures(t *testing.T) {
+	src, out := t.TempDir(), t.TempDir()
+	os.WriteFile(filepath.Join(src, "a.jsonl"), []byte(streamJSON), 0o600)
+	os.WriteFile(filepath.Join(src, "notes.txt"), []byte("just notes\n"), 0o600)
+	os.MkdirAll(filepath.Join(src, ".hidden"), 0o700)
+	os.WriteFile(filepath.Join(src, ".hidden", "b.jsonl"), []byte(streamJSON), 0o600)
+	var p countingProgress
+	runs, files, err := Import(context.Background(), []string{src}, Options{Dir: out, Progress: &p})
+	if err != nil || files != 1 || len(runs) != 1 || runs[0].Error != "" {
+		t.Fatalf("directory: %d files, %+v, %v", files, runs, err)
+	}
+	if p.begun != 2 || p.imported != 1 || p.passed != 1 || !p.ended {
+		t.Errorf("progress %+v: want 2 found, 1 imported, 1 passed over, ended", p)
+	}
+	runs, _, err = Import(context.Background(), []string{filepath.Join(src, "notes.txt"), filepath.Join(src, "missing.jsonl")}, Options{Dir: out})
+	if err != nil || len(runs) != 2 || !strings.Contains(runs[0].Error, "name it with --from") || runs[1].Error == "" {
+		t.Errorf("not a recording, and a missing file: %+v %v", runs, err)
+	}
+	if _, _, err := Import(context.Background(), []string{src}, Options{Dir: out, Format: "no-such-format"}); err == nil {
+		t.Error("an unknown format was accepted")
+	}
+}
+
+type countingProgress struct {
+	begun, imported, passed int
+	ended                   bool
+}
+
+func (p *countingProgress) Begin(total int) { p.begun = total }
+func (p *countingProgress) Imported(_ int, r *Run) {
+	if r == nil {
+		p.passed++
+	} else {
+		p.imported++
+	}
+}
+func (p *countingProgress) End() { p.ended = true }
+
+func TestRunName(t *testing.T) {
+	long := strings.Repeat("word ", 30)
+	cases := []struct {
+		res    normalize.Result
+		path   string
+		format normalize.Format
+		want   string
+	}{
+		{normalize.Result{CWD: "/home/u/shop/", Title: "Fix the cart"}, "/x/s.jsonl", normalize.CodexRollout, "shop: Fix the cart"},
+		{normalize.Result{Prompt: "first\n  prompt"}, "/x/s.jsonl", normalize.CodexRollout, "first prompt"},
+		{normalize.Result{}, "/p/-home-u-shop/s.jsonl", normalize.ClaudeSessionLog, "-home-u-shop: s.jsonl"},
+		{normalize.Result{}, "/x/s.jsonl", normalize.CodexRollout, "import:s.jsonl"},
+		{normalize.Result{Title: long}, "/x/s.jsonl", normalize.CodexRollout, strings.TrimSpace(long)[:71] + "…"},
+	}
+	for _, c := range cases {
+		if got := runName(&c.res, c.path, c.format); got != c.want {
+			t.Errorf("runName(%+v, %s) = %q, want %q", c.res, c.path, got, c.want)
+		}
+	}
+}
