@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/reelhq/reel/internal/importer"
 	"github.com/reelhq/reel/internal/testfixtures"
 )
 
@@ -20,7 +21,7 @@ func importFixture(t *testing.T, storage, format, file string) string {
 	if err != nil {
 		t.Fatalf("import %s: %v\n%s", file, err, errOut)
 	}
-	var runs []importedRun
+	var runs []importer.Run
 	if err := json.Unmarshal([]byte(out), &runs); err != nil || len(runs) != 1 || runs[0].RunID == "" {
 		t.Fatalf("import %s: %v\n%s", file, err, out)
 	}

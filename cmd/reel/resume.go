@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/reelhq/reel/internal/engine"
-	"github.com/reelhq/reel/internal/importstore"
+	"github.com/reelhq/reel/internal/importer"
 	"github.com/reelhq/reel/internal/rerun"
 	"github.com/reelhq/reel/internal/runs"
 	"github.com/reelhq/reel/internal/runstatus"
@@ -85,7 +85,7 @@ func resumeRun(cmd *cobra.Command, path, wfFile, from string, interactive bool, 
 		return &exitError{code: exitUser, msg: fmt.Sprintf(format, args...)}
 	}
 	if first, err := runs.Open(path, runs.Options{}).First(); err == nil {
-		if src, ok := importstore.Imported(&first); ok {
+		if src, ok := importer.Imported(&first); ok {
 			from := ""
 			if src != nil {
 				from = fmt.Sprintf(" from %s (%s)", src.Path, src.Format)
@@ -208,7 +208,7 @@ func listResumable(cmd *cobra.Command, storage string) error {
 		}
 		if first, err := r.First(); err != nil {
 			continue
-		} else if _, imported := importstore.Imported(&first); imported {
+		} else if _, imported := importer.Imported(&first); imported {
 			continue
 		}
 		list = append(list, s)

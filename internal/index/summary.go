@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/reelhq/reel/internal/importstore"
+	"github.com/reelhq/reel/internal/importer"
 	"github.com/reelhq/reel/internal/pricing"
 	"github.com/reelhq/reel/internal/rawjson"
 	"github.com/reelhq/reel/internal/runs"
@@ -160,7 +160,7 @@ func (f *fold) event(ev *transcript.ExchangeEvent) {
 		if sp != nil && f.Workflow == "" {
 			f.Workflow = sp.Name
 		}
-		if _, imported := importstore.Imported(ev); imported {
+		if _, imported := importer.Imported(ev); imported {
 			f.Imported = true
 		}
 		if !ev.Timestamp.IsZero() && f.Started == 0 {
@@ -286,5 +286,5 @@ func (f *fold) durationMS() int64 {
 }
 
 // imported reports whether the run came from reel import
-// (importstore.Imported).
+// (importer.Imported).
 func (f *fold) imported() bool { return f.Imported }
