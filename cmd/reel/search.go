@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/reelhq/reel/internal/index"
+	"github.com/reelhq/reel/transcript"
 )
 
 func newIndexCmd() *cobra.Command {
@@ -46,8 +47,8 @@ again from the transcripts.`,
 			}
 			if rebuild {
 				ix, st, err = index.Rebuild(cmd.Context(), dir, index.WithPrices(prices))
-			} else if ix, err = index.Open(cmd.Context(), dir, index.WithPrices(prices)); err == nil {
-				st, err = ix.Scan(cmd.Context())
+			} else {
+				ix, st, err = index.OpenScan(cmd.Context(), dir, index.WithPrices(prices))
 			}
 			if err != nil {
 				return err
@@ -56,6 +57,9 @@ again from the transcripts.`,
 			took := time.Since(start)
 			fmt.Fprintf(cmd.OutOrStdout(), "indexed %d transcript(s), %.1f MB in %s (%.0f MB/s); %d removed\n",
 				st.Files, float64(st.Bytes)/1e6, took.Round(time.Millisecond), float64(st.Bytes)/1e6/max(took.Seconds(), 1e-6), st.Removed)
+			if st.Skipped > 0 {
+				fmt.Fprintf(cmd.ErrOrStderr(), "reel: %d line(s) over the %d MB line limit left out of the index (no reader uses them; reel verify names them)\n", st.Skipped, transcript.DefaultMaxLineSize>>20)
+			}
 			return nil
 		},
 	}

@@ -286,11 +286,18 @@ func Rebuild(ctx context.Context, storage string, opts ...Option) (*Index, Stats
 	if err := removeDB(Path(storage)); err != nil {
 		return nil, Stats{}, err
 	}
+	return OpenScan(ctx, storage, opts...)
+}
+
+// OpenScan opens the index of storage as Open does, but instead of Sync
+// compares every transcript with its row (Scan), and says what it did: what
+// reel index does.
+func OpenScan(ctx context.Context, storage string, opts ...Option) (*Index, Stats, error) {
 	ix, err := open(storage, opts)
 	if err != nil {
 		return nil, Stats{}, err
 	}
-	st, err := ix.scan(ctx)
+	st, err := ix.Scan(ctx)
 	if err != nil {
 		ix.Close()
 		return nil, st, err
@@ -303,6 +310,9 @@ type Stats struct {
 	Files   int   // transcripts read (wholly or from where the index was)
 	Bytes   int64 // bytes read from them
 	Removed int   // runs whose transcript is gone
+	// Skipped counts the lines left out for being longer than the
+	// readers' line limit (transcript.DefaultMaxLineSize).
+	Skipped int
 }
 
 // Sync brings the index up to date with the transcripts directory, cheaply
@@ -346,12 +356,6 @@ func (ix *Index) Sync(ctx context.Context) error {
 // Scan compares every transcript with its row and updates what changed:
 // what reel index does, and what Sync does when the directory changed.
 func (ix *Index) Scan(ctx context.Context) (Stats, error) {
-	ix.mu.Lock()
-	defer ix.mu.Unlock()
-	return ix.scanLocked(ctx)
-}
-
-func (ix *Index) scan(ctx context.Context) (Stats, error) {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	return ix.scanLocked(ctx)
@@ -413,7 +417,7 @@ func (ix *Index) scanLocked(ctx context.Context) (Stats, error) {
 	}
 	orderByStart(changed)
 	st, err := ix.updateCandidates(ctx, changed)
-	stats.Files, stats.Bytes = st.Files, st.Bytes
+	stats.Files, stats.Bytes, stats.Skipped = st.Files, st.Bytes, st.Skipped
 	if err != nil {
 		return stats, err
 	}

@@ -1,0 +1,169 @@
+package main
+
+// The run index against what an attacker or an unlucky user puts in the
+// storage (issue 26): a line of hundreds of megabytes, garbage in the
+// database's pages, a symlink swapped in at index.db while readers run.
+// Every case goes through the real binary and a real SQLite file.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/reelhq/reel/transcript"
+)
+
+// writeLongLine writes a transcript whose third line, a step's output, is
+// size bytes long, and whose fourth holds the word after.
+func writeLongLine(t *testing.T, path, id string, size int, after string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_EXCL, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	ev := func(seq int, typ, path, payload string) {
+		fmt.Fprintf(w, `{"seq":%d,"run_id":%q,"type":%q,"path":%q,"iteration":0,"timestamp":"2026-06-08T08:14:4%d.000000Z","payload":%s}`+"\n", seq, id, typ, path, seq, payload)
+	}
+	ev(1, "run.started", "", `{"name":"long","kind":"workflow"}`)
+	ev(2, "step.started", "big", `{"name":"big","kind":"command","command":"cat big"}`)
+	fmt.Fprintf(w, `{"seq":3,"run_id":%q,"type":"step.completed","path":"big","iteration":0,"timestamp":"2026-06-08T08:14:43.000000Z","payload":{"name":"big","kind":"command","result":{"exit_code":0,"output":"`, id)
+	block := []byte(strings.Repeat("lorem ipsum dolor sit amet hugeword ", 1<<15))
+	for n := 0; n < size; n += len(block) {
+		w.Write(block)
+	}
+	w.WriteString(`"}}}` + "\n")
+	ev(4, "step.started", "small", `{"name":"small","kind":"command","command":"echo `+after+`"}`)
+	ev(5, "run.completed", "", `{"name":"long","kind":"workflow","result":{"status":"success"}}`)
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// servedBinary is a reel serve started as a user starts it.
+type servedBinary struct {
+	url    string
+	cmd    *exec.Cmd
+	stderr *bytes.Buffer
+}
+
+// serveBinary starts reel serve on a free loopback port with args and
+// waits until it listens; the server is stopped when the test ends.
+func serveBinary(t *testing.T, limit time.Duration, args ...string) *servedBinary {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	srv := exec.CommandContext(ctx, reelBinary(t), append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
+	srv.Env = append(os.Environ(), "REEL_STORAGE=", "REEL_TOKEN=")
+	stdout, err := srv.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &servedBinary{cmd: srv, stderr: &bytes.Buffer{}}
+	srv.Stderr = s.stderr
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		srv.Process.Signal(os.Interrupt)
+		srv.Wait()
+		cancel()
+	})
+	sc := bufio.NewScanner(stdout)
+	if !sc.Scan() {
+		t.Fatalf("serve printed no address\n%s", s.stderr.String())
+	}
+	if s.url = regexp.MustCompile(`http://\S+/`).FindString(sc.Text()); s.url == "" {
+		t.Fatalf("serve: %q", sc.Text())
+	}
+	go io.Copy(io.Discard, stdout)
+	return s
+}
+
+// get fetches path from the server with the headers given as name, value
+// pairs, and returns the status and body.
+func (s *servedBinary) get(t *testing.T, path string, headers ...string) (int, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, s.url+strings.TrimPrefix(path, "/"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, body
+}
+
+// Issue 26, item 2: a transcript with one 300 MB line keeps every command
+// that builds the index on the way (reel index, and on a fresh index runs,
+// search, events --all, serve) under 200 MB, leaves the line out as the
+// readers do, and still indexes what follows it.
+func TestIndexStreamsLongLine(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes a 300 MB transcript")
+	}
+	dir := t.TempDir()
+	storage := filepath.Join(dir, "st")
+	tdir := transcript.Dir(storage)
+	os.MkdirAll(tdir, 0o700)
+	id := transcript.NewRunID()
+	writeLongLine(t, filepath.Join(tdir, id+".jsonl"), id, 300<<20, "afterword")
+	const limit = 200 << 10 // KiB
+	fresh := func() {
+		for _, p := range []string{"", "-wal", "-shm"} {
+			os.Remove(filepath.Join(storage, "index.db"+p))
+		}
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+		code int
+	}{
+		{[]string{"index"}, "indexed 1 transcript(s)", 0},
+		{[]string{"runs"}, id, 0},
+		{[]string{"search", "afterword"}, "afterword", 0},
+		{[]string{"search", "hugeword"}, "", 1}, // the line is left out, as every reader leaves it
+		{[]string{"events", "--all", "--type", "step.started"}, "echo afterword", 1},
+	} {
+		fresh()
+		res := runBounded(t, dir, 5*time.Minute, append(c.args, "--storage", storage)...)
+		t.Logf("reel %s on a fresh index: peak RSS %d MB, %s, exit %d", strings.Join(c.args, " "), res.maxRSS>>10, res.elapsed.Round(time.Millisecond), res.code)
+		if res.maxRSS > limit || res.code != c.code || !strings.Contains(res.stdout, c.want) {
+			t.Errorf("reel %s: peak RSS %d MB (limit %d), exit %d (want %d), stdout lacks %q:\n%s\nstderr:\n%s",
+				strings.Join(c.args, " "), res.maxRSS>>10, limit>>10, res.code, c.code, c.want, tailOf(res.stdout, 1000), tailOf(res.stderr, 1000))
+		}
+		if c.args[0] == "index" && !strings.Contains(res.stderr, "1 line(s) over the 16 MB line limit left out") {
+			t.Errorf("reel index does not say it left the line out:\n%s", res.stderr)
+		}
+	}
+	fresh()
+	started := time.Now()
+	s := serveBinary(t, 5*time.Minute, "--storage", storage)
+	code, body := s.get(t, "/api/search?q=afterword")
+	hwm := vmHWM(s.cmd.Process.Pid)
+	t.Logf("reel serve on a fresh index: listening and answering a search after %s, peak RSS %d MB", time.Since(started).Round(time.Millisecond), hwm>>10)
+	if code != http.StatusOK || !bytes.Contains(body, []byte(id)) || hwm > limit {
+		t.Errorf("serve: search %d %.300s, peak RSS %d MB", code, body, hwm>>10)
+	}
+}
