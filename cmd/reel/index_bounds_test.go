@@ -57,7 +57,7 @@ func writeLongLine(t *testing.T, path, id string, size int, after string) {
 type servedBinary struct {
 	url    string
 	cmd    *exec.Cmd
-	stderr *bytes.Buffer
+	stderr *lockedBuffer
 }
 
 // serveBinary starts reel serve on a free loopback port with args and
@@ -71,7 +71,7 @@ func serveBinary(t *testing.T, limit time.Duration, args ...string) *servedBinar
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &servedBinary{cmd: srv, stderr: &bytes.Buffer{}}
+	s := &servedBinary{cmd: srv, stderr: &lockedBuffer{}}
 	srv.Stderr = s.stderr
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)
@@ -165,5 +165,82 @@ func TestIndexStreamsLongLine(t *testing.T) {
 	t.Logf("reel serve on a fresh index: listening and answering a search after %s, peak RSS %d MB", time.Since(started).Round(time.Millisecond), hwm>>10)
 	if code != http.StatusOK || !bytes.Contains(body, []byte(id)) || hwm > limit {
 		t.Errorf("serve: search %d %.300s, peak RSS %d MB", code, body, hwm>>10)
+	}
+}
+
+// damagePages writes garbage over part of every third page of the SQLite
+// file at path from the third on, leaving its header whole: what a disk
+// error or another program leaves.
+func damagePages(t *testing.T, path string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Size() < 16<<10 {
+		t.Fatalf("%s: %d bytes, too small to damage", path, st.Size())
+	}
+	garbage := bytes.Repeat([]byte{0xde, 0xad, 0xbe, 0xef, 0x00, 0x7f, 0x13}, 300)
+	for off := int64(8 << 10); off < st.Size(); off += 12 << 10 {
+		if _, err := f.WriteAt(garbage, off+100); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// Issue 26, item 7: garbage inside index.db's pages is found and the index
+// rebuilt from the transcripts, as a truncated index already is, whichever
+// command meets it, with a warning that says so.
+func TestIndexRepairsDamagedPages(t *testing.T) {
+	dir := t.TempDir()
+	storage := filepath.Join(dir, "st")
+	writeWordRuns(t, storage, 40, 64<<10)
+	db := filepath.Join(storage, "index.db")
+	if res := runBounded(t, dir, 5*time.Minute, "index", "--storage", storage); res.code != 0 {
+		t.Fatalf("index: %d %s", res.code, res.stderr)
+	}
+	pristine, err := os.ReadFile(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	damaged := func() {
+		t.Helper()
+		for _, p := range []string{"-wal", "-shm"} {
+			os.Remove(db + p)
+		}
+		if err := os.WriteFile(db, pristine, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		damagePages(t, db)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"runs", "--limit", "100"}, "words"},
+		{[]string{"search", "--limit", "1", "a*"}, "step.completed"},
+		{[]string{"index"}, "indexed 40 transcript(s)"},
+		} {
+		damaged()
+		res := runBounded(t, dir, 5*time.Minute, append(c.args, "--storage", storage)...)
+		// A search reads the pages it needs: it may miss the damage.
+		told := strings.Contains(res.stderr, "the run index is damaged") && strings.Contains(res.stderr, "rebuilt from the transcripts")
+		if res.code != 0 || !strings.Contains(res.stdout, c.want) || !told && c.args[0] != "search" {
+			t.Errorf("reel %s on a damaged index: exit %d\nstdout:\n%s\nstderr:\n%s", strings.Join(c.args, " "), res.code, tailOf(res.stdout, 500), tailOf(res.stderr, 500))
+		}
+		if c.args[0] == "runs" && strings.Count(res.stdout, "words") != 40 {
+			t.Errorf("reel runs after the repair lists %d runs, want 40", strings.Count(res.stdout, "words"))
+		}
+	}
+	// The server repairs it too, answering the request that met it.
+	damaged()
+	s := serveBinary(t, time.Minute, "--storage", storage)
+	if code, body := s.get(t, "/api/runs?limit=100"); code != http.StatusOK || bytes.Count(body, []byte(`"workflow": "words"`)) != 40 || !strings.Contains(s.stderr.String(), "run index rebuilt") {
+		t.Errorf("serve on a damaged index: %d %.300s\n%s", code, body, s.stderr)
 	}
 }

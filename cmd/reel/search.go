@@ -48,7 +48,7 @@ again from the transcripts.`,
 			if rebuild {
 				ix, st, err = index.Rebuild(cmd.Context(), dir, index.WithPrices(prices))
 			} else {
-				ix, st, err = index.OpenScan(cmd.Context(), dir, index.WithPrices(prices))
+				ix, st, err = index.OpenScan(cmd.Context(), dir, index.WithPrices(prices), repairNotice(cmd))
 			}
 			if err != nil {
 				return err

@@ -357,7 +357,7 @@ func TestIncremental(t *testing.T) {
 		t.Errorf("after completion: %+v", got)
 	}
 	var chunks int
-	ix.db.QueryRow(`SELECT count(*) FROM chunks`).Scan(&chunks)
+	ix.conn().QueryRow(`SELECT count(*) FROM chunks`).Scan(&chunks)
 	st, _ := os.Stat(filepath.Join(dir, id+".jsonl"))
 	if max := int(st.Size()/(chunkSize/4)) + 1; chunks > max {
 		t.Errorf("%d chunks for %d bytes: small chunks were not merged", chunks, st.Size())
@@ -479,7 +479,7 @@ func TestStaleness(t *testing.T) {
 		t.Errorf("after rebuilding a damaged index: %v", err)
 	}
 	// an index of another schema version is rebuilt
-	if _, err := ix2.db.Exec(`UPDATE meta SET value = '0' WHERE key = 'schema'; DELETE FROM runs`); err != nil {
+	if _, err := ix2.conn().Exec(`UPDATE meta SET value = '0' WHERE key = 'schema'; DELETE FROM runs`); err != nil {
 		t.Fatal(err)
 	}
 	ix2.Close()

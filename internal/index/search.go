@@ -194,6 +194,10 @@ type SearchPage struct {
 
 // Search finds the events that match q (see Query), newest first.
 func (ix *Index) Search(ctx context.Context, q string, opts SearchOptions) (*SearchPage, error) {
+	return repaired(ctx, ix, func() (*SearchPage, error) { return ix.search(ctx, q, opts) })
+}
+
+func (ix *Index) search(ctx context.Context, q string, opts SearchOptions) (*SearchPage, error) {
 	pq, err := ParseQuery(q)
 	if err != nil {
 		return nil, err
@@ -244,7 +248,7 @@ func (ix *Index) Search(ctx context.Context, q string, opts SearchOptions) (*Sea
 		}
 		lctx, cancel := context.WithDeadline(ctx, until)
 		err := func() error {
-			rows, err := ix.db.QueryContext(lctx, `SELECT c.id, c.run_id, c.start, c.end FROM chunks c
+			rows, err := ix.conn().QueryContext(lctx, `SELECT c.id, c.run_id, c.start, c.end FROM chunks c
 			WHERE c.id IN (SELECT rowid FROM fts WHERE fts MATCH ? AND rowid <= ? ORDER BY rowid DESC LIMIT 32)
 			ORDER BY c.id DESC`, pq.match(), below)
 			if err != nil {
@@ -323,7 +327,7 @@ func (ix *Index) withWorkflows(ctx context.Context, page *SearchPage, cache map[
 		h := &page.Hits[i]
 		w, ok := cache[h.RunID]
 		if !ok {
-			if err := ix.db.QueryRowContext(ctx, `SELECT workflow FROM runs WHERE run_id = ?`, h.RunID).Scan(&w); err != nil {
+			if err := ix.conn().QueryRowContext(ctx, `SELECT workflow FROM runs WHERE run_id = ?`, h.RunID).Scan(&w); err != nil {
 				w = ""
 			}
 			cache[h.RunID] = w

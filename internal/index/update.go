@@ -204,7 +204,7 @@ const insertRun = `INSERT OR REPLACE INTO runs(run_id, parent_run_id, workflow, 
 	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 func (ix *Index) begin(ctx context.Context) (*txWriter, error) {
-	tx, err := ix.db.BeginTx(ctx, nil)
+	tx, err := ix.conn().BeginTx(ctx, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -386,7 +386,7 @@ func (p *prepared) read(ctx context.Context, r *bufio.Reader, set *termSet, from
 // with BEGIN IMMEDIATE, which would wait for the writer, while a plain read
 // in WAL mode does not. apply rereads the row inside its transaction.
 func (ix *Index) readRowDB(ctx context.Context, runID string) (row, error) {
-	return ix.readRow(ctx, ix.db, runID)
+	return ix.readRow(ctx, ix.conn(), runID)
 }
 
 // apply writes a prepared update inside tx. When the row changed since p

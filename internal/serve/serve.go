@@ -125,7 +125,9 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	if err := safefile.CheckPlain(index.Files(opts.Storage)...); err != nil {
 		return nil, fmt.Errorf("run index: %w", err)
 	}
-	ix, err := index.Open(ctx, opts.Storage, index.WithPrices(opts.Prices))
+	ix, err := index.Open(ctx, opts.Storage, index.WithPrices(opts.Prices), index.OnRepair(func(damage error) {
+		opts.Log.Warn("run index rebuilt from the transcripts", "damage", damage)
+	}))
 	if err != nil {
 		return nil, err
 	}
