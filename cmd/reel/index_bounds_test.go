@@ -225,7 +225,7 @@ func TestIndexRepairsDamagedPages(t *testing.T) {
 		{[]string{"runs", "--limit", "100"}, "words"},
 		{[]string{"search", "--limit", "1", "a*"}, "step.completed"},
 		{[]string{"index"}, "indexed 40 transcript(s)"},
-		} {
+	} {
 		damaged()
 		res := runBounded(t, dir, 5*time.Minute, append(c.args, "--storage", storage)...)
 		// A search reads the pages it needs: it may miss the damage.
