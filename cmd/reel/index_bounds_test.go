@@ -244,3 +244,85 @@ func TestIndexRepairsDamagedPages(t *testing.T) {
 		t.Errorf("serve on a damaged index: %d %.300s\n%s", code, body, s.stderr)
 	}
 }
+
+// Issue 26, item 6: index.db swapped for a symlink, thousands of times,
+// while reel's readers and the indexer open it: the links' targets (an
+// empty file, a file of text, a name that does not exist) are never
+// written, created, or given another mode, and no -wal, -shm or -journal
+// appears beside them.
+func TestIndexNeverFollowsSwappedSymlink(t *testing.T) {
+	dir := t.TempDir()
+	storage := filepath.Join(dir, "st")
+	writeWordRuns(t, storage, 8, 16<<10)
+	if res := runBounded(t, dir, 5*time.Minute, "index", "--storage", storage); res.code != 0 {
+		t.Fatalf("index: %d %s", res.code, res.stderr)
+	}
+	db := filepath.Join(storage, "index.db")
+	victims := filepath.Join(dir, "victims")
+	os.Mkdir(victims, 0o755)
+	empty, text, missing := filepath.Join(victims, "empty"), filepath.Join(victims, "text"), filepath.Join(victims, "missing")
+	os.WriteFile(empty, nil, 0o644)
+	os.WriteFile(text, []byte("not a database\n"), 0o640)
+
+	stop := make(chan struct{})
+	flipped := make(chan int)
+	go func() {
+		n := 0
+		targets := []string{empty, text, missing}
+		for {
+			select {
+			case <-stop:
+				flipped <- n
+				return
+			default:
+			}
+			// index.db out of the way, a link in its place, then back.
+			os.Rename(db, db+".real")
+			os.Symlink(targets[n%len(targets)], db+".link")
+			os.Rename(db+".link", db)
+			time.Sleep(time.Duration(n%3) * 50 * time.Microsecond)
+			os.Rename(db+".real", db)
+			n++
+		}
+	}()
+	deadline := time.Now().Add(20 * time.Second)
+	commands := [][]string{{"runs"}, {"index"}, {"search", "a*"}, {"runs", "--status", "success"}}
+	runs, ok := 0, 0
+	for i := 0; time.Now().Before(deadline) || i < 8; i++ {
+		res := runBounded(t, dir, time.Minute, append(commands[i%len(commands)], "--storage", storage)...)
+		runs++
+		if res.code == 0 {
+			ok++
+		}
+	}
+	close(stop)
+	n := <-flipped
+	os.Remove(db + ".link")
+	t.Logf("%d flips of index.db to a symlink during %d runs of the binary (%d succeeded, the others refused the link)", n, runs, ok)
+	if n < 1000 {
+		t.Errorf("only %d flips", n)
+	}
+	if st, err := os.Stat(empty); err != nil || st.Size() != 0 || st.Mode() != 0o644 {
+		t.Errorf("the empty victim: %v, %v", st.Mode(), err)
+	}
+	if b, err := os.ReadFile(text); err != nil || string(b) != "not a database\n" {
+		t.Errorf("the text victim holds %q (%v)", b, err)
+	}
+	if st, _ := os.Stat(text); st.Mode() != 0o640 {
+		t.Errorf("the text victim's mode is %v", st.Mode())
+	}
+	names, _ := os.ReadDir(victims)
+	if len(names) != 2 {
+		var got []string
+		for _, e := range names {
+			got = append(got, e.Name())
+		}
+		t.Errorf("beside the victims: %v", got)
+	}
+	// The index still works once the flipping stops.
+	os.Remove(db)
+	os.Rename(db+".real", db)
+	if res := runBounded(t, dir, time.Minute, "runs", "--storage", storage); res.code != 0 || strings.Count(res.stdout, "words") != 8 {
+		t.Errorf("runs after the flips: %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+}

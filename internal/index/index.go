@@ -62,8 +62,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
-
 	"github.com/reelhq/reel/internal/pricing"
 	"github.com/reelhq/reel/transcript"
 )
@@ -246,17 +244,17 @@ func fresh(path string) (*sql.DB, error) {
 // commit does not wait for the disk, and a power loss can lose the last
 // commits but not corrupt the file. That is enough for the index, which
 // holds nothing the transcripts do not and is rebuilt from them.
+//
+// Every connection is checked before it is used (nofollow.go): SQLite
+// follows a symlink at the database's name, so a link swapped in while a
+// reader runs would have it write elsewhere.
 func connect(path string) (*sql.DB, error) {
-	dsn := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_txlock=immediate"
-	db, err := sql.Open("sqlite", dsn)
+	c, err := newConnector(path)
 	if err != nil {
 		return nil, fmt.Errorf("open index %s: %w", path, err)
 	}
+	db := sql.OpenDB(c)
 	if err := db.Ping(); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("open index %s: %w", path, err)
-	}
-	if err := os.Chmod(path, 0o600); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		db.Close()
 		return nil, fmt.Errorf("open index %s: %w", path, err)
 	}
@@ -264,7 +262,7 @@ func connect(path string) (*sql.DB, error) {
 }
 
 func removeDB(path string) error {
-	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+	for _, p := range []string{path, path + "-wal", path + "-shm", path + "-journal"} {
 		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("remove stale index: %w", err)
 		}
