@@ -173,8 +173,9 @@ func Path(storage string) string { return filepath.Join(storage, FileName) }
 
 // Files returns the names SQLite opens for the index of a storage
 // directory: the database and its write-ahead log, shared memory and
-// rollback journal. Callers check them with safefile.CheckPlain before
-// Open: SQLite follows a symlink planted at any of them.
+// rollback journal. Open never follows a symlink at any of them
+// (nofollow.go); callers check them with safefile.CheckPlain first only to
+// say so clearly, before any work.
 func Files(storage string) []string {
 	p := Path(storage)
 	return []string{p, p + "-wal", p + "-shm", p + "-journal"}
