@@ -2,6 +2,7 @@ package index
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -597,5 +598,32 @@ func TestImportedFromSource(t *testing.T) {
 	got, err := openIndex(t, storage).Get(context.Background(), id)
 	if err != nil || !got.Imported {
 		t.Errorf("run %+v (%v): not marked imported", got, err)
+	}
+}
+
+// A query over MaxQueryBytes or MaxQueryWords is refused, whatever makes up
+// its words; one at the limits is parsed.
+func TestParseQueryLimits(t *testing.T) {
+	words := func(w string, n int) string { return strings.TrimSpace(strings.Repeat(w+" ", n)) }
+	for _, q := range []string{
+		words("w", MaxQueryWords),
+		words(`"a b"`, MaxQueryWords/2),
+		"word" + strings.Repeat(" ", MaxQueryBytes-4),
+	} {
+		if _, err := ParseQuery(q); err != nil {
+			t.Errorf("%.40q…: %v", q, err)
+		}
+	}
+	for _, q := range []string{
+		words("w", MaxQueryWords+1),
+		words(`"a b"`, MaxQueryWords/2+1),
+		words("-w", MaxQueryWords) + " x",
+		words("p*", MaxQueryWords+1),
+		strings.Repeat("x", MaxQueryBytes+1),
+		words("lorem", 50000),
+	} {
+		if _, err := ParseQuery(q); !errors.Is(err, ErrQueryTooLarge) {
+			t.Errorf("%.40q… (%d bytes): %v", q, len(q), err)
+		}
 	}
 }
