@@ -150,7 +150,15 @@ func openIndexPriced(cmd *cobra.Command, storage string) (*index.Index, error) {
 	if err != nil {
 		return nil, err
 	}
-	return index.Open(cmd.Context(), storage, index.WithPrices(prices))
+	return index.Open(cmd.Context(), storage, index.WithPrices(prices), repairNotice(cmd))
+}
+
+// repairNotice has the index say, on stderr, that it found its file damaged
+// and rebuilt it from the transcripts.
+func repairNotice(cmd *cobra.Command) index.Option {
+	return index.OnRepair(func(damage error) {
+		fmt.Fprintf(cmd.ErrOrStderr(), "reel: warning: %v: rebuilt from the transcripts\n", damage)
+	})
 }
 
 // checkIndex refuses a run index whose files are not plain files: SQLite

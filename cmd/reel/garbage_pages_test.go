@@ -1,15 +1,11 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
-	"context"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -97,46 +93,13 @@ func TestGarbageTranscriptPagesAreBounded(t *testing.T) {
 	}
 
 	// The server, as a user starts it.
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	srv := exec.CommandContext(ctx, reelBinary(t), "serve", "--addr", "127.0.0.1:0", "--storage", storage)
-	srv.Env = append(os.Environ(), "REEL_STORAGE=")
-	stdout, err := srv.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr bytes.Buffer
-	srv.Stderr = &stderr
 	started := time.Now()
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		srv.Process.Signal(os.Interrupt)
-		srv.Wait()
-	}()
-	sc := bufio.NewScanner(stdout)
-	if !sc.Scan() {
-		t.Fatalf("serve printed no address\n%s", stderr.String())
-	}
-	url := regexp.MustCompile(`http://\S+/`).FindString(sc.Text())
-	if url == "" {
-		t.Fatalf("serve: %q", sc.Text())
-	}
-	go io.Copy(io.Discard, stdout)
+	srv := serveBinary(t, 5*time.Minute, "--storage", storage)
 	t.Logf("serve: listening after %s (the index reads the file first)", time.Since(started).Round(time.Millisecond))
 	start := time.Now()
-	resp, err := http.Get(url + "runs/" + id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	page, err = io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("serve: run page %d bytes in %s, server peak RSS %d MB", len(page), time.Since(start).Round(time.Millisecond), vmHWM(srv.Process.Pid)>>10)
-	if resp.StatusCode != http.StatusOK || len(page) > limit || !bytes.Contains(page, []byte(want)) {
-		t.Errorf("run page: %s, %d bytes, states the count %v (%s)", resp.Status, len(page), bytes.Contains(page, []byte(want)), warningCount.Find(page))
+	code, page := srv.get(t, "/runs/"+id)
+	t.Logf("serve: run page %d bytes in %s, server peak RSS %d MB", len(page), time.Since(start).Round(time.Millisecond), vmHWM(srv.cmd.Process.Pid)>>10)
+	if code != http.StatusOK || len(page) > limit || !bytes.Contains(page, []byte(want)) {
+		t.Errorf("run page: %d, %d bytes, states the count %v (%s)", code, len(page), bytes.Contains(page, []byte(want)), warningCount.Find(page))
 	}
 }

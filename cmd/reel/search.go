@@ -56,8 +56,8 @@ again from the transcripts.`,
 			}
 			if rebuild {
 				ix, st, err = index.Rebuild(cmd.Context(), dir, index.WithPrices(prices))
-			} else if ix, err = index.Open(cmd.Context(), dir, index.WithPrices(prices)); err == nil {
-				st, err = ix.Scan(cmd.Context())
+			} else {
+				ix, st, err = index.OpenScan(cmd.Context(), dir, index.WithPrices(prices), repairNotice(cmd))
 			}
 			if err != nil {
 				return err
@@ -66,6 +66,9 @@ again from the transcripts.`,
 			took := time.Since(start)
 			fmt.Fprintf(cmd.OutOrStdout(), "indexed %d transcript(s), %.1f MB in %s (%.0f MB/s); %d removed\n",
 				st.Files, float64(st.Bytes)/1e6, took.Round(time.Millisecond), float64(st.Bytes)/1e6/max(took.Seconds(), 1e-6), st.Removed)
+			if st.Skipped > 0 {
+				fmt.Fprintf(cmd.ErrOrStderr(), "reel: %d line(s) over the %d MB line limit left out of the index (no reader uses them; reel verify names them)\n", st.Skipped, transcript.DefaultMaxLineSize>>20)
+			}
 			return nil
 		},
 	}
@@ -84,7 +87,7 @@ func newSearchCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "search QUERY...",
 		Short: "Find events across all runs by their text (the terminal twin of reel serve's /search)",
-		Long: `Search prompts, replies, thinking, tool inputs and outputs, commands and their
+		Long: fmt.Sprintf(`Search prompts, replies, thinking, tool inputs and outputs, commands and their
 output across every run in the storage, newest first. Each hit names the run,
 the step path, the event's seq and type, and shows the text around the match.
 
@@ -93,9 +96,13 @@ the step path, the event's seq and type, and shows the text around the match.
   "two words" the words next to each other
   -word       leave out events holding the word
 
-Every word must occur in the same event. Exit status 1 when nothing matches.`,
+Every word must occur in the same event. A query holds at most %d bytes and
+%d words. Exit status 1 when nothing matches, 2 for a query refused.`, index.MaxQueryBytes, index.MaxQueryWords),
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if _, err := index.ParseQuery(strings.Join(args, " ")); err != nil {
+				return &exitError{code: 2, msg: err.Error()}
+			}
 			ix, err := openIndex(cmd, storage)
 			if err != nil {
 				return err
@@ -121,7 +128,11 @@ Every word must occur in the same event. Exit status 1 when nothing matches.`,
 			cursor := ""
 			for len(hits) < limit {
 				page, err := ix.Search(cmd.Context(), strings.Join(args, " "), index.SearchOptions{Limit: limit - len(hits), After: cursor, Budget: 2 * time.Second})
-				if errors.Is(err, index.ErrEmptyQuery) {
+				if errors.Is(err, index.ErrQueryTooCostly) && len(hits) > 0 {
+					fmt.Fprintf(cmd.ErrOrStderr(), "reel: search stopped after %d hit(s): %v\n", len(hits), err)
+					break
+				}
+				if errors.Is(err, index.ErrQueryTooCostly) {
 					return &exitError{code: 2, msg: err.Error()}
 				}
 				if err != nil {

@@ -59,9 +59,8 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
-
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
 
 	"github.com/reelhq/reel/internal/pricing"
 	"github.com/reelhq/reel/transcript"
@@ -137,7 +136,9 @@ INSERT INTO fts(fts, rank) VALUES ('hashsize', 33554432);
 // Index is an open run index over one storage directory. It is safe for
 // concurrent use, and several processes may use the same index file.
 type Index struct {
-	db   *sql.DB
+	// db is swapped for a fresh database when the file is found damaged
+	// (repair).
+	db   atomic.Pointer[sql.DB]
 	dir  string // the transcripts directory
 	path string
 
@@ -146,7 +147,12 @@ type Index struct {
 	// prices price the agent steps whose provider reported no cost when
 	// a run's row is written.
 	prices *pricing.Table
+	// onRepair is told of damage found and repaired (OnRepair).
+	onRepair func(damage error)
 }
+
+// conn is the database.
+func (ix *Index) conn() *sql.DB { return ix.db.Load() }
 
 // An Option tunes Open and Rebuild.
 type Option func(*Index)
@@ -168,8 +174,9 @@ func Path(storage string) string { return filepath.Join(storage, FileName) }
 
 // Files returns the names SQLite opens for the index of a storage
 // directory: the database and its write-ahead log, shared memory and
-// rollback journal. Callers check them with safefile.CheckPlain before
-// Open: SQLite follows a symlink planted at any of them.
+// rollback journal. Open never follows a symlink at any of them
+// (nofollow.go); callers check them with safefile.CheckPlain first only to
+// say so clearly, before any work.
 func Files(storage string) []string {
 	p := Path(storage)
 	return []string{p, p + "-wal", p + "-shm", p + "-journal"}
@@ -204,42 +211,52 @@ func open(storage string, opts []Option) (*Index, error) {
 		var v string
 		err = db.QueryRow(`SELECT value FROM meta WHERE key = 'schema'`).Scan(&v)
 		if err == nil && v == schemaVersion {
-			ix.db = db
+			ix.db.Store(db)
 			return ix, nil
 		}
 		db.Close()
 	}
 	// Missing, older or damaged: start afresh. The transcripts hold
 	// everything the index does.
-	var err error
-	if err := removeDB(ix.path); err != nil {
+	db, err := fresh(ix.path)
+	if err != nil {
 		return nil, err
 	}
-	if ix.db, err = connect(ix.path); err != nil {
-		return nil, err
-	}
-	if err := ix.create(); err != nil {
-		ix.db.Close()
-		return nil, err
-	}
+	ix.db.Store(db)
 	return ix, nil
+}
+
+// fresh removes the database at path and creates an empty one.
+func fresh(path string) (*sql.DB, error) {
+	if err := removeDB(path); err != nil {
+		return nil, err
+	}
+	db, err := connect(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := create(db, path); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
 }
 
 // connect opens the database in WAL mode with synchronous=NORMAL: a
 // commit does not wait for the disk, and a power loss can lose the last
 // commits but not corrupt the file. That is enough for the index, which
 // holds nothing the transcripts do not and is rebuilt from them.
+//
+// Every connection is checked before it is used (nofollow.go): SQLite
+// follows a symlink at the database's name, so a link swapped in while a
+// reader runs would have it write elsewhere.
 func connect(path string) (*sql.DB, error) {
-	dsn := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_txlock=immediate"
-	db, err := sql.Open("sqlite", dsn)
+	c, err := newConnector(path)
 	if err != nil {
 		return nil, fmt.Errorf("open index %s: %w", path, err)
 	}
+	db := sql.OpenDB(c)
 	if err := db.Ping(); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("open index %s: %w", path, err)
-	}
-	if err := os.Chmod(path, 0o600); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		db.Close()
 		return nil, fmt.Errorf("open index %s: %w", path, err)
 	}
@@ -247,7 +264,7 @@ func connect(path string) (*sql.DB, error) {
 }
 
 func removeDB(path string) error {
-	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+	for _, p := range []string{path, path + "-wal", path + "-shm", path + "-journal"} {
 		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("remove stale index: %w", err)
 		}
@@ -255,10 +272,10 @@ func removeDB(path string) error {
 	return nil
 }
 
-func (ix *Index) create() error {
-	tx, err := ix.db.Begin()
+func create(db *sql.DB, path string) error {
+	tx, err := db.Begin()
 	if err != nil {
-		return fmt.Errorf("create index %s: %w", ix.path, err)
+		return fmt.Errorf("create index %s: %w", path, err)
 	}
 	defer tx.Rollback()
 	var n int
@@ -267,10 +284,10 @@ func (ix *Index) create() error {
 		return tx.Commit()
 	}
 	if _, err := tx.Exec(schema); err != nil {
-		return fmt.Errorf("create index %s: %w", ix.path, err)
+		return fmt.Errorf("create index %s: %w", path, err)
 	}
 	if _, err := tx.Exec(`INSERT INTO meta(key, value) VALUES ('schema', ?), ('dir_mtime', '0')`, schemaVersion); err != nil {
-		return fmt.Errorf("create index %s: %w", ix.path, err)
+		return fmt.Errorf("create index %s: %w", path, err)
 	}
 	return tx.Commit()
 }
@@ -279,7 +296,7 @@ func (ix *Index) create() error {
 func (ix *Index) file(id string) string { return filepath.Join(ix.dir, id+".jsonl") }
 
 // Close closes the database.
-func (ix *Index) Close() error { return ix.db.Close() }
+func (ix *Index) Close() error { return ix.conn().Close() }
 
 // Rebuild deletes the index of storage and builds it again from the
 // transcripts alone.
@@ -287,11 +304,18 @@ func Rebuild(ctx context.Context, storage string, opts ...Option) (*Index, Stats
 	if err := removeDB(Path(storage)); err != nil {
 		return nil, Stats{}, err
 	}
+	return OpenScan(ctx, storage, opts...)
+}
+
+// OpenScan opens the index of storage as Open does, but instead of Sync
+// compares every transcript with its row (Scan), and says what it did: what
+// reel index does.
+func OpenScan(ctx context.Context, storage string, opts ...Option) (*Index, Stats, error) {
 	ix, err := open(storage, opts)
 	if err != nil {
 		return nil, Stats{}, err
 	}
-	st, err := ix.scan(ctx)
+	st, err := ix.Scan(ctx)
 	if err != nil {
 		ix.Close()
 		return nil, st, err
@@ -304,11 +328,19 @@ type Stats struct {
 	Files   int   // transcripts read (wholly or from where the index was)
 	Bytes   int64 // bytes read from them
 	Removed int   // runs whose transcript is gone
+	// Skipped counts the lines left out for being longer than the
+	// readers' line limit (transcript.DefaultMaxLineSize).
+	Skipped int
 }
 
 // Sync brings the index up to date with the transcripts directory, cheaply
 // when nothing changed (see the package comment).
 func (ix *Index) Sync(ctx context.Context) error {
+	_, err := repaired(ctx, ix, func() (struct{}, error) { return struct{}{}, ix.sync(ctx) })
+	return err
+}
+
+func (ix *Index) sync(ctx context.Context) error {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	st, err := os.Stat(ix.dir)
@@ -319,14 +351,14 @@ func (ix *Index) Sync(ctx context.Context) error {
 		return fmt.Errorf("index: %w", err)
 	}
 	var recorded string
-	if err := ix.db.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = 'dir_mtime'`).Scan(&recorded); err != nil {
+	if err := ix.conn().QueryRowContext(ctx, `SELECT value FROM meta WHERE key = 'dir_mtime'`).Scan(&recorded); err != nil {
 		return fmt.Errorf("index: %w", err)
 	}
 	if recorded != fmt.Sprint(st.ModTime().UnixNano()) {
 		_, err := ix.scanLocked(ctx)
 		return err
 	}
-	rows, err := ix.db.QueryContext(ctx, `SELECT run_id FROM runs WHERE ended = 0`)
+	rows, err := ix.conn().QueryContext(ctx, `SELECT run_id FROM runs WHERE ended = 0`)
 	if err != nil {
 		return fmt.Errorf("index: %w", err)
 	}
@@ -347,9 +379,12 @@ func (ix *Index) Sync(ctx context.Context) error {
 // Scan compares every transcript with its row and updates what changed:
 // what reel index does, and what Sync does when the directory changed.
 func (ix *Index) Scan(ctx context.Context) (Stats, error) {
-	ix.mu.Lock()
-	defer ix.mu.Unlock()
-	return ix.scanLocked(ctx)
+	st, err := ix.scan(ctx)
+	if damage := corrupt(err); damage != nil {
+		// The repair's scan is this scan.
+		return ix.repair(ctx, damage)
+	}
+	return st, err
 }
 
 func (ix *Index) scan(ctx context.Context) (Stats, error) {
@@ -372,7 +407,7 @@ func (ix *Index) scanLocked(ctx context.Context) (Stats, error) {
 		return stats, fmt.Errorf("index: list transcripts: %w", err)
 	}
 	known := map[string][2]int64{}
-	rows, err := ix.db.QueryContext(ctx, `SELECT run_id, size, mtime FROM runs`)
+	rows, err := ix.conn().QueryContext(ctx, `SELECT run_id, size, mtime FROM runs`)
 	if err != nil {
 		return stats, fmt.Errorf("index: %w", err)
 	}
@@ -404,17 +439,17 @@ func (ix *Index) scanLocked(ctx context.Context) (Stats, error) {
 		changed = append(changed, candidate{path: filepath.Join(ix.dir, e.Name()), size: info.Size()})
 	}
 	for id := range known {
-		if _, err := ix.db.ExecContext(ctx, `DELETE FROM fts WHERE rowid IN (SELECT id FROM chunks WHERE run_id = ?)`, id); err != nil {
+		if _, err := ix.conn().ExecContext(ctx, `DELETE FROM fts WHERE rowid IN (SELECT id FROM chunks WHERE run_id = ?)`, id); err != nil {
 			return stats, fmt.Errorf("index: %w", err)
 		}
-		if _, err := ix.db.ExecContext(ctx, `DELETE FROM chunks WHERE run_id = ?; DELETE FROM runs WHERE run_id = ?`, id, id); err != nil {
+		if _, err := ix.conn().ExecContext(ctx, `DELETE FROM chunks WHERE run_id = ?; DELETE FROM runs WHERE run_id = ?`, id, id); err != nil {
 			return stats, fmt.Errorf("index: %w", err)
 		}
 		stats.Removed++
 	}
 	orderByStart(changed)
 	st, err := ix.updateCandidates(ctx, changed)
-	stats.Files, stats.Bytes = st.Files, st.Bytes
+	stats.Files, stats.Bytes, stats.Skipped = st.Files, st.Bytes, st.Skipped
 	if err != nil {
 		return stats, err
 	}
@@ -425,7 +460,7 @@ func (ix *Index) scanLocked(ctx context.Context) (Stats, error) {
 	if time.Since(mt) < time.Second {
 		rec = "0"
 	}
-	if _, err := ix.db.ExecContext(ctx, `UPDATE meta SET value = ? WHERE key = 'dir_mtime'`, rec); err != nil {
+	if _, err := ix.conn().ExecContext(ctx, `UPDATE meta SET value = ? WHERE key = 'dir_mtime'`, rec); err != nil {
 		return stats, fmt.Errorf("index: %w", err)
 	}
 	ix.lastScan = time.Now()
@@ -435,9 +470,11 @@ func (ix *Index) scanLocked(ctx context.Context) (Stats, error) {
 // Update indexes the transcripts at paths (new ones wholly, known ones
 // from where the index left them). Writers call it after writing runs.
 func (ix *Index) Update(ctx context.Context, paths ...string) (Stats, error) {
-	ix.mu.Lock()
-	defer ix.mu.Unlock()
-	return ix.update(ctx, paths)
+	return repaired(ctx, ix, func() (Stats, error) {
+		ix.mu.Lock()
+		defer ix.mu.Unlock()
+		return ix.update(ctx, paths)
+	})
 }
 
 func (ix *Index) update(ctx context.Context, paths []string) (Stats, error) {

@@ -2,6 +2,7 @@ package index
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -355,7 +356,7 @@ func TestIncremental(t *testing.T) {
 		t.Errorf("after completion: %+v", got)
 	}
 	var chunks int
-	ix.db.QueryRow(`SELECT count(*) FROM chunks`).Scan(&chunks)
+	ix.conn().QueryRow(`SELECT count(*) FROM chunks`).Scan(&chunks)
 	st, _ := os.Stat(filepath.Join(dir, id+".jsonl"))
 	if max := int(st.Size()/(chunkSize/4)) + 1; chunks > max {
 		t.Errorf("%d chunks for %d bytes: small chunks were not merged", chunks, st.Size())
@@ -477,7 +478,7 @@ func TestStaleness(t *testing.T) {
 		t.Errorf("after rebuilding a damaged index: %v", err)
 	}
 	// an index of another schema version is rebuilt
-	if _, err := ix2.db.Exec(`UPDATE meta SET value = '0' WHERE key = 'schema'; DELETE FROM runs`); err != nil {
+	if _, err := ix2.conn().Exec(`UPDATE meta SET value = '0' WHERE key = 'schema'; DELETE FROM runs`); err != nil {
 		t.Fatal(err)
 	}
 	ix2.Close()
@@ -597,5 +598,32 @@ func TestImportedFromSource(t *testing.T) {
 	got, err := openIndex(t, storage).Get(context.Background(), id)
 	if err != nil || !got.Imported {
 		t.Errorf("run %+v (%v): not marked imported", got, err)
+	}
+}
+
+// A query over MaxQueryBytes or MaxQueryWords is refused, whatever makes up
+// its words; one at the limits is parsed.
+func TestParseQueryLimits(t *testing.T) {
+	words := func(w string, n int) string { return strings.TrimSpace(strings.Repeat(w+" ", n)) }
+	for _, q := range []string{
+		words("w", MaxQueryWords),
+		words(`"a b"`, MaxQueryWords/2),
+		"word" + strings.Repeat(" ", MaxQueryBytes-4),
+	} {
+		if _, err := ParseQuery(q); err != nil {
+			t.Errorf("%.40q…: %v", q, err)
+		}
+	}
+	for _, q := range []string{
+		words("w", MaxQueryWords+1),
+		words(`"a b"`, MaxQueryWords/2+1),
+		words("-w", MaxQueryWords) + " x",
+		words("p*", MaxQueryWords+1),
+		strings.Repeat("x", MaxQueryBytes+1),
+		words("lorem", 50000),
+	} {
+		if _, err := ParseQuery(q); !errors.Is(err, ErrQueryTooLarge) {
+			t.Errorf("%.40q… (%d bytes): %v", q, len(q), err)
+		}
 	}
 }

@@ -133,6 +133,10 @@ func parseCursor(c string) (int64, string, error) {
 
 // List returns one page of the runs f selects, newest first.
 func (ix *Index) List(ctx context.Context, f Filter) (*Page, error) {
+	return repaired(ctx, ix, func() (*Page, error) { return ix.list(ctx, f) })
+}
+
+func (ix *Index) list(ctx context.Context, f Filter) (*Page, error) {
 	if f.Limit <= 0 {
 		f.Limit = 50
 	}
@@ -144,7 +148,7 @@ func (ix *Index) List(ctx context.Context, f Filter) (*Page, error) {
 	post := f.Status == runstatus.Running || f.Status == runstatus.Interrupted
 	page := &Page{Runs: []Run{}}
 	if !post {
-		if err := ix.db.QueryRowContext(ctx, `SELECT count(*) FROM runs WHERE `+where, args...).Scan(&page.Total); err != nil {
+		if err := ix.conn().QueryRowContext(ctx, `SELECT count(*) FROM runs WHERE `+where, args...).Scan(&page.Total); err != nil {
 			return nil, fmt.Errorf("list runs: %w", err)
 		}
 	}
@@ -160,7 +164,7 @@ func (ix *Index) List(ctx context.Context, f Filter) (*Page, error) {
 			a = append(append([]any{}, args...), us, id)
 		}
 		batch := f.Limit + 1
-		rows, err := ix.db.QueryContext(ctx, `SELECT `+runColumns+` FROM runs WHERE `+w+` ORDER BY started DESC, run_id DESC LIMIT ?`, append(a, batch)...)
+		rows, err := ix.conn().QueryContext(ctx, `SELECT `+runColumns+` FROM runs WHERE `+w+` ORDER BY started DESC, run_id DESC LIMIT ?`, append(a, batch)...)
 		if err != nil {
 			return nil, fmt.Errorf("list runs: %w", err)
 		}
@@ -197,7 +201,7 @@ func (ix *Index) List(ctx context.Context, f Filter) (*Page, error) {
 	}
 	if post {
 		// Open runs are few: count them by probing each.
-		rows, err := ix.db.QueryContext(ctx, `SELECT run_id FROM runs WHERE `+where, args...)
+		rows, err := ix.conn().QueryContext(ctx, `SELECT run_id FROM runs WHERE `+where, args...)
 		if err != nil {
 			return nil, fmt.Errorf("list runs: %w", err)
 		}
@@ -220,7 +224,11 @@ var ErrNotIndexed = errors.New("run not in the index")
 
 // Get returns one run.
 func (ix *Index) Get(ctx context.Context, runID string) (Run, error) {
-	r, _, err := ix.scanRun(ix.db.QueryRowContext(ctx, `SELECT `+runColumns+` FROM runs WHERE run_id = ?`, runID))
+	return repaired(ctx, ix, func() (Run, error) { return ix.get(ctx, runID) })
+}
+
+func (ix *Index) get(ctx context.Context, runID string) (Run, error) {
+	r, _, err := ix.scanRun(ix.conn().QueryRowContext(ctx, `SELECT `+runColumns+` FROM runs WHERE run_id = ?`, runID))
 	if errors.Is(err, sql.ErrNoRows) {
 		return r, fmt.Errorf("run %s: %w", runID, ErrNotIndexed)
 	}
@@ -232,7 +240,11 @@ func (ix *Index) Get(ctx context.Context, runID string) (Run, error) {
 
 // Children returns the runs whose parent is runID, in start order.
 func (ix *Index) Children(ctx context.Context, runID string) ([]Run, error) {
-	rows, err := ix.db.QueryContext(ctx, `SELECT `+runColumns+` FROM runs WHERE parent_run_id = ? ORDER BY started, run_id`, runID)
+	return repaired(ctx, ix, func() ([]Run, error) { return ix.children(ctx, runID) })
+}
+
+func (ix *Index) children(ctx context.Context, runID string) ([]Run, error) {
+	rows, err := ix.conn().QueryContext(ctx, `SELECT `+runColumns+` FROM runs WHERE parent_run_id = ? ORDER BY started, run_id`, runID)
 	if err != nil {
 		return nil, fmt.Errorf("child runs of %s: %w", runID, err)
 	}
@@ -257,8 +269,12 @@ type Facets struct {
 
 // Facets lists the distinct workflows, providers and models indexed.
 func (ix *Index) Facets(ctx context.Context) (*Facets, error) {
+	return repaired(ctx, ix, func() (*Facets, error) { return ix.facets(ctx) })
+}
+
+func (ix *Index) facets(ctx context.Context) (*Facets, error) {
 	fc := &Facets{Workflows: []string{}, Providers: []string{}, Models: []string{}}
-	rows, err := ix.db.QueryContext(ctx, `SELECT DISTINCT workflow FROM runs ORDER BY workflow`)
+	rows, err := ix.conn().QueryContext(ctx, `SELECT DISTINCT workflow FROM runs ORDER BY workflow`)
 	if err != nil {
 		return nil, fmt.Errorf("facets: %w", err)
 	}
@@ -275,7 +291,7 @@ func (ix *Index) Facets(ctx context.Context) (*Facets, error) {
 		name string
 		dst  *[]string
 	}{{"providers", &fc.Providers}, {"models", &fc.Models}} {
-		rows, err := ix.db.QueryContext(ctx, `SELECT DISTINCT `+col.name+` FROM runs WHERE `+col.name+` != ''`)
+		rows, err := ix.conn().QueryContext(ctx, `SELECT DISTINCT `+col.name+` FROM runs WHERE `+col.name+` != ''`)
 		if err != nil {
 			return nil, fmt.Errorf("facets: %w", err)
 		}
@@ -305,6 +321,10 @@ func (ix *Index) Facets(ctx context.Context) (*Facets, error) {
 // runs that were active in it. A run whose events carry no time is always
 // included; the events' own times decide.
 func (ix *Index) Active(ctx context.Context, workflow string, since, until time.Time) ([]string, error) {
+	return repaired(ctx, ix, func() ([]string, error) { return ix.active(ctx, workflow, since, until) })
+}
+
+func (ix *Index) active(ctx context.Context, workflow string, since, until time.Time) ([]string, error) {
 	conds := []string{"1"}
 	var args []any
 	if workflow != "" {
@@ -320,7 +340,7 @@ func (ix *Index) Active(ctx context.Context, workflow string, since, until time.
 		conds = append(conds, "(started = 0 OR started <= ?)")
 		args = append(args, until.UnixMicro())
 	}
-	rows, err := ix.db.QueryContext(ctx, `SELECT run_id FROM runs WHERE `+strings.Join(conds, " AND ")+` ORDER BY started, run_id`, args...)
+	rows, err := ix.conn().QueryContext(ctx, `SELECT run_id FROM runs WHERE `+strings.Join(conds, " AND ")+` ORDER BY started, run_id`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("active runs: %w", err)
 	}

@@ -35,9 +35,31 @@ type Query struct {
 // ErrEmptyQuery is returned for a query with nothing to look for.
 var ErrEmptyQuery = errors.New("the query has no word to search for")
 
+// The largest query searched: a longer one is refused before any work
+// (ErrQueryTooLarge). A query is parsed, matched against every candidate
+// event and turned into one FTS5 expression, each at a cost that grows
+// with its words: a 50,000-word query cost 47 s of CPU.
+const (
+	MaxQueryBytes = 2048 // bytes of query text
+	MaxQueryWords = 64   // words, counted as written (repeats, phrases' words, -words and pre* included)
+)
+
+// ErrQueryTooLarge is returned for a query over MaxQueryBytes or
+// MaxQueryWords.
+var ErrQueryTooLarge = errors.New("the query is too large")
+
+// ErrQueryTooCostly is returned for a search whose first look-up in the
+// index did not end within its budget (SearchOptions.Budget): a query of
+// many short prefixes.
+var ErrQueryTooCostly = errors.New("the query costs too much to answer: use fewer or longer prefixes (pre*)")
+
 // ParseQuery parses the search syntax above.
 func ParseQuery(q string) (*Query, error) {
+	if len(q) > MaxQueryBytes {
+		return nil, fmt.Errorf("%w: %d bytes, at most %d", ErrQueryTooLarge, len(q), MaxQueryBytes)
+	}
 	pq := &Query{}
+	words := 0
 	addTerm := func(t string) {
 		if !slices.Contains(pq.Terms, t) {
 			pq.Terms = append(pq.Terms, t)
@@ -51,7 +73,12 @@ func ParseQuery(q string) (*Query, error) {
 			pq.Phrases = append(pq.Phrases, ts)
 		}
 	}
-	for i := 0; i < len(q); {
+	wordsOf := func(s string) []string {
+		ts := tokens(s)
+		words += len(ts)
+		return ts
+	}
+	for i := 0; i < len(q) && words <= MaxQueryWords; {
 		c := q[i]
 		switch {
 		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
@@ -64,7 +91,7 @@ func ParseQuery(q string) (*Query, error) {
 			} else {
 				s, i = q[i+1:i+1+j], i+j+2
 			}
-			addWords(tokens(s))
+			addWords(wordsOf(s))
 		default:
 			j := i
 			for j < len(q) && q[j] != ' ' && q[j] != '\t' && q[j] != '\n' && q[j] != '\r' && q[j] != '"' {
@@ -74,13 +101,13 @@ func ParseQuery(q string) (*Query, error) {
 			i = j
 			switch {
 			case len(w) > 1 && w[0] == '-':
-				for _, t := range tokens(w[1:]) {
+				for _, t := range wordsOf(w[1:]) {
 					if !slices.Contains(pq.Exclude, t) {
 						pq.Exclude = append(pq.Exclude, t)
 					}
 				}
 			case strings.HasSuffix(w, "*"):
-				ts := tokens(strings.TrimRight(w, "*"))
+				ts := wordsOf(strings.TrimRight(w, "*"))
 				if len(ts) == 0 {
 					continue
 				}
@@ -91,9 +118,12 @@ func ParseQuery(q string) (*Query, error) {
 					pq.Prefixes = append(pq.Prefixes, p)
 				}
 			default:
-				addWords(tokens(w))
+				addWords(wordsOf(w))
 			}
 		}
+	}
+	if words > MaxQueryWords {
+		return nil, fmt.Errorf("%w: over %d words", ErrQueryTooLarge, MaxQueryWords)
 	}
 	if len(pq.Terms) == 0 && len(pq.Prefixes) == 0 {
 		return nil, ErrEmptyQuery
@@ -120,6 +150,10 @@ func (q *Query) match() string {
 	}
 	return strings.TrimSpace(b.String())
 }
+
+// firstLookup is the least time a search's first look-up in the index is
+// given, whatever the budget.
+const firstLookup = time.Second
 
 // Segment is a piece of a snippet; Match marks the query's terms.
 type Segment struct {
@@ -160,6 +194,10 @@ type SearchPage struct {
 
 // Search finds the events that match q (see Query), newest first.
 func (ix *Index) Search(ctx context.Context, q string, opts SearchOptions) (*SearchPage, error) {
+	return repaired(ctx, ix, func() (*SearchPage, error) { return ix.search(ctx, q, opts) })
+}
+
+func (ix *Index) search(ctx context.Context, q string, opts SearchOptions) (*SearchPage, error) {
 	pq, err := ParseQuery(q)
 	if err != nil {
 		return nil, err
@@ -171,7 +209,8 @@ func (ix *Index) Search(ctx context.Context, q string, opts SearchOptions) (*Sea
 	if opts.Budget <= 0 {
 		opts.Budget = 150 * time.Millisecond
 	}
-	deadline := time.Now().Add(opts.Budget)
+	start := time.Now()
+	deadline := start.Add(opts.Budget)
 	page := &SearchPage{Query: pq, Hits: []Hit{}}
 	below, belowSeq := int64(1<<62), uint64(0)
 	if opts.After != "" {
@@ -192,30 +231,51 @@ func (ix *Index) Search(ctx context.Context, q string, opts SearchOptions) (*Sea
 	}()
 	m := newMatcher(pq)
 	var lastChunk int64 // the chunk of the page's last hit
-	for {
+	for looked := false; ; looked = true {
 		type cand struct {
 			id         int64
 			run        string
 			start, end int64
 		}
 		var cands []cand
-		rows, err := ix.db.QueryContext(ctx, `SELECT c.id, c.run_id, c.start, c.end FROM chunks c
+		// The budget bounds the look-ups in SQLite too: a query of many
+		// short prefixes makes each one merge the postings of thousands
+		// of terms. The first gets at least firstLookup, so that a
+		// loaded machine does not refuse an ordinary query.
+		until := deadline
+		if !looked {
+			until = start.Add(max(opts.Budget, firstLookup))
+		}
+		lctx, cancel := context.WithDeadline(ctx, until)
+		err := func() error {
+			rows, err := ix.conn().QueryContext(lctx, `SELECT c.id, c.run_id, c.start, c.end FROM chunks c
 			WHERE c.id IN (SELECT rowid FROM fts WHERE fts MATCH ? AND rowid <= ? ORDER BY rowid DESC LIMIT 32)
 			ORDER BY c.id DESC`, pq.match(), below)
-		if err != nil {
-			return nil, fmt.Errorf("search: %w", err)
-		}
-		for rows.Next() {
-			var c cand
-			if err := rows.Scan(&c.id, &c.run, &c.start, &c.end); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("search: %w", err)
+			if err != nil {
+				return err
 			}
-			cands = append(cands, c)
-		}
-		err = rows.Err()
-		rows.Close()
-		if err != nil {
+			defer rows.Close()
+			for rows.Next() {
+				var c cand
+				if err := rows.Scan(&c.id, &c.run, &c.start, &c.end); err != nil {
+					return err
+				}
+				cands = append(cands, c)
+			}
+			return rows.Err()
+		}()
+		budgetOut := lctx.Err() != nil
+		cancel()
+		switch {
+		case err == nil:
+		case ctx.Err() != nil:
+			return nil, ctx.Err() // the caller gave up
+		case budgetOut && !looked:
+			return nil, ErrQueryTooCostly
+		case budgetOut:
+			page.Next = fmt.Sprintf("%d:%d", below, belowSeq)
+			return ix.withWorkflows(ctx, page, workflows)
+		default:
 			return nil, fmt.Errorf("search: %w", err)
 		}
 		if len(cands) == 0 {
@@ -267,7 +327,7 @@ func (ix *Index) withWorkflows(ctx context.Context, page *SearchPage, cache map[
 		h := &page.Hits[i]
 		w, ok := cache[h.RunID]
 		if !ok {
-			if err := ix.db.QueryRowContext(ctx, `SELECT workflow FROM runs WHERE run_id = ?`, h.RunID).Scan(&w); err != nil {
+			if err := ix.conn().QueryRowContext(ctx, `SELECT workflow FROM runs WHERE run_id = ?`, h.RunID).Scan(&w); err != nil {
 				w = ""
 			}
 			cache[h.RunID] = w

@@ -72,7 +72,13 @@ type prepared struct {
 	chunks      []chunk
 	redoLast    bool // base.lastChunk is replaced by the first chunk
 	bytes       int64
+	skipped     int // lines over maxLine, left out
 }
+
+// maxLine is the longest line the index reads: the readers' own limit
+// (transcript.DefaultMaxLineSize), past which they leave a line out. A
+// longer line is streamed past, never held.
+const maxLine = transcript.DefaultMaxLineSize
 
 type chunk struct {
 	start, end int64
@@ -164,6 +170,7 @@ func (ix *Index) updateCandidates(ctx context.Context, cands []candidate) (Stats
 		if n > 0 {
 			stats.Files++
 			stats.Bytes += n
+			stats.Skipped += r.p.skipped
 		}
 		pending += n + 1
 		if pending > 64<<20 {
@@ -197,7 +204,7 @@ const insertRun = `INSERT OR REPLACE INTO runs(run_id, parent_run_id, workflow, 
 	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 func (ix *Index) begin(ctx context.Context) (*txWriter, error) {
-	tx, err := ix.db.BeginTx(ctx, nil)
+	tx, err := ix.conn().BeginTx(ctx, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -313,11 +320,33 @@ func (p *prepared) read(ctx context.Context, r *bufio.Reader, set *termSet, from
 	lines := 0
 	for {
 		line, err := r.ReadSlice('\n')
+		over := false
 		if errors.Is(err, bufio.ErrBufferFull) {
 			long = append(long[:0], line...)
+			n := int64(len(line))
 			for errors.Is(err, bufio.ErrBufferFull) {
 				line, err = r.ReadSlice('\n')
-				long = append(long, line...)
+				n += int64(len(line))
+				if over = over || n > maxLine+1; !over {
+					long = append(long, line...)
+				}
+			}
+			if over {
+				// Past the readers' line limit: they leave the line out,
+				// and so does the index, streaming past it rather than
+				// holding it (a 300 MB line cost a gigabyte). It ends a
+				// chunk and starts none, so a search never reads it.
+				if err != nil {
+					if errors.Is(err, io.EOF) {
+						break // not complete yet: counted once it is
+					}
+					return err
+				}
+				p.skipped++
+				flush()
+				pos += n
+				cur = chunk{start: pos, end: pos}
+				continue
 			}
 			line = long
 		}
@@ -357,7 +386,7 @@ func (p *prepared) read(ctx context.Context, r *bufio.Reader, set *termSet, from
 // with BEGIN IMMEDIATE, which would wait for the writer, while a plain read
 // in WAL mode does not. apply rereads the row inside its transaction.
 func (ix *Index) readRowDB(ctx context.Context, runID string) (row, error) {
-	return ix.readRow(ctx, ix.db, runID)
+	return ix.readRow(ctx, ix.conn(), runID)
 }
 
 // apply writes a prepared update inside tx. When the row changed since p

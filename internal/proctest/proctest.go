@@ -34,3 +34,26 @@ func AssertDead(t testing.TB, pid string) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// CPU is the CPU time (user and system) process pid has used so far, read
+// from /proc/pid/stat; 0 when the process is gone. It counts in the
+// kernel's clock ticks (USER_HZ, 100 a second on Linux).
+func CPU(pid int) time.Duration {
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	// The fields after the parenthesised command name: state is the
+	// first, utime the 12th and stime the 13th.
+	i := strings.LastIndexByte(string(stat), ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(string(stat[i+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	u, _ := strconv.ParseInt(f[11], 10, 64)
+	s, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(u+s) * (time.Second / 100)
+}

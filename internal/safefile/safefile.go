@@ -199,3 +199,33 @@ func CheckPlain(paths ...string) error {
 	}
 	return nil
 }
+
+// Touch makes path an existing private regular file: it creates it 0600
+// when missing, and takes group and other permissions from one that has
+// them, through the descriptor it opened. A symlink at path and anything
+// but a regular file are refused, without blocking. It is for a file
+// another library then opens by name (SQLite's database), so that the
+// library never creates it, and reel's own open of it follows nothing.
+func Touch(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0o600)
+	if err != nil {
+		if errors.Is(err, syscall.ELOOP) {
+			err = fmt.Errorf("%w: is a symlink, which reel does not follow for a file it writes", err)
+		}
+		return fmt.Errorf("open %s: %w", path, err)
+	}
+	defer f.Close()
+	if err := checkRegular(f, path); err != nil {
+		return err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if st.Mode().Perm()&0o077 != 0 {
+		if err := f.Chmod(st.Mode().Perm() &^ 0o077); err != nil {
+			return fmt.Errorf("make %s private: %w", path, err)
+		}
+	}
+	return nil
+}

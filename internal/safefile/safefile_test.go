@@ -243,3 +243,50 @@ func TestCheckPlain(t *testing.T) {
 		})
 	}
 }
+
+// Touch creates a private file, makes an existing one private through its
+// own descriptor, and refuses a symlink without touching what it points to.
+func TestTouch(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "db")
+	if err := Touch(p); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Lstat(p); err != nil || st.Mode() != 0o600 {
+		t.Fatalf("created: %v %v", st.Mode(), err)
+	}
+	os.Chmod(p, 0o644)
+	os.WriteFile(p, []byte("kept"), 0o644)
+	if err := Touch(p); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := os.Lstat(p); st.Mode() != 0o600 {
+		t.Errorf("existing 0644 file left %v", st.Mode())
+	}
+	if b, _ := os.ReadFile(p); string(b) != "kept" {
+		t.Errorf("content changed to %q", b)
+	}
+	victim := filepath.Join(dir, "victim")
+	os.WriteFile(victim, nil, 0o644)
+	link := filepath.Join(dir, "link")
+	os.Symlink(victim, link)
+	if err := Touch(link); err == nil {
+		t.Error("a symlink is accepted")
+	}
+	if st, _ := os.Stat(victim); st.Mode() != 0o644 {
+		t.Errorf("the victim's mode changed to %v", st.Mode())
+	}
+	os.Symlink(filepath.Join(dir, "missing"), filepath.Join(dir, "dangling"))
+	if err := Touch(filepath.Join(dir, "dangling")); err == nil {
+		t.Error("a dangling symlink is accepted")
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "missing")); err == nil {
+		t.Error("a dangling symlink's target was created")
+	}
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err == nil {
+		if err := Touch(fifo); !errors.Is(err, ErrNotRegular) {
+			t.Errorf("a FIFO: %v", err)
+		}
+	}
+}

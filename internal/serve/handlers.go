@@ -189,7 +189,11 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request) {
 	d := &searchData{}
 	status := http.StatusOK
 	if strings.TrimSpace(q) != "" {
-		err := s.ix.Sync(r.Context())
+		// A query refused is refused before any work (index.MaxQueryBytes).
+		_, err := index.ParseQuery(q)
+		if err == nil {
+			err = s.ix.Sync(r.Context())
+		}
 		if err == nil {
 			d.Page, err = s.ix.Search(r.Context(), q, index.SearchOptions{After: r.URL.Query().Get("after")})
 		}
@@ -255,11 +259,15 @@ func (s *Server) apiRuns(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) apiSearch(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	if _, err := index.ParseQuery(q.Get("q")); err != nil {
+		s.fail(w, r, http.StatusBadRequest, "", err)
+		return
+	}
 	if err := s.ix.Sync(r.Context()); err != nil {
 		s.fail(w, r, http.StatusInternalServerError, "", err)
 		return
 	}
-	q := r.URL.Query()
 	limit, _ := strconv.Atoi(q.Get("limit"))
 	page, err := s.ix.Search(r.Context(), q.Get("q"), index.SearchOptions{After: q.Get("after"), Limit: limit})
 	if err != nil {

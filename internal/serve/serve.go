@@ -125,7 +125,9 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	if err := safefile.CheckPlain(index.Files(opts.Storage)...); err != nil {
 		return nil, fmt.Errorf("run index: %w", err)
 	}
-	ix, err := index.Open(ctx, opts.Storage, index.WithPrices(opts.Prices))
+	ix, err := index.Open(ctx, opts.Storage, index.WithPrices(opts.Prices), index.OnRepair(func(damage error) {
+		opts.Log.Warn("run index rebuilt from the transcripts", "damage", damage)
+	}))
 	if err != nil {
 		return nil, err
 	}
@@ -192,7 +194,7 @@ func (s *Server) guard(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		if a, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok && s.tokenOK(a) {
+		if a, ok := bearerToken(r.Header.Get("Authorization")); ok && s.tokenOK(a) {
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -203,6 +205,17 @@ func (s *Server) guard(next http.Handler) http.Handler {
 		h.Set("WWW-Authenticate", `Bearer realm="reel"`)
 		http.Error(w, "this reel serve needs its token: open the page with ?token=TOKEN once, or send Authorization: Bearer TOKEN", http.StatusUnauthorized)
 	})
+}
+
+// bearerToken returns the credentials of an Authorization header of the
+// Bearer scheme, whose name is case-insensitive (RFC 9110, section 11.1):
+// curl users and HTTP libraries send "bearer" as often as "Bearer".
+func bearerToken(h string) (string, bool) {
+	scheme, cred, ok := strings.Cut(strings.TrimLeft(h, " \t"), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	return strings.Trim(cred, " \t"), true
 }
 
 func (s *Server) tokenOK(t string) bool {
