@@ -181,6 +181,9 @@ type RunOptions struct {
 	AllowPromptDrift bool
 	// Pause, when set, is asked before every step (interactive mode).
 	Pause PauseFunc
+	// Turns, when set, gives the user's messages of mode: conversation
+	// agent steps instead of Engine.Stdin (an editor's next prompt).
+	Turns TurnFunc
 	// Step, when set, runs this one state alone (with its children) instead
 	// of the state machine; Mocks preset results of other states and loop
 	// variables it reads ("states.build.Output" → value, "loop.Item" → value).
