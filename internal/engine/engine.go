@@ -170,8 +170,8 @@ type RunOptions struct {
 	// RunID fixes the run id (a UUID v4); empty means a new one.
 	RunID string
 	// OnStart, when set, is called once the run has its transcript and
-	// its audit trail, before run.started: from then on the run cannot be
-	// refused and always ends with run.completed.
+	// its audit trail and run.started is recorded: from then on the run
+	// cannot be refused and always ends with run.completed.
 	OnStart func(runID, transcriptPath string)
 	// ReplayFrom, when set, makes agent steps take their replies, tool
 	// calls and usage from this recorded run instead of calling their
