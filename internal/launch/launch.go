@@ -147,12 +147,25 @@ func (r *Run) Wait(ctx context.Context) (*engine.Report, error) {
 // --input gives them) and starts the run. It returns once run.started is
 // recorded; the run goes on after ctx ends.
 func (l *Launcher) Start(ctx context.Context, ref string, inputs map[string]string) (*Run, error) {
+	return l.StartInteractive(ctx, ref, inputs, Interaction{})
+}
+
+// Interaction is what the user of a front end does while a run goes on:
+// answer a pause before a step (an editor's permission request), type the
+// next message of a conversation step (an editor's next prompt).
+type Interaction struct {
+	Pause engine.PauseFunc
+	Turns engine.TurnFunc
+}
+
+// StartInteractive is Start with the user in the loop.
+func (l *Launcher) StartInteractive(ctx context.Context, ref string, inputs map[string]string, in Interaction) (*Run, error) {
 	e := l.cfg.Engine
 	wf, err := e.LoadWorkflow(ref)
 	if err != nil {
 		return nil, err
 	}
-	opts := engine.RunOptions{Inputs: inputs, Defaults: l.cfg.Defaults, RunID: transcript.NewRunID()}
+	opts := engine.RunOptions{Inputs: inputs, Defaults: l.cfg.Defaults, RunID: transcript.NewRunID(), Pause: in.Pause, Turns: in.Turns}
 	if err := e.Check(wf, opts); err != nil {
 		return nil, err
 	}
@@ -170,6 +183,7 @@ type ResumeOptions struct {
 	// From runs this state's latest execution, and everything recorded
 	// after it, again (engine.ResumeOptions.From).
 	From string
+	Interaction
 }
 
 // Resume continues the run id of the engine's storage, as `reel resume`
@@ -196,7 +210,8 @@ func (l *Launcher) Resume(ctx context.Context, id string, opts ResumeOptions) (*
 	}
 	run := &Run{ID: id, Workflow: t.Workflow.Name, Attempt: t.Run.Attempts() + 1}
 	return l.launch(ctx, run, func(ctx context.Context, started func(string, string)) (*engine.Report, error) {
-		rep, err := e.Resume(ctx, t.Workflow, t.Run, engine.ResumeOptions{Inputs: opts.Inputs, From: opts.From, ReplayFrom: t.ReplayFrom, OnStart: started})
+		rep, err := e.Resume(ctx, t.Workflow, t.Run, engine.ResumeOptions{Inputs: opts.Inputs, From: opts.From, ReplayFrom: t.ReplayFrom, OnStart: started,
+			Pause: opts.Pause, Turns: opts.Turns})
 		if errors.Is(err, transcript.ErrLocked) {
 			err = &engine.ResumeError{RunID: id, Reasons: []string{"it is still running (another process writes its transcript)"}}
 		}
