@@ -91,7 +91,11 @@ func parseCommand(text string) (*command, error) {
 		k, v, ok := strings.Cut(pair, "=")
 		k = strings.TrimSpace(k)
 		if !ok || k == "" {
-			return nil, fmt.Errorf("input %q: want key=value", pair)
+			hint := ""
+			if pair == "=" {
+				hint = ", without blanks around ="
+			}
+			return nil, fmt.Errorf("input %q: want key=value%s", pair, hint)
 		}
 		c.Inputs[k] = strings.TrimSpace(v)
 	}

@@ -71,13 +71,16 @@ type projector struct {
 	// prefix names the sub-workflow a child run's steps belong to.
 	prefix string
 	open   map[string][]sdk.ToolCallId // path#iteration → open step cards
+	// kinds holds the kind of the step last started at each path, so that
+	// a loop's body steps are numbered and a parallel block's are not.
+	kinds map[string]string
 	// prompted marks the step cards whose prompt was attached.
 	prompted map[sdk.ToolCallId]bool
 	tools    map[string]bool // tool cards created
 }
 
 func newProjector(out *stream) *projector {
-	return &projector{out: out, open: map[string][]sdk.ToolCallId{}, prompted: map[sdk.ToolCallId]bool{}, tools: map[string]bool{}}
+	return &projector{out: out, open: map[string][]sdk.ToolCallId{}, kinds: map[string]string{}, prompted: map[sdk.ToolCallId]bool{}, tools: map[string]bool{}}
 }
 
 func stepKey(ev *transcript.ExchangeEvent) string {
@@ -115,9 +118,12 @@ func (p *projector) stepStarted(ctx context.Context, ev *transcript.ExchangeEven
 	id := sdk.ToolCallId(fmt.Sprintf("%s/step/%d", ev.RunID, ev.Seq))
 	k := stepKey(ev)
 	p.open[k] = append(p.open[k], id)
+	p.kinds[ev.Path] = sp.Kind
 	title := p.prefix + ev.Path
-	if ev.Iteration > 0 {
-		title += fmt.Sprintf(" [%d]", ev.Iteration)
+	if i := strings.LastIndexByte(ev.Path, '.'); i >= 0 {
+		if k := p.kinds[ev.Path[:i]]; k == transcript.KindForEach || k == transcript.KindWhile {
+			title += fmt.Sprintf(" [%d]", ev.Iteration)
+		}
 	}
 	if sp.Attempt > 1 {
 		title += fmt.Sprintf(" (attempt %d)", sp.Attempt)
@@ -332,6 +338,8 @@ func toolKind(name string) sdk.ToolKind {
 		n = n[i+2:]
 	}
 	switch {
+	case strings.Contains(n, "think") || strings.Contains(n, "todo") || n == "task" || strings.Contains(n, "plan"):
+		return sdk.ToolKindThink
 	case n == "read" || strings.Contains(n, "read_file") || n == "view" || n == "cat" || n == "notebookread":
 		return sdk.ToolKindRead
 	case strings.Contains(n, "edit") || strings.Contains(n, "write") || strings.Contains(n, "patch") || n == "replace":
@@ -346,8 +354,6 @@ func toolKind(name string) sdk.ToolKind {
 		return sdk.ToolKindSearch
 	case strings.Contains(n, "fetch") || strings.Contains(n, "web") || strings.Contains(n, "http"):
 		return sdk.ToolKindFetch
-	case strings.Contains(n, "think") || strings.Contains(n, "todo") || n == "task" || strings.Contains(n, "plan"):
-		return sdk.ToolKindThink
 	}
 	return sdk.ToolKindOther
 }
@@ -381,7 +387,11 @@ func toolTitle(name string, input any) string {
 			}
 		case []any:
 			if len(v) > 0 {
-				return name + " " + firstLine(fmt.Sprint(v...), 80)
+				parts := make([]string, len(v))
+				for i, x := range v {
+					parts[i] = fmt.Sprint(x)
+				}
+				return name + " " + firstLine(strings.Join(parts, " "), 80)
 			}
 		}
 	}
