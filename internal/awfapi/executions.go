@@ -94,7 +94,7 @@ func (a *API) executionRoutes() {
 	huma.Register(a.huma, huma.Operation{
 		Method: http.MethodGet, Path: "/api/executions/{id}", OperationID: "get-execution", Tags: []string{"Executions"},
 		Summary: "Get an execution", Description: "Any run of the storage, wherever it was started.",
-		Errors:  []int{http.StatusNotFound},
+		Errors: []int{http.StatusNotFound},
 	}, a.getExecution)
 	huma.Register(a.huma, huma.Operation{
 		Method: http.MethodDelete, Path: "/api/executions/{id}", OperationID: "cancel-execution", Tags: []string{"Executions"},
