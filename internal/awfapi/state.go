@@ -39,6 +39,9 @@ func awfStepEvent(p *transcript.StepPayload) bool {
 // are reel verify's to report.
 func readState(path string, limits transcript.Limits) (execState, error) {
 	var st execState
+	// Whether a recorder holds the file is asked before reading it: asked
+	// after, a run that ended between the two would read as interrupted.
+	live, _ := transcript.Writing(path)
 	f, err := safefile.Open(path)
 	if err != nil {
 		return st, err
@@ -90,7 +93,10 @@ func readState(path string, limits transcript.Limits) (execState, error) {
 		}
 	}
 	if st.status == "" {
-		st.status = runstatus.Open(path)
+		st.status = runstatus.Interrupted
+		if live {
+			st.status = runstatus.Running
+		}
 	}
 	if len(open) > 0 && st.status == runstatus.Running {
 		st.current = open[len(open)-1]
