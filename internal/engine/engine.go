@@ -76,6 +76,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -354,9 +355,12 @@ func (e *Engine) maxDepth() int {
 	return DefaultMaxDepth
 }
 
+// environ is the steps' environment. Its capacity is clipped: runs of one
+// engine append to it concurrently, and an append into the spare capacity
+// of a shared Environ would hand one run's REEL_RUN_ID to another.
 func (e *Engine) environ() []string {
 	if e.Environ != nil {
-		return e.Environ
+		return slices.Clip(e.Environ)
 	}
 	return os.Environ()
 }
