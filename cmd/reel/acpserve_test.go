@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -19,24 +18,19 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
+	"github.com/reelhq/reel/internal/acptest"
 	"github.com/reelhq/reel/transcript"
 )
 
-// acpEditor is the editor's side of an ACP connection to a real
-// `reel acp-serve` process, on the SDK's client side: it keeps every
-// session update and answers permission requests with answer.
+// acpEditor is an editor connected to a real `reel acp-serve` process,
+// on the SDK's client side.
 type acpEditor struct {
+	*acptest.Editor
 	conn   *sdk.ClientSideConnection
 	cmd    *exec.Cmd
 	stdin  *lockedPipe
 	stdout *bytes.Buffer // every byte the server wrote on stdout
-	stderr *syncBuffer
-
-	mu      sync.Mutex
-	updates map[sdk.SessionId][]sdk.SessionUpdate
-	perms   []sdk.RequestPermissionRequest
-	answer  func(sdk.RequestPermissionRequest) sdk.RequestPermissionOutcome
-	changed chan struct{}
+	stderr *lockedBuffer
 
 	outMu sync.Mutex
 	done  chan struct{}
@@ -51,23 +45,6 @@ func (l *lockedPipe) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // startACP starts reel acp-serve in dir with env added to the
@@ -85,8 +62,8 @@ func startACP(t *testing.T, dir string, env ...string) *acpEditor {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ed := &acpEditor{cmd: cmd, stdin: &lockedPipe{w: in}, stdout: &bytes.Buffer{}, stderr: &syncBuffer{},
-		updates: map[sdk.SessionId][]sdk.SessionUpdate{}, changed: make(chan struct{}), done: make(chan struct{})}
+	ed := &acpEditor{Editor: acptest.NewEditor(), cmd: cmd, stdin: &lockedPipe{w: in}, stdout: &bytes.Buffer{}, stderr: &lockedBuffer{},
+		done: make(chan struct{})}
 	cmd.Stderr = ed.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -122,7 +99,7 @@ func startACP(t *testing.T, dir string, env ...string) *acpEditor {
 			t.Logf("acp-serve stderr:\n%s", ed.stderr.String())
 		}
 	})
-	ed.conn = sdk.NewClientSideConnection(ed, ed.stdin, pr)
+	ed.conn = sdk.NewClientSideConnection(ed.Editor, ed.stdin, pr)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	resp, err := ed.conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber,
@@ -135,54 +112,6 @@ func startACP(t *testing.T, dir string, env ...string) *acpEditor {
 		t.Fatalf("initialize answered %+v", resp)
 	}
 	return ed
-}
-
-func (ed *acpEditor) SessionUpdate(_ context.Context, n sdk.SessionNotification) error {
-	ed.mu.Lock()
-	ed.updates[n.SessionId] = append(ed.updates[n.SessionId], n.Update)
-	close(ed.changed)
-	ed.changed = make(chan struct{})
-	ed.mu.Unlock()
-	return nil
-}
-
-func (ed *acpEditor) RequestPermission(_ context.Context, r sdk.RequestPermissionRequest) (sdk.RequestPermissionResponse, error) {
-	ed.mu.Lock()
-	ed.perms = append(ed.perms, r)
-	answer := ed.answer
-	ed.mu.Unlock()
-	if answer == nil {
-		return sdk.RequestPermissionResponse{Outcome: sdk.NewRequestPermissionOutcomeCancelled()}, nil
-	}
-	return sdk.RequestPermissionResponse{Outcome: answer(r)}, nil
-}
-
-func (ed *acpEditor) ReadTextFile(context.Context, sdk.ReadTextFileRequest) (sdk.ReadTextFileResponse, error) {
-	return sdk.ReadTextFileResponse{}, errors.New("the test editor offers no files")
-}
-
-func (ed *acpEditor) WriteTextFile(context.Context, sdk.WriteTextFileRequest) (sdk.WriteTextFileResponse, error) {
-	return sdk.WriteTextFileResponse{}, errors.New("the test editor offers no files")
-}
-
-func (ed *acpEditor) CreateTerminal(context.Context, sdk.CreateTerminalRequest) (sdk.CreateTerminalResponse, error) {
-	return sdk.CreateTerminalResponse{}, errors.New("no terminals")
-}
-
-func (ed *acpEditor) KillTerminal(context.Context, sdk.KillTerminalRequest) (sdk.KillTerminalResponse, error) {
-	return sdk.KillTerminalResponse{}, errors.New("no terminals")
-}
-
-func (ed *acpEditor) TerminalOutput(context.Context, sdk.TerminalOutputRequest) (sdk.TerminalOutputResponse, error) {
-	return sdk.TerminalOutputResponse{}, errors.New("no terminals")
-}
-
-func (ed *acpEditor) ReleaseTerminal(context.Context, sdk.ReleaseTerminalRequest) (sdk.ReleaseTerminalResponse, error) {
-	return sdk.ReleaseTerminalResponse{}, errors.New("no terminals")
-}
-
-func (ed *acpEditor) WaitForTerminalExit(context.Context, sdk.WaitForTerminalExitRequest) (sdk.WaitForTerminalExitResponse, error) {
-	return sdk.WaitForTerminalExitResponse{}, errors.New("no terminals")
 }
 
 // newSession opens a session in cwd and waits for its slash commands.
@@ -217,41 +146,13 @@ func (ed *acpEditor) prompt(t *testing.T, id sdk.SessionId, text string) sdk.Pro
 	return resp
 }
 
-// mark is the number of updates of session id so far: since(id, mark)
-// returns those after it.
-func (ed *acpEditor) mark(id sdk.SessionId) int {
-	ed.mu.Lock()
-	defer ed.mu.Unlock()
-	return len(ed.updates[id])
-}
-
-func (ed *acpEditor) since(id sdk.SessionId, mark int) []sdk.SessionUpdate {
-	ed.mu.Lock()
-	defer ed.mu.Unlock()
-	return slices.Clone(ed.updates[id][mark:])
-}
-
 // waitFor waits until an update of session id satisfies ok.
 func (ed *acpEditor) waitFor(t *testing.T, id sdk.SessionId, what string, ok func(sdk.SessionUpdate) bool) {
 	t.Helper()
-	deadline := time.After(time.Minute)
-	seen := 0
-	for {
-		ed.mu.Lock()
-		us := ed.updates[id][seen:]
-		seen = len(ed.updates[id])
-		ch := ed.changed
-		ed.mu.Unlock()
-		for _, u := range us {
-			if ok(u) {
-				return
-			}
-		}
-		select {
-		case <-ch:
-		case <-deadline:
-			t.Fatalf("no %s for session %s; updates: %s", what, id, updatesText(ed.since(id, 0)))
-		}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, err := ed.WaitFor(ctx, id, 0, ok); err != nil {
+		t.Fatalf("no %s for session %s; updates: %s", what, id, updatesText(ed.Since(id, 0)))
 	}
 }
 
@@ -423,12 +324,12 @@ func TestACPServe(t *testing.T) {
 	}
 
 	t.Run("command with inputs", func(t *testing.T) {
-		m := ed.mark(sa)
+		m := ed.Mark(sa)
 		resp := ed.prompt(t, sa, `/greet name="Ada Lovelace" --input=greeting=hi stray-word`)
 		if resp.StopReason != sdk.StopReasonEndTurn {
 			t.Fatalf("stop reason %q", resp.StopReason)
 		}
-		us := ed.since(sa, m)
+		us := ed.Since(sa, m)
 		c := findCard(cards(us), "greet: echo")
 		if c == nil || c.status != sdk.ToolCallStatusCompleted || c.kind != sdk.ToolKindExecute ||
 			!strings.Contains(c.content, "hi Ada Lovelace from a") {
@@ -452,7 +353,7 @@ func TestACPServe(t *testing.T) {
 	})
 
 	t.Run("unknown command and plain text", func(t *testing.T) {
-		m := ed.mark(sa)
+		m := ed.Mark(sa)
 		if r := ed.prompt(t, sa, "/nope x=1"); r.StopReason != sdk.StopReasonEndTurn {
 			t.Errorf("stop reason %q", r.StopReason)
 		}
@@ -462,7 +363,7 @@ func TestACPServe(t *testing.T) {
 		if r := ed.prompt(t, sa, "/greet"); r.StopReason != sdk.StopReasonEndTurn {
 			t.Errorf("stop reason %q", r.StopReason)
 		}
-		msg := message(ed.since(sa, m))
+		msg := message(ed.Since(sa, m))
 		for _, want := range []string{"Unknown workflow /nope", "/chat, /gate, /greet, /slow, /stray", "slash command", "Cannot start /greet", "name"} {
 			if !strings.Contains(msg, want) {
 				t.Errorf("message lacks %q:\n%s", want, msg)
@@ -471,11 +372,11 @@ func TestACPServe(t *testing.T) {
 	})
 
 	t.Run("conversation", func(t *testing.T) {
-		m := ed.mark(sa)
+		m := ed.Mark(sa)
 		if r := ed.prompt(t, sa, "/chat topic=naming"); r.StopReason != sdk.StopReasonEndTurn {
 			t.Fatalf("stop reason %q", r.StopReason)
 		}
-		us := ed.since(sa, m)
+		us := ed.Since(sa, m)
 		msg := message(us)
 		if !strings.Contains(msg, "you said: Let us talk about naming") || !strings.Contains(msg, "Reply to go on") || strings.Contains(msg, "succeeded") {
 			t.Fatalf("first turn:\n%s", updatesText(us))
@@ -498,23 +399,23 @@ func TestACPServe(t *testing.T) {
 			t.Errorf("no thought in\n%s", updatesText(us))
 		}
 
-		m = ed.mark(sa)
+		m = ed.Mark(sa)
 		if r := ed.prompt(t, sa, "what about tests"); r.StopReason != sdk.StopReasonEndTurn {
 			t.Fatalf("stop reason %q", r.StopReason)
 		}
-		if msg := message(ed.since(sa, m)); !strings.Contains(msg, "you said: what about tests") || strings.Contains(msg, "succeeded") {
+		if msg := message(ed.Since(sa, m)); !strings.Contains(msg, "you said: what about tests") || strings.Contains(msg, "succeeded") {
 			t.Fatalf("second turn %q", msg)
 		}
-		m = ed.mark(sa)
+		m = ed.Mark(sa)
 		if r := ed.prompt(t, sa, "exit"); r.StopReason != sdk.StopReasonEndTurn || r.Usage == nil || r.Usage.TotalTokens == 0 {
 			t.Fatalf("answer %+v", r)
 		}
-		us = ed.since(sa, m)
+		us = ed.Since(sa, m)
 		msg = message(us)
 		if !strings.Contains(msg, "✔ **chat** succeeded") || !strings.Contains(msg, "tokens") {
 			t.Fatalf("last turn:\n%s", updatesText(us))
 		}
-		if c := findCard(cards(ed.since(sa, 0)), "chat"); c == nil || c.status != sdk.ToolCallStatusCompleted {
+		if c := findCard(cards(ed.Since(sa, 0)), "chat"); c == nil || c.status != sdk.ToolCallStatusCompleted {
 			t.Errorf("step card %+v", c)
 		}
 		evs := readTranscript(t, filepath.Join(storeA, "transcripts", runIDOf(t, msg)+".jsonl"))
@@ -524,24 +425,20 @@ func TestACPServe(t *testing.T) {
 	})
 
 	t.Run("approval gate", func(t *testing.T) {
-		ed.mu.Lock()
-		ed.answer = func(r sdk.RequestPermissionRequest) sdk.RequestPermissionOutcome {
+		ed.Permissions()
+		ed.Answer(func(r sdk.RequestPermissionRequest) sdk.RequestPermissionOutcome {
 			return sdk.NewRequestPermissionOutcomeSelected("skip")
-		}
-		ed.perms = nil
-		ed.mu.Unlock()
-		m := ed.mark(sa)
+		})
+		m := ed.Mark(sa)
 		if r := ed.prompt(t, sa, "/gate --breakpoint ship"); r.StopReason != sdk.StopReasonEndTurn {
 			t.Fatalf("stop reason %q", r.StopReason)
 		}
-		ed.mu.Lock()
-		perms := slices.Clone(ed.perms)
-		ed.mu.Unlock()
+		perms := ed.Permissions()
 		if len(perms) != 1 || perms[0].SessionId != sa || perms[0].ToolCall.Title == nil || *perms[0].ToolCall.Title != "Run ship (step)?" ||
 			len(perms[0].Options) != 4 || !strings.Contains(fmt.Sprint(perms[0].ToolCall.RawInput), "touch shipped") {
 			t.Fatalf("permission requests %+v", perms)
 		}
-		us := ed.since(sa, m)
+		us := ed.Since(sa, m)
 		cs := cards(us)
 		// The step before the gate was shown before the question.
 		if c := findCard(cs, "prepare"); c == nil || c.status != sdk.ToolCallStatusCompleted {
@@ -559,19 +456,13 @@ func TestACPServe(t *testing.T) {
 
 		// --interactive asks before every step; "run it and every later
 		// step" is asked once.
-		ed.mu.Lock()
-		ed.answer = func(r sdk.RequestPermissionRequest) sdk.RequestPermissionOutcome {
+		ed.Answer(func(r sdk.RequestPermissionRequest) sdk.RequestPermissionOutcome {
 			return sdk.NewRequestPermissionOutcomeSelected("run_all")
-		}
-		ed.perms = nil
-		ed.mu.Unlock()
+		})
 		if r := ed.prompt(t, sa, "/gate --interactive"); r.StopReason != sdk.StopReasonEndTurn {
 			t.Fatalf("stop reason %q", r.StopReason)
 		}
-		ed.mu.Lock()
-		n := len(ed.perms)
-		ed.mu.Unlock()
-		if n != 1 {
+		if n := len(ed.Permissions()); n != 1 {
 			t.Errorf("%d permission requests, want 1", n)
 		}
 		if _, err := os.Stat(filepath.Join(a, "shipped")); err != nil {
@@ -580,7 +471,7 @@ func TestACPServe(t *testing.T) {
 	})
 
 	t.Run("cancel", func(t *testing.T) {
-		m := ed.mark(sa)
+		m := ed.Mark(sa)
 		answered := make(chan sdk.PromptResponse, 1)
 		go func() {
 			resp, err := ed.conn.Prompt(context.Background(), sdk.PromptRequest{SessionId: sa, Prompt: []sdk.ContentBlock{sdk.TextBlock("/slow")}})
@@ -605,7 +496,7 @@ func TestACPServe(t *testing.T) {
 		if resp.StopReason != sdk.StopReasonCancelled || time.Since(start) > 30*time.Second {
 			t.Fatalf("answer %+v after %s", resp, time.Since(start))
 		}
-		msg := message(ed.since(sa, m))
+		msg := message(ed.Since(sa, m))
 		if !strings.Contains(msg, "■ **slow** was cancelled") {
 			t.Errorf("message %q", msg)
 		}
@@ -613,24 +504,24 @@ func TestACPServe(t *testing.T) {
 		if s := acpRunStatus(t, evs); s != "cancelled" {
 			t.Errorf("status %s", s)
 		}
-		if c := findCard(cards(ed.since(sa, m)), "wait: sleep 60"); c == nil || c.status != sdk.ToolCallStatusFailed {
+		if c := findCard(cards(ed.Since(sa, m)), "wait: sleep 60"); c == nil || c.status != sdk.ToolCallStatusFailed {
 			t.Errorf("step card %+v", c)
 		}
 
 		// A conversation parked for the next prompt is cancelled too; the
 		// session goes on.
-		m = ed.mark(sa)
+		m = ed.Mark(sa)
 		if r := ed.prompt(t, sa, "/chat"); r.StopReason != sdk.StopReasonEndTurn {
-			t.Fatalf("stop reason %q:\n%s", r.StopReason, updatesText(ed.since(sa, m)))
+			t.Fatalf("stop reason %q:\n%s", r.StopReason, updatesText(ed.Since(sa, m)))
 		}
 		if err := ed.conn.Cancel(context.Background(), sdk.CancelNotification{SessionId: sa}); err != nil {
 			t.Fatal(err)
 		}
-		m = ed.mark(sa)
+		m = ed.Mark(sa)
 		if r := ed.prompt(t, sa, "/greet name=again"); r.StopReason != sdk.StopReasonEndTurn {
 			t.Fatalf("stop reason %q", r.StopReason)
 		}
-		msg = message(ed.since(sa, m))
+		msg = message(ed.Since(sa, m))
 		if !strings.Contains(msg, "■ **chat** was cancelled") || !strings.Contains(msg, "✔ **greet** succeeded") {
 			t.Errorf("message %q", msg)
 		}
@@ -663,7 +554,7 @@ func TestACPServe(t *testing.T) {
 		if r1.StopReason != sdk.StopReasonEndTurn || r2.StopReason != sdk.StopReasonEndTurn {
 			t.Fatalf("answers %+v %+v", r1, r2)
 		}
-		m1, m2 := message(ed.since(s1, 0)), message(ed.since(s2, 0))
+		m1, m2 := message(ed.Since(s1, 0)), message(ed.Since(s2, 0))
 		if !strings.Contains(m1, "you said: alpha two") || strings.Contains(m1, "beta") {
 			t.Errorf("session 1 saw:\n%s", m1)
 		}
@@ -682,7 +573,7 @@ func TestACPServe(t *testing.T) {
 		if r := ed.prompt(t, s2, "/where"); r.StopReason != sdk.StopReasonEndTurn {
 			t.Fatalf("stop reason %q", r.StopReason)
 		}
-		if c := findCard(cards(ed.since(s2, 0)), "where"); c == nil || !strings.Contains(c.content, "\nb\n") {
+		if c := findCard(cards(ed.Since(s2, 0)), "where"); c == nil || !strings.Contains(c.content, "\nb\n") {
 			t.Errorf("where card %+v", c)
 		}
 		for _, s := range []struct {

@@ -4,72 +4,25 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
-	"sync"
 	"testing"
 	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
 
+	"github.com/reelhq/reel/internal/acptest"
 	"github.com/reelhq/reel/internal/golden"
 	"github.com/reelhq/reel/transcript"
 )
 
-// editor is the client side of an in-memory connection: it keeps the
-// session updates it is sent.
-type editor struct {
-	mu      sync.Mutex
-	updates []sdk.SessionNotification
-}
-
-func (e *editor) SessionUpdate(_ context.Context, n sdk.SessionNotification) error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.updates = append(e.updates, n)
-	return nil
-}
-
-func (e *editor) RequestPermission(context.Context, sdk.RequestPermissionRequest) (sdk.RequestPermissionResponse, error) {
-	return sdk.RequestPermissionResponse{Outcome: sdk.NewRequestPermissionOutcomeCancelled()}, nil
-}
-
-func (e *editor) ReadTextFile(context.Context, sdk.ReadTextFileRequest) (sdk.ReadTextFileResponse, error) {
-	return sdk.ReadTextFileResponse{}, errors.New("no")
-}
-
-func (e *editor) WriteTextFile(context.Context, sdk.WriteTextFileRequest) (sdk.WriteTextFileResponse, error) {
-	return sdk.WriteTextFileResponse{}, errors.New("no")
-}
-
-func (e *editor) CreateTerminal(context.Context, sdk.CreateTerminalRequest) (sdk.CreateTerminalResponse, error) {
-	return sdk.CreateTerminalResponse{}, errors.New("no")
-}
-
-func (e *editor) KillTerminal(context.Context, sdk.KillTerminalRequest) (sdk.KillTerminalResponse, error) {
-	return sdk.KillTerminalResponse{}, errors.New("no")
-}
-
-func (e *editor) TerminalOutput(context.Context, sdk.TerminalOutputRequest) (sdk.TerminalOutputResponse, error) {
-	return sdk.TerminalOutputResponse{}, errors.New("no")
-}
-
-func (e *editor) ReleaseTerminal(context.Context, sdk.ReleaseTerminalRequest) (sdk.ReleaseTerminalResponse, error) {
-	return sdk.ReleaseTerminalResponse{}, errors.New("no")
-}
-
-func (e *editor) WaitForTerminalExit(context.Context, sdk.WaitForTerminalExitRequest) (sdk.WaitForTerminalExitResponse, error) {
-	return sdk.WaitForTerminalExitResponse{}, errors.New("no")
-}
-
 // connected returns a stream to an editor over an in-memory connection,
 // the SDK on both sides.
-func connected(t testing.TB) (*stream, *editor) {
+func connected(t testing.TB) (*stream, *acptest.Editor) {
 	t.Helper()
 	toEditor, fromAgent := io.Pipe()
 	toAgent, fromEditor := io.Pipe()
 	ag := sdk.NewAgentSideConnection(&server{}, fromAgent, toAgent)
-	ed := &editor{}
+	ed := acptest.NewEditor()
 	sdk.NewClientSideConnection(ed, fromEditor, toEditor)
 	t.Cleanup(func() { fromAgent.Close(); fromEditor.Close() })
 	return &stream{conn: ag, session: "sess_test"}, ed
@@ -77,24 +30,20 @@ func connected(t testing.TB) (*stream, *editor) {
 
 // all sends a last message and returns every update the editor got
 // before it: notifications arrive in order.
-func (e *editor) all(t testing.TB, out *stream) []sdk.SessionNotification {
+func all(t testing.TB, out *stream, ed *acptest.Editor) []sdk.SessionUpdate {
 	t.Helper()
 	if err := out.send(context.Background(), sdk.UpdateAgentMessageText("END")); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		e.mu.Lock()
-		us := e.updates
-		e.mu.Unlock()
-		if n := len(us); n > 0 && us[n-1].Update.AgentMessageChunk != nil && us[n-1].Update.AgentMessageChunk.Content.Text.Text == "END" {
-			return us[:n-1]
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the editor got %d updates, and not the last", len(us))
-		}
-		time.Sleep(5 * time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	us, err := ed.WaitFor(ctx, out.session, 0, func(u sdk.SessionUpdate) bool {
+		return u.AgentMessageChunk != nil && u.AgentMessageChunk.Content.Text != nil && u.AgentMessageChunk.Content.Text.Text == "END"
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
+	return us[:len(us)-1]
 }
 
 // The wire shape of a run as the editor receives it, from a recorded
@@ -116,11 +65,8 @@ func TestProjectGolden(t *testing.T) {
 		}
 	}
 	var b bytes.Buffer
-	for _, n := range ed.all(t, out) {
-		if n.SessionId != "sess_test" {
-			t.Errorf("session %q", n.SessionId)
-		}
-		line, err := json.Marshal(n.Update)
+	for _, u := range all(t, out, ed) {
+		line, err := json.Marshal(u)
 		if err != nil {
 			t.Fatal(err)
 		}
