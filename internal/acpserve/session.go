@@ -40,6 +40,9 @@ type session struct {
 	started time.Time
 
 	busy atomic.Bool // a prompt is being answered
+	// saveMu orders the writes of session.json, each of the state as it
+	// is when it is written.
+	saveMu sync.Mutex
 
 	mu       sync.Mutex
 	commands []sdk.AvailableCommand
@@ -138,6 +141,8 @@ func (s *session) ended(r *launch.Run) {
 
 // save writes session.json.
 func (s *session) save() error {
+	s.saveMu.Lock()
+	defer s.saveMu.Unlock()
 	s.mu.Lock()
 	rec := struct {
 		SessionID string      `json:"session_id"`

@@ -308,7 +308,9 @@ func (p *projector) tool(ctx context.Context, ev *transcript.ExchangeEvent) erro
 		}
 	}
 	opts := []sdk.ToolCallUpdateOpt{sdk.WithUpdateStatus(status)}
-	if t.Output != nil {
+	if t.Output != nil && !isText(t.Output) {
+		// Text is the card's content already; structured output is kept
+		// as it came too.
 		opts = append(opts, sdk.WithUpdateRawOutput(t.Output))
 	}
 	if text = strings.TrimRight(text, "\n"); text != "" {
@@ -434,6 +436,17 @@ func valueText(v any) string {
 		return fmt.Sprint(v)
 	}
 	return string(b)
+}
+
+// isText reports whether a tool output is a string.
+func isText(v any) bool {
+	switch x := v.(type) {
+	case string:
+		return true
+	case json.RawMessage:
+		return len(x) > 0 && x[0] == '"'
+	}
+	return false
 }
 
 // firstLine is s's first line, cut at n runes.
