@@ -654,3 +654,19 @@ func TestACPServe(t *testing.T) {
 		verifyStorage(t, storeB)
 	})
 }
+
+// Bad flags stop acp-serve before it speaks: exit 1 with the reason.
+func TestACPServeFlags(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "bad.yaml"), "inputs: [unclosed\n", 0o644)
+	for _, args := range [][]string{
+		{"acp-serve", "--config", "missing.yaml"},
+		{"acp-serve", "--config", "bad.yaml"},
+		{"acp-serve", "--log-level", "loud"},
+	} {
+		res := runBinary(t, dir, args...)
+		if res.code != 1 || !strings.Contains(res.stderr, args[1]) || res.stdout != "" {
+			t.Errorf("%q: exit %d\nstdout %q\nstderr %q", args, res.code, res.stdout, res.stderr)
+		}
+	}
+}
