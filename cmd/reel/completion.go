@@ -164,7 +164,7 @@ func completeWorkflowStates(cmd *cobra.Command, args []string, toComplete string
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
-	wf, err := newEngine(p, "").LoadWorkflow(args[0])
+	wf, err := newEngine(p, "", nil).LoadWorkflow(args[0])
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}

@@ -88,7 +88,8 @@ func resumeRun(cmd *cobra.Command, path, wfFile, from string, interactive bool, 
 	}
 	// The new events go where the old ones are: the storage the
 	// transcript lives in.
-	e := newEngine(proj, filepath.Dir(filepath.Dir(path)))
+	e := newEngine(proj, filepath.Dir(filepath.Dir(path)), pluginLog(cmd, f.quiet))
+	defer e.PluginHost.Close()
 	if f.maskSecrets {
 		e.Masker = transcript.NewMasker(os.Environ())
 	}
@@ -134,6 +135,7 @@ func resumeRun(cmd *cobra.Command, path, wfFile, from string, interactive bool, 
 	}
 	ctx, stop := signalContext(cmd.Context())
 	defer stop()
+	e.PluginHost.StartSubscribers(ctx)
 	rep, err := e.Resume(ctx, wf, rec, opts)
 	if errors.Is(err, transcript.ErrLocked) {
 		return userErr("run %s is still running: %v", rec.RunID, err)

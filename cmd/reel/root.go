@@ -49,6 +49,7 @@ func newRootCmd() *cobra.Command {
 		newWorkflowCmd(),
 		newInitCmd(),
 		newErrorCmd(),
+		newPluginCmd(),
 	)
 	addCompletions(root)
 	return root

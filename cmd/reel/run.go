@@ -40,6 +40,7 @@ type runFlags struct {
 	replayFrom   string
 	allowDrift   bool
 	otel         otelFlags
+	plugins      pluginCheck
 	// stepOutput is --output: how the display shows steps' output.
 	stepOutput engine.StepOutput
 }
@@ -69,6 +70,10 @@ one summary object at the end.
 tool calls and usage taken from the recorded run instead of its provider,
 while command steps run for real; an agent step whose prompt differs from
 the recording fails with a diff of the two unless --allow-prompt-drift.
+Before the run, states that use an AWF plugin's operation or step type are
+checked against the plugin (warnings) and the validator plugins run (their
+errors refuse the run, exit status 2; --skip-plugins skips them); the
+plugins that subscribe to events hear the run (docs/plugins.md).
 --dry-run prints the plan and runs nothing. --step NAME runs one state alone,
 --mock states.X.Output=VALUE standing in for what it reads. --interactive
 pauses before every step (or only at --breakpoint states) to continue, skip
@@ -101,7 +106,7 @@ on_failure with a status exits with that status.`,
 	addOTelRunFlags(cmd, &f.otel)
 	addOutputFlag(cmd, &f.stepOutput)
 	addFormatFlag(cmd, &f.asJSON, &f.quiet, "only errors, as --quiet")
-	addSkipPluginsFlag(cmd)
+	addPluginCheckFlags(cmd, &f.plugins, false)
 	addVerboseFlag(cmd)
 	cmd.MarkFlagsMutuallyExclusive("dry-run", "interactive")
 	cmd.SetHelpFunc(workflowHelp(cmd.HelpFunc()))
@@ -113,7 +118,8 @@ func runWorkflow(cmd *cobra.Command, ref string, f *runFlags) error {
 	if err != nil {
 		return err
 	}
-	e := newEngine(proj, f.storage)
+	e := newEngine(proj, f.storage, pluginLog(cmd, f.quiet))
+	defer e.PluginHost.Close()
 	e.NoTranscript = f.noTranscript
 	e.Stdin = cmd.InOrStdin()
 	if f.maskSecrets {
@@ -131,6 +137,14 @@ func runWorkflow(cmd *cobra.Command, ref string, f *runFlags) error {
 		hints := hintsOff(cmd)
 		for _, w := range wf.Warnings {
 			fmt.Fprintln(cmd.ErrOrStderr(), e.Masker.MaskString(hints(w.String())))
+		}
+	}
+	if !f.dryRun {
+		// What the workflow asks of AWF plugins, and what the validator
+		// plugins say of it, before anything runs.
+		f.plugins.quiet = f.quiet
+		if n := f.plugins.run(cmd.Context(), e, wf, cmd.ErrOrStderr()); n > 0 {
+			return &exitError{code: exitWorkflow, msg: fmt.Sprintf("%s: %d problem(s)", wf.File, n)}
 		}
 	}
 	// Input values are secrets as often as anything: what reel says about
@@ -189,6 +203,7 @@ func runWorkflow(cmd *cobra.Command, ref string, f *runFlags) error {
 	opts.OnStart = out.started
 	ctx, stop := signalContext(cmd.Context())
 	defer stop()
+	e.PluginHost.StartSubscribers(ctx)
 	rep, err := e.Run(ctx, wf, opts)
 	return out.finish(cmd, e, wf, rep, err)
 }
@@ -302,10 +317,12 @@ func sigName(s os.Signal) string {
 	return s.String()
 }
 
-// newEngine configures an engine for the project (its configured plugins)
-// and the storage flag.
-func newEngine(p *project.Project, storage string) *engine.Engine {
-	return &engine.Engine{Storage: p.Storage(storage), ProjectDir: p.Root, Plugins: p.Config.Plugins, NotifyBackend: p.Config.Notify.DefaultBackend}
+// newEngine configures an engine for the project (its executable step
+// types and AWF's plugins, whose output goes to pluginLog) and the storage
+// flag. A caller that runs or validates closes e.PluginHost.
+func newEngine(p *project.Project, storage string, pluginLog io.Writer) *engine.Engine {
+	return &engine.Engine{Storage: p.Storage(storage), ProjectDir: p.Root, Plugins: p.Config.Plugins, NotifyBackend: p.Config.Notify.DefaultBackend,
+		PluginHost: openPlugins(p, pluginLog)}
 }
 
 // findProject finds the project the working directory is in and reads its

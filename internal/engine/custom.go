@@ -65,6 +65,10 @@ func (e *Engine) Register(typ string, fn StepFunc) error {
 type Plugin = project.Plugin
 
 func (r *run) execCustom(ctx context.Context, sc scope, st *workflow.State) outcome {
+	_, registered := r.e.custom[st.Type]
+	if _, executable := r.e.Plugins[st.Type]; !registered && !executable && r.e.PluginHost.ProvidesStepType(st.Type) {
+		return r.execPluginStep(ctx, sc, st)
+	}
 	return r.attempts(ctx, st, func(attempt int) outcome {
 		sp := r.startStep(ctx, sc, st, st.Type, "", attempt)
 		req := StepRequest{Type: st.Type, Name: st.Name, Path: sp.path, Iteration: sp.iter, RunID: r.id, Config: st.Config, Inputs: r.inputs}

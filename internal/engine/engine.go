@@ -53,9 +53,9 @@
 //     the run with exit status 3, every other hook failure is recorded and
 //     changes nothing. See hooks.go.
 //   - Operations. http.request, github.* (package github) and notify.send
-//     (package notify) are built in; any other name ends the run when its
-//     state runs (on_failure is not followed), as in AWF where only a plugin
-//     could provide it.
+//     (package notify) are built in; PLUGIN.OP goes to an installed AWF
+//     plugin (plugin.go); any other name ends the run when its state runs
+//     (on_failure is not followed), as in AWF.
 //   - Agent conversations. A multi-turn agent step gets its user messages
 //     from its conversation list, from Engine.Stdin (mode: conversation,
 //     one line each, read by one goroutine for the whole engine), or by
@@ -84,6 +84,7 @@ import (
 
 	"github.com/reelhq/reel/internal/agent"
 	"github.com/reelhq/reel/internal/catalog"
+	"github.com/reelhq/reel/internal/plugin"
 	"github.com/reelhq/reel/internal/rerun"
 	"github.com/reelhq/reel/internal/workflow"
 	"github.com/reelhq/reel/transcript"
@@ -137,6 +138,11 @@ type Engine struct {
 	Environ []string
 	// Plugins are executable step types (usually from .reel/config.yaml).
 	Plugins map[string]Plugin
+	// PluginHost, when set, runs AWF's external plugins: their operations
+	// (operation: PLUGIN.OP), their step types (type: PLUGIN.TYPE) and
+	// the lifecycle events they subscribe to (see plugin.go). The caller
+	// opens and closes it.
+	PluginHost *plugin.Host
 	// KillGrace is how long a cancelled or timed-out process group has
 	// between SIGTERM and SIGKILL (2s when 0).
 	KillGrace time.Duration
@@ -332,7 +338,9 @@ func (e *Engine) LoadOptions() workflow.Options {
 					return true
 				}
 			}
-			return false
+			// whether the plugin has this type is checked before the
+			// run, when the plugin can be asked
+			return e.PluginHost.ProvidesStepType(t)
 		},
 		CustomTypes:  types,
 		ProjectDir:   e.ProjectDir,

@@ -53,6 +53,9 @@ func (r *run) startStep(ctx context.Context, sc scope, st *workflow.State, kind,
 // result.
 func (sp *span) finish(ctx context.Context, o outcome, result any) {
 	st := sp.st
+	if st != nil && willRetry(st, sp.attempt, o) && !sp.silent {
+		sp.publishRetry(o)
+	}
 	if st != nil && !willRetry(st, sp.attempt, o) {
 		if st.Hooks != nil && len(st.Hooks.Post) > 0 && !o.cancelled && ctx.Err() == nil && !sp.silent && !sp.r.planning {
 			sp.r.runHooks(ctx, sp.sc, sp.path, workflow.HookPost, st.Hooks.Post, st.Timeout, sp.r.data(sp.sc), false)
@@ -94,6 +97,13 @@ func (r *run) withCaptured(st *workflow.State, result any) any {
 		}
 		c := *res
 		c.Captured = st.Capture.Captured(res.Output, "")
+		return &c
+	case *pluginOpResult:
+		if res == nil {
+			return nil
+		}
+		c := *res
+		c.Captured = st.Capture.Captured(res.Text(), "")
 		return &c
 	}
 	return result

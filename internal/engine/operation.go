@@ -72,6 +72,17 @@ func (r *run) execOperation(ctx context.Context, sc scope, st *workflow.State) o
 		if in == nil {
 			in = map[string]any{}
 		}
+		if _, builtin := workflow.Operations[st.Operation]; !builtin && r.e.PluginHost.ProvidesOperation(st.Operation) {
+			res, o := r.pluginOperation(octx, sp.path, st.Operation, in.(map[string]any))
+			o = timedOut(ctx, octx, o, st.Timeout)
+			r.setState(st.Name, pluginOpValue(o, res))
+			if res == nil {
+				sp.finish(ctx, o, nil)
+			} else {
+				sp.finish(ctx, o, res)
+			}
+			return o
+		}
 		if st.Operation != "http.request" {
 			res, o := r.operate(octx, sp.path, st.Operation, in.(map[string]any))
 			o = timedOut(ctx, octx, o, st.Timeout)
