@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/reelhq/reel/internal/acpserve"
+	"github.com/reelhq/reel/internal/engine"
 	"github.com/reelhq/reel/internal/index"
 	"github.com/reelhq/reel/internal/pricing"
 	"github.com/reelhq/reel/internal/project"
@@ -78,7 +79,7 @@ func runACPServe(cmd *cobra.Command, f *acpServeFlags) error {
 	ctx, stop := signalContext(cmd.Context())
 	defer stop()
 	return acpserve.Serve(ctx, cmd.InOrStdin(), out, acpserve.Options{
-		Storage:     f.storage,
+		NewEngine:   func(p *project.Project) *engine.Engine { return newEngine(p, f.storage, cmd.ErrOrStderr()) },
 		MaskSecrets: f.maskSecrets,
 		Version:     versionString(),
 		Log:         log,

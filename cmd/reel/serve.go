@@ -116,8 +116,10 @@ func runServe(cmd *cobra.Command, o *serveOptions) error {
 	if err != nil {
 		return err
 	}
+	e := newEngine(proj, dir, cmd.ErrOrStderr())
+	defer e.PluginHost.Close()
 	s, err := serve.New(cmd.Context(), serve.Options{Storage: dir, Addr: addr, Token: o.token, Log: log, Prices: proj.Prices(),
-		Engine: newEngine(proj, dir), AllowRuns: o.allowRuns || o.awf, Defaults: proj.Config.Inputs})
+		Engine: e, AllowRuns: o.allowRuns || o.awf, Defaults: proj.Config.Inputs})
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@
 //
 //   - A session is the editor's conversation in one working directory
 //     (session/new's cwd): the project found from there, its own engine
+//     (configured as `reel run` configures one, AWF's plugins included)
 //     and run launcher, and its own state directory,
 //     <storage>/acp/sessions/<session-id>/session.json, which lists the
 //     runs the session started and how they ended. Two sessions share

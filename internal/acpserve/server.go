@@ -12,15 +12,18 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
+	"github.com/reelhq/reel/internal/engine"
 	"github.com/reelhq/reel/internal/pricing"
+	"github.com/reelhq/reel/internal/project"
 )
 
 // Options configure Serve.
 type Options struct {
-	// Storage, when set, is where every session records its runs (the
-	// --storage flag); otherwise each session uses its project's storage
-	// ($REEL_STORAGE, the project's .reel/storage, the user's).
-	Storage string
+	// NewEngine configures the engine of a session's project, as `reel
+	// run` does (its storage, plugins, AWF plugin host); the session sets
+	// what is its own (the directory, the recorders' hook) and closes the
+	// plugin host when it ends.
+	NewEngine func(*project.Project) *engine.Engine
 	// MaskSecrets masks secrets in the transcripts, and so in what the
 	// editor is sent.
 	MaskSecrets bool

@@ -82,27 +82,24 @@ func (srv *server) newSession(cwd string) (*session, error) {
 		started: time.Now().UTC(),
 	}
 	s.out = &stream{conn: srv.conn, session: s.id}
-	s.eng = &engine.Engine{
-		Storage:       proj.Storage(srv.opts.Storage),
-		ProjectDir:    proj.Root,
-		Dir:           cwd,
-		Plugins:       proj.Config.Plugins,
-		NotifyBackend: proj.Config.Notify.DefaultBackend,
-		KillGrace:     srv.opts.KillGrace,
-		OnRecorder:    s.onRecorder,
-	}
-	if !proj.Found {
-		s.eng.ProjectDir = ""
+	s.eng = srv.opts.NewEngine(proj)
+	s.eng.Dir, s.eng.OnRecorder = cwd, s.onRecorder
+	if srv.opts.KillGrace > 0 {
+		s.eng.KillGrace = srv.opts.KillGrace
 	}
 	if srv.opts.MaskSecrets {
 		s.eng.Masker = transcript.NewMasker(os.Environ())
 	}
 	s.launcher = launch.New(launch.Config{Engine: s.eng, Defaults: proj.Config.Inputs, OnEnd: s.ended})
 	s.dir = filepath.Join(s.eng.Storage, "acp", "sessions", string(s.id))
-	if err := safefile.MkdirAll(s.dir); err != nil {
-		return nil, fmt.Errorf("create the session's state directory: %w", err)
+	err = safefile.MkdirAll(s.dir)
+	if err != nil {
+		err = fmt.Errorf("create the session's state directory: %w", err)
+	} else {
+		err = s.save()
 	}
-	if err := s.save(); err != nil {
+	if err != nil {
+		s.eng.PluginHost.Close()
 		return nil, err
 	}
 	return s, nil
@@ -520,6 +517,7 @@ func (s *session) close(ctx context.Context, cause error) error {
 	if lr := s.current(); lr != nil {
 		lr.feed.stop()
 	}
+	s.eng.PluginHost.Close()
 	if serr := s.save(); err == nil {
 		err = serr
 	}
