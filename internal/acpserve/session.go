@@ -360,7 +360,9 @@ func (s *session) start(ctx context.Context, cmd *command) sdk.PromptResponse {
 	if cmd.Interactive {
 		in.Pause = lr.pause
 	}
-	run, err := s.launcher.StartInteractive(ctx, ref, cmd.Inputs, in)
+	// Not the turn's context: a run the launcher started is always waited
+	// for here, and a turn cancelled meanwhile stops it in wait.
+	run, err := s.launcher.StartInteractive(context.WithoutCancel(ctx), ref, cmd.Inputs, in)
 	if err != nil {
 		s.mu.Lock()
 		s.live = nil
