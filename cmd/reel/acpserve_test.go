@@ -336,7 +336,8 @@ func TestACPServe(t *testing.T) {
 			t.Fatalf("greet card %+v in\n%s", c, updatesText(us))
 		}
 		msg := message(us)
-		if !strings.Contains(msg, "Ignored `stray-word`") || !strings.Contains(msg, "✔ **greet** succeeded") || !strings.Contains(msg, "greeted Ada Lovelace") {
+		if !strings.Contains(msg, "Ignored `stray-word`") || !strings.Contains(msg, "✔ **greet** succeeded") || !strings.Contains(msg, "greeted Ada Lovelace") ||
+			!strings.Contains(msg, "**line**: hi Ada Lovelace from a") {
 			t.Errorf("message %q", msg)
 		}
 		id := runIDOf(t, msg)

@@ -26,7 +26,8 @@
 //     (in progress, then completed or failed, with its command or prompt
 //     and its output), the agents' replies the agent's message, their
 //     thinking thoughts, their tool calls tool calls of their own; then a
-//     closing line with the status, time, tokens, cost and run id.
+//     closing line with the status, time, tokens, cost, the workflow's
+//     outputs and the run id.
 //   - A turn ends when the run ends, or when a conversation step (mode:
 //     conversation) waits for the user: the run stays parked and the next
 //     prompt is its next message (turn-boundary resume); an empty

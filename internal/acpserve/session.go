@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -492,6 +493,17 @@ func summary(name string, rep *engine.Report, terminal string) string {
 	}
 	if terminal != "" {
 		fmt.Fprintf(&b, "\n\n%s", terminal)
+	}
+	for _, k := range slices.Sorted(maps.Keys(rep.Outputs)) {
+		v := strings.TrimRight(valueText(rep.Outputs[k]), "\n")
+		switch {
+		case v == "":
+			fmt.Fprintf(&b, "\n\n**%s**: _(empty)_", k)
+		case strings.Contains(v, "\n"):
+			fmt.Fprintf(&b, "\n\n**%s**:\n%s", k, fence(clip(v, maxCardText)))
+		default:
+			fmt.Fprintf(&b, "\n\n**%s**: %s", k, clip(v, maxCardText))
+		}
 	}
 	if rep.Status != "success" && rep.Error != "" && rep.Error != terminal {
 		fmt.Fprintf(&b, "\n\n%s", rep.Error)

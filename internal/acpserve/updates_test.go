@@ -11,6 +11,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/reelhq/reel/internal/acptest"
+	"github.com/reelhq/reel/internal/engine"
 	"github.com/reelhq/reel/internal/golden"
 	"github.com/reelhq/reel/transcript"
 )
@@ -126,5 +127,21 @@ func TestTextHelpers(t *testing.T) {
 	}
 	if got := quote("a\nb"); got != "> a\n> b" {
 		t.Errorf("quote %q", got)
+	}
+}
+
+func TestSummary(t *testing.T) {
+	cost := 0.0123
+	rep := &engine.Report{RunID: "r1", Status: "success", Duration: 1500 * time.Millisecond, CostUSD: &cost,
+		Outputs: map[string]any{"b": "two\nlines\n", "a": map[string]any{"n": 1}, "c": nil}}
+	rep.Usage.TotalTokens = 42
+	want := "✔ **wf** succeeded in 1.5s · 42 tokens · $0.0123\n\ndone\n\n**a**: {\"n\":1}\n\n**b**:\n```\ntwo\nlines\n```\n\n**c**: _(empty)_\n\nrun `r1`"
+	if got := summary("wf", rep, "done"); got != want {
+		t.Errorf("summary\n%q\nwant\n%q", got, want)
+	}
+	rep = &engine.Report{RunID: "r2", Status: "failure", Error: "step x: exit 3", TranscriptPath: "/s/r2.jsonl"}
+	want = "✖ **wf** failed in 0s\n\nstep x: exit 3\n\nrun `r2` · transcript `/s/r2.jsonl`"
+	if got := summary("wf", rep, ""); got != want {
+		t.Errorf("summary\n%q\nwant\n%q", got, want)
 	}
 }
