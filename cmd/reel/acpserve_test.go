@@ -325,7 +325,7 @@ func TestACPServe(t *testing.T) {
 
 	t.Run("command with inputs", func(t *testing.T) {
 		m := ed.Mark(sa)
-		resp := ed.prompt(t, sa, `/greet name="Ada Lovelace" --input=greeting=hi stray-word`)
+		resp := ed.prompt(t, sa, `/greet name="Ada Lovelace" --input=greeting=hi stray-word colour=red`)
 		if resp.StopReason != sdk.StopReasonEndTurn {
 			t.Fatalf("stop reason %q", resp.StopReason)
 		}
@@ -336,7 +336,8 @@ func TestACPServe(t *testing.T) {
 			t.Fatalf("greet card %+v in\n%s", c, updatesText(us))
 		}
 		msg := message(us)
-		if !strings.Contains(msg, "Ignored `stray-word`") || !strings.Contains(msg, "✔ **greet** succeeded") || !strings.Contains(msg, "greeted Ada Lovelace") ||
+		if !strings.Contains(msg, "Ignored `stray-word`") || !strings.Contains(msg, "Ignored `colour`: /greet declares no such input") ||
+			!strings.Contains(msg, "✔ **greet** succeeded") || !strings.Contains(msg, "greeted Ada Lovelace") ||
 			!strings.Contains(msg, "**line**: hi Ada Lovelace from a") {
 			t.Errorf("message %q", msg)
 		}
@@ -348,7 +349,7 @@ func TestACPServe(t *testing.T) {
 		var in transcript.RunInput
 		b, _ := json.Marshal(evs[0].Step().Input)
 		json.Unmarshal(b, &in)
-		if in.Inputs["name"] != "Ada Lovelace" || in.Inputs["greeting"] != "hi" {
+		if in.Inputs["name"] != "Ada Lovelace" || in.Inputs["greeting"] != "hi" || in.Inputs["colour"] != nil {
 			t.Errorf("recorded inputs %v", in.Inputs)
 		}
 	})

@@ -22,6 +22,7 @@ import (
 	"github.com/reelhq/reel/internal/safefile"
 	"github.com/reelhq/reel/internal/workflow"
 	"github.com/reelhq/reel/transcript"
+	"github.com/reelhq/reel/transcript/secrets"
 )
 
 // session is one editor conversation: its own working directory and
@@ -89,7 +90,7 @@ func (srv *server) newSession(cwd string) (*session, error) {
 		s.eng.KillGrace = srv.opts.KillGrace
 	}
 	if srv.opts.MaskSecrets {
-		s.eng.Masker = transcript.NewMasker(os.Environ())
+		s.eng.Masker = secrets.NewMasker(os.Environ())
 	}
 	s.launcher = launch.New(launch.Config{Engine: s.eng, Defaults: proj.Config.Inputs, OnEnd: s.ended})
 	s.dir = filepath.Join(s.eng.Storage, "acp", "sessions", string(s.id))
@@ -373,6 +374,10 @@ func (s *session) start(ctx context.Context, cmd *command) sdk.PromptResponse {
 		return endTurn
 	}
 	lr.setRun(run)
+	if len(run.Ignored) > 0 {
+		// as reel run warns, and as AWF drops them without a word
+		s.out.say(ctx, fmt.Sprintf("Ignored %s: /%s declares no such input.", strings.Join(quoteAll(run.Ignored), ", "), commandName(ref)))
+	}
 	s.mu.Lock()
 	s.record = append(s.record, runRecord{RunID: run.ID, Workflow: run.Workflow, Command: "/" + commandName(ref),
 		Transcript: run.Transcript, Started: run.Started.UTC(), Status: "running"})

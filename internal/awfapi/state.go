@@ -2,12 +2,11 @@ package awfapi
 
 import (
 	"errors"
-	"io"
 	"slices"
 	"time"
 
+	"github.com/reelhq/reel/internal/runs"
 	"github.com/reelhq/reel/internal/runstatus"
-	"github.com/reelhq/reel/internal/safefile"
 	"github.com/reelhq/reel/internal/workflow"
 	"github.com/reelhq/reel/transcript"
 )
@@ -35,35 +34,22 @@ func awfStepEvent(p *transcript.StepPayload) bool {
 	return p != nil && p.Kind != transcript.KindTerminal && !slices.Contains(hookNames, p.Name)
 }
 
-// readState reads the transcript at path. Damaged lines are skipped: they
-// are reel verify's to report.
+// readState reads the transcript at path, through package runs. Damaged
+// lines are skipped: they are reel verify's to report.
 func readState(path string, limits transcript.Limits) (execState, error) {
 	var st execState
 	// Whether a recorder holds the file is asked before reading it: asked
 	// after, a run that ended between the two would read as interrupted.
 	live, _ := transcript.Writing(path)
-	f, err := safefile.Open(path)
-	if err != nil {
-		return st, err
-	}
-	defer f.Close()
-	rd := transcript.NewReader(f)
-	rd.SetLimits(limits)
 	var open []string
-	for {
-		ev, err := rd.Next()
-		if errors.Is(err, io.EOF) {
+	for rec, err := range runs.Open(path, runs.Options{Limits: limits}).Events(runs.FullDecode) {
+		if errors.Is(err, transcript.ErrEmpty) {
 			break
 		}
 		if err != nil {
-			var le *transcript.LineError
-			if errors.As(err, &le) && ev.Seq == 0 {
-				continue
-			}
-			if !errors.As(err, &le) {
-				return st, err
-			}
+			return st, err
 		}
+		ev := rec.Event()
 		p := ev.Step()
 		switch ev.Type {
 		case transcript.RunStarted:

@@ -3,6 +3,7 @@ package launch
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/reelhq/reel/internal/engine"
+	"github.com/reelhq/reel/internal/runs"
 	"github.com/reelhq/reel/internal/runstatus"
 	"github.com/reelhq/reel/internal/verify"
 	"github.com/reelhq/reel/internal/workflow"
@@ -93,9 +95,15 @@ states:
 
 func TestStartRunsAnOrdinaryRun(t *testing.T) {
 	l, dir := project(t, map[string]string{"hello": hello})
-	r, err := l.Start(context.Background(), "hello", map[string]string{"who": "ann"})
+	given := map[string]string{"who": "ann", "colour": "red"}
+	r, err := l.Start(context.Background(), "hello", given)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// An input the workflow does not declare is dropped, as AWF drops it,
+	// and said.
+	if fmt.Sprint(r.Ignored) != "[colour]" || given["colour"] != "red" {
+		t.Errorf("ignored %v, the caller's map %v", r.Ignored, given)
 	}
 	// Start returns once run.started is in the file.
 	if b, err := os.ReadFile(r.Transcript); err != nil || !strings.Contains(string(b), `"run.started"`) {
@@ -120,8 +128,8 @@ func TestStartRefusals(t *testing.T) {
 	if _, err := l.Start(context.Background(), "hello", nil); !errors.As(err, &ie) {
 		t.Errorf("missing input: %v", err)
 	}
-	if _, err := l.Start(context.Background(), "hello", map[string]string{"who": "x", "nope": "1"}); !errors.As(err, &ie) {
-		t.Errorf("unknown input: %v", err)
+	if _, err := l.Start(context.Background(), "hello", map[string]string{"colour": "red"}); !errors.As(err, &ie) {
+		t.Errorf("missing input beside an undeclared one: %v", err)
 	}
 	if _, err := l.Start(context.Background(), "absent", nil); !errors.Is(err, workflow.ErrNotFound) {
 		t.Errorf("unknown workflow: %v", err)
@@ -164,7 +172,7 @@ func TestCancelKillsAStepThatIgnoresSIGTERM(t *testing.T) {
 	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
 		t.Fatalf("the step's shell %d is still there (%v)", pid, err)
 	}
-	if s, _ := runstatus.Summarize(r.Transcript); s.Status != runstatus.Cancelled {
+	if s, _ := runs.Open(r.Transcript, runs.Options{}).Summarize(); s.Status != runstatus.Cancelled {
 		t.Fatalf("transcript status %q", s.Status)
 	}
 	verified(t, filepath.Join(dir, "storage"))
