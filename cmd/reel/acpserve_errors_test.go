@@ -1,0 +1,186 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	sdk "github.com/coder/acp-go-sdk"
+)
+
+// rpcError is err as the JSON-RPC error the server answered.
+func rpcError(t *testing.T, err error) *sdk.RequestError {
+	t.Helper()
+	var re *sdk.RequestError
+	if !errors.As(err, &re) {
+		t.Fatalf("want a JSON-RPC error, got %v", err)
+	}
+	return re
+}
+
+// What an editor does wrong, or stops doing, gets a clear answer and loses
+// no run: requests for sessions that do not exist, a session in a
+// directory that is not one, a second prompt while one is answered, a
+// permission request dismissed, and the editor going away mid-run.
+func TestACPServeErrors(t *testing.T) {
+	a := acpProject(t, "a")
+	store := filepath.Join(a, ".reel", "storage")
+	ed := startACP(t, t.TempDir())
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+
+	t.Run("unknown session", func(t *testing.T) {
+		_, err := ed.conn.Prompt(ctx, sdk.PromptRequest{SessionId: "sess_nope", Prompt: []sdk.ContentBlock{sdk.TextBlock("/greet name=x")}})
+		if re := rpcError(t, err); re.Code != -32602 || !strings.Contains(re.Error(), `unknown session \"sess_nope\"`) {
+			t.Errorf("prompt: %v", re)
+		}
+		_, err = ed.conn.CloseSession(ctx, sdk.CloseSessionRequest{SessionId: "sess_nope"})
+		if re := rpcError(t, err); re.Code != -32602 {
+			t.Errorf("session/close: %v", re)
+		}
+		// What reel does not offer is said so, not faked.
+		_, err = ed.conn.SetSessionMode(ctx, sdk.SetSessionModeRequest{SessionId: "sess_nope", ModeId: "x"})
+		if re := rpcError(t, err); re.Code != -32601 {
+			t.Errorf("session/set_mode: %v", re)
+		}
+	})
+
+	t.Run("bad working directory", func(t *testing.T) {
+		for cwd, want := range map[string]string{
+			"relative/dir":              "is not an absolute path",
+			filepath.Join(a, "missing"): "is not a directory",
+			filepath.Join(a, ".reel", "workflows", "greet.yaml"): "is not a directory",
+		} {
+			_, err := ed.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: cwd, McpServers: []sdk.McpServer{}})
+			if re := rpcError(t, err); re.Code != -32602 || !strings.Contains(re.Error(), want) {
+				t.Errorf("session/new in %q: %v", cwd, re)
+			}
+		}
+		if ents, _ := os.ReadDir(filepath.Join(store, "acp", "sessions")); len(ents) != 0 {
+			t.Errorf("refused sessions left %d state directories", len(ents))
+		}
+	})
+
+	sid, _ := ed.newSession(t, a)
+
+	t.Run("one prompt at a time", func(t *testing.T) {
+		m := ed.Mark(sid)
+		answered := make(chan sdk.PromptResponse, 1)
+		go func() {
+			resp, err := ed.conn.Prompt(ctx, sdk.PromptRequest{SessionId: sid, Prompt: []sdk.ContentBlock{sdk.TextBlock("/slow")}})
+			if err != nil {
+				t.Errorf("prompt: %v", err)
+			}
+			answered <- resp
+		}()
+		ed.waitFor(t, sid, "the sleeping step", func(u sdk.SessionUpdate) bool {
+			return u.ToolCall != nil && strings.HasPrefix(u.ToolCall.Title, "wait: sleep 60")
+		})
+		_, err := ed.conn.Prompt(ctx, sdk.PromptRequest{SessionId: sid, Prompt: []sdk.ContentBlock{sdk.TextBlock("/greet name=x")}})
+		if re := rpcError(t, err); re.Code != -32600 || !strings.Contains(re.Error(), "already being answered") {
+			t.Errorf("second prompt: %v", re)
+		}
+		if err := ed.conn.Cancel(ctx, sdk.CancelNotification{SessionId: sid}); err != nil {
+			t.Fatal(err)
+		}
+		if resp := <-answered; resp.StopReason != sdk.StopReasonCancelled {
+			t.Errorf("the first prompt answered %+v", resp)
+		}
+		if msg := message(ed.Since(sid, m)); strings.Contains(msg, "greet") {
+			t.Errorf("the refused prompt ran: %q", msg)
+		}
+	})
+
+	t.Run("permission dismissed", func(t *testing.T) {
+		// The editor's default answer is the protocol's "cancelled"
+		// outcome: the user closed the question.
+		ed.Answer(func(sdk.RequestPermissionRequest) sdk.RequestPermissionOutcome {
+			return sdk.NewRequestPermissionOutcomeCancelled()
+		})
+		os.Remove(filepath.Join(a, "shipped"))
+		m := ed.Mark(sid)
+		resp := ed.prompt(t, sid, "/gate --breakpoint ship")
+		if n := len(ed.Permissions()); n != 1 {
+			t.Errorf("%d permission requests", n)
+		}
+		us := ed.Since(sid, m)
+		if c := findCard(cards(us), "Run ship"); c == nil || c.status != sdk.ToolCallStatusFailed || !strings.Contains(strings.ToLower(jsonText(c.output)), "aborted") {
+			t.Errorf("gate card %+v", c)
+		}
+		if _, err := os.Stat(filepath.Join(a, "shipped")); !os.IsNotExist(err) {
+			t.Errorf("the dismissed step ran: %v", err)
+		}
+		// An abort is the user's cancel, as on a terminal.
+		msg := message(us)
+		if !strings.Contains(msg, "■ **gate** was cancelled") || !strings.Contains(msg, "aborted before ship") || resp.StopReason != sdk.StopReasonCancelled {
+			t.Errorf("answer %+v, message %q", resp, msg)
+		}
+		evs := readTranscript(t, filepath.Join(store, "transcripts", runIDOf(t, msg)+".jsonl"))
+		if s := acpRunStatus(t, evs); s != "cancelled" {
+			t.Errorf("an aborted run ended %q", s)
+		}
+	})
+
+	t.Run("the editor goes mid-run", func(t *testing.T) {
+		go ed.conn.Prompt(context.Background(), sdk.PromptRequest{SessionId: sid, Prompt: []sdk.ContentBlock{sdk.TextBlock("/slow")}})
+		ed.waitFor(t, sid, "the second sleeping step", func(u sdk.SessionUpdate) bool {
+			return u.ToolCall != nil && strings.HasPrefix(u.ToolCall.Title, "wait: sleep 60") && u.ToolCall.ToolCallId != firstSleep(ed.Since(sid, 0))
+		})
+		start := time.Now()
+		ed.stdin.w.Close()
+		select {
+		case <-ed.done:
+		case <-time.After(time.Minute):
+			t.Fatal("acp-serve did not end with its input")
+		}
+		if err := ed.cmd.Wait(); err != nil {
+			t.Errorf("acp-serve: %v", err)
+		}
+		if d := time.Since(start); d > 30*time.Second {
+			t.Errorf("acp-serve took %s to end", d)
+		}
+		b, err := os.ReadFile(filepath.Join(store, "acp", "sessions", string(sid), "session.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rec struct {
+			Closed bool `json:"closed"`
+			Runs   []struct {
+				RunID    string `json:"run_id"`
+				Workflow string `json:"workflow"`
+				Status   string `json:"status"`
+			} `json:"runs"`
+		}
+		if err := json.Unmarshal(b, &rec); err != nil || !rec.Closed || len(rec.Runs) != 3 {
+			t.Fatalf("session record (%v):\n%s", err, b)
+		}
+		last := rec.Runs[2]
+		if last.Workflow != "slow" || last.Status != "cancelled" {
+			t.Errorf("the run going when the editor went: %+v", last)
+		}
+		if s := acpRunStatus(t, readTranscript(t, filepath.Join(store, "transcripts", last.RunID+".jsonl"))); s != "cancelled" {
+			t.Errorf("its transcript ends %q", s)
+		}
+		verifyStorage(t, store)
+	})
+}
+
+// firstSleep is the id of the first sleeping step's card.
+func firstSleep(us []sdk.SessionUpdate) sdk.ToolCallId {
+	for _, u := range us {
+		if u.ToolCall != nil && strings.HasPrefix(u.ToolCall.Title, "wait: sleep 60") {
+			return u.ToolCall.ToolCallId
+		}
+	}
+	return ""
+}
+
+func jsonText(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
