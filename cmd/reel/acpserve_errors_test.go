@@ -30,7 +30,11 @@ func rpcError(t *testing.T, err error) *sdk.RequestError {
 func TestACPServeErrors(t *testing.T) {
 	a := acpProject(t, "a")
 	store := filepath.Join(a, ".reel", "storage")
-	ed := startACP(t, t.TempDir())
+	fake, err := filepath.Abs("testdata/acp/fake-claude")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ed := startACP(t, t.TempDir(), "REEL_CLAUDE_BIN="+fake)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 
@@ -96,6 +100,52 @@ func TestACPServeErrors(t *testing.T) {
 		}
 	})
 
+	t.Run("cancel in the order sent", func(t *testing.T) {
+		// A cancel sent right after a prompt cancels it, whether its run
+		// had started or not; a prompt sent right after a cancel is a new
+		// command, not the cancelled conversation's next message.
+		for i := range 3 {
+			sent := ed.stdin.prompts.Load()
+			answered := make(chan sdk.PromptResponse, 1)
+			go func() {
+				resp, err := ed.conn.Prompt(ctx, sdk.PromptRequest{SessionId: sid, Prompt: []sdk.ContentBlock{sdk.TextBlock("/slow")}})
+				if err != nil {
+					t.Errorf("prompt: %v", err)
+				}
+				answered <- resp
+			}()
+			for ed.stdin.prompts.Load() == sent {
+				time.Sleep(time.Millisecond)
+			}
+			time.Sleep(time.Duration(i) * 5 * time.Millisecond)
+			if err := ed.conn.Cancel(ctx, sdk.CancelNotification{SessionId: sid}); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case resp := <-answered:
+				if resp.StopReason != sdk.StopReasonCancelled {
+					t.Errorf("prompt %d answered %+v", i, resp)
+				}
+			case <-time.After(time.Minute):
+				t.Fatalf("prompt %d, cancelled at once, was not answered", i)
+			}
+		}
+		m := ed.Mark(sid)
+		if r := ed.prompt(t, sid, "/chat topic=order"); r.StopReason != sdk.StopReasonEndTurn {
+			t.Fatalf("stop reason %q", r.StopReason)
+		}
+		if err := ed.conn.Cancel(ctx, sdk.CancelNotification{SessionId: sid}); err != nil {
+			t.Fatal(err)
+		}
+		if r := ed.prompt(t, sid, "/greet name=next"); r.StopReason != sdk.StopReasonEndTurn {
+			t.Errorf("stop reason %q", r.StopReason)
+		}
+		msg := message(ed.Since(sid, m))
+		if !strings.Contains(msg, "■ **chat** was cancelled") || !strings.Contains(msg, "✔ **greet** succeeded") || strings.Contains(msg, "you said: /greet") {
+			t.Errorf("message %q", msg)
+		}
+	})
+
 	t.Run("permission dismissed", func(t *testing.T) {
 		// The editor's default answer is the protocol's "cancelled"
 		// outcome: the user closed the question.
@@ -127,10 +177,13 @@ func TestACPServeErrors(t *testing.T) {
 	})
 
 	t.Run("the editor goes mid-run", func(t *testing.T) {
+		m := ed.Mark(sid)
 		go ed.conn.Prompt(context.Background(), sdk.PromptRequest{SessionId: sid, Prompt: []sdk.ContentBlock{sdk.TextBlock("/slow")}})
-		ed.waitFor(t, sid, "the second sleeping step", func(u sdk.SessionUpdate) bool {
-			return u.ToolCall != nil && strings.HasPrefix(u.ToolCall.Title, "wait: sleep 60") && u.ToolCall.ToolCallId != firstSleep(ed.Since(sid, 0))
-		})
+		if _, err := ed.WaitFor(ctx, sid, m, func(u sdk.SessionUpdate) bool {
+			return u.ToolCall != nil && strings.HasPrefix(u.ToolCall.Title, "wait: sleep 60")
+		}); err != nil {
+			t.Fatalf("no sleeping step: %v", err)
+		}
 		start := time.Now()
 		ed.stdin.w.Close()
 		select {
@@ -156,10 +209,15 @@ func TestACPServeErrors(t *testing.T) {
 				Status   string `json:"status"`
 			} `json:"runs"`
 		}
-		if err := json.Unmarshal(b, &rec); err != nil || !rec.Closed || len(rec.Runs) != 3 {
+		if err := json.Unmarshal(b, &rec); err != nil || !rec.Closed || len(rec.Runs) < 5 {
 			t.Fatalf("session record (%v):\n%s", err, b)
 		}
-		last := rec.Runs[2]
+		for _, r := range rec.Runs {
+			if r.Status == "running" || r.Status == "" {
+				t.Errorf("a run left %q in the record:\n%s", r.Status, b)
+			}
+		}
+		last := rec.Runs[len(rec.Runs)-1]
 		if last.Workflow != "slow" || last.Status != "cancelled" {
 			t.Errorf("the run going when the editor went: %+v", last)
 		}
@@ -168,16 +226,6 @@ func TestACPServeErrors(t *testing.T) {
 		}
 		verifyStorage(t, store)
 	})
-}
-
-// firstSleep is the id of the first sleeping step's card.
-func firstSleep(us []sdk.SessionUpdate) sdk.ToolCallId {
-	for _, u := range us {
-		if u.ToolCall != nil && strings.HasPrefix(u.ToolCall.Title, "wait: sleep 60") {
-			return u.ToolCall.ToolCallId
-		}
-	}
-	return ""
 }
 
 func jsonText(v any) string {

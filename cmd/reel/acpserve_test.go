@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -39,11 +40,16 @@ type acpEditor struct {
 type lockedPipe struct {
 	mu sync.Mutex
 	w  io.WriteCloser
+	// prompts counts the session/prompt frames written.
+	prompts atomic.Int64
 }
 
 func (l *lockedPipe) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if bytes.Contains(p, []byte(`"session/prompt"`)) {
+		defer l.prompts.Add(1)
+	}
 	return l.w.Write(p)
 }
 

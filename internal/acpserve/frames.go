@@ -18,9 +18,11 @@ const maxFrameBytes = 10 << 20
 // line each. The SDK logs and drops a line that is not JSON, leaving a
 // client waiting for an answer that never comes; here such a line, or one
 // over maxFrameBytes, is answered with a JSON-RPC error on out and the
-// connection goes on. It returns at the end of in or when the pipe is
-// closed, closing the pipe so the SDK sees the editor go.
-func filterFrames(in io.Reader, pipe *io.PipeWriter, out io.Writer) error {
+// connection goes on. Each valid frame is shown to seen first, in the
+// order of the stream, and forwarded only if seen says so (nil forwards
+// every frame). It returns at the end of in or when the pipe is closed,
+// closing the pipe so the SDK sees the editor go.
+func filterFrames(in io.Reader, pipe *io.PipeWriter, out io.Writer, seen func(frame []byte) (forward bool)) error {
 	br := bufio.NewReaderSize(in, 64<<10)
 	var line []byte
 	tooLong := false
@@ -39,10 +41,14 @@ func filterFrames(in io.Reader, pipe *io.PipeWriter, out io.Writer) error {
 		if tooLong {
 			writeError(out, -32700, fmt.Sprintf("parse error: a frame of more than %d bytes was skipped", maxFrameBytes))
 		} else if t := bytes.TrimSpace(line); len(t) > 0 {
-			if !json.Valid(t) {
+			switch {
+			case !json.Valid(t):
 				writeError(out, -32700, "parse error: the frame is not JSON")
-			} else if _, werr := pipe.Write(append(t, '\n')); werr != nil {
-				return werr
+			case seen != nil && !seen(t):
+			default:
+				if _, werr := pipe.Write(append(t, '\n')); werr != nil {
+					return werr
+				}
 			}
 		}
 		line, tooLong = line[:0], false

@@ -5,8 +5,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"strings"
 	"testing"
+
+	sdk "github.com/coder/acp-go-sdk"
 )
 
 // filterRun passes in through filterFrames and returns what reached the
@@ -16,7 +19,7 @@ func filterRun(t testing.TB, in []byte) (passed, answered []string) {
 	pr, pw := io.Pipe()
 	var out bytes.Buffer
 	done := make(chan error, 1)
-	go func() { done <- filterFrames(bytes.NewReader(in), pw, &frameWriter{w: &out}) }()
+	go func() { done <- filterFrames(bytes.NewReader(in), pw, &frameWriter{w: &out}, nil) }()
 	sc := bufio.NewScanner(pr)
 	sc.Buffer(nil, maxFrameBytes+2)
 	for sc.Scan() {
@@ -103,4 +106,34 @@ func FuzzFilterFrames(f *testing.F) {
 			t.Fatalf("%d lines in, %d passed, %d answered", lines, len(passed), len(answered))
 		}
 	})
+}
+
+// session/cancel is taken as it comes in the stream, for the prompts sent
+// before it alone, and does not reach the SDK, whose queue of
+// notifications could deliver it after the next prompt.
+func TestInOrder(t *testing.T) {
+	srv := &server{log: slog.New(slog.DiscardHandler), sessions: map[sdk.SessionId]*session{}}
+	s := &session{id: "s1", srv: srv}
+	srv.sessions[s.id] = s
+	frames := []struct {
+		frame   string
+		forward bool
+	}{
+		{`{"jsonrpc":"2.0","id":1,"method":"session/prompt","params":{"sessionId":"s1","prompt":[]}}`, true},
+		{`{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"s1","prompt":[{"type":"text","text":"session/cancel"}]}}`, true},
+		{`{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s1"}}`, false},
+		{`{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"s1","prompt":[]}}`, true},
+		{`{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"nope"}}`, false},
+		{`{"jsonrpc":"2.0","id":4,"method":"session/prompt","params":{"sessionId":"nope","prompt":[]}}`, true},
+		{`{"jsonrpc":"2.0","id":5,"method":"session/new","params":{"cwd":"/","mcpServers":[]}}`, true},
+		{`{"jsonrpc":"2.0","id":6,"result":{"outcome":{"outcome":"cancelled"}}}`, true},
+	}
+	for _, f := range frames {
+		if got := srv.inOrder([]byte(f.frame)); got != f.forward {
+			t.Errorf("%s: forwarded %v", f.frame, got)
+		}
+	}
+	if p, c := s.prompts.Load(), s.cancelledTo.Load(); p != 3 || c != 2 {
+		t.Errorf("prompts %d, cancelled up to %d; want 3 and 2", p, c)
+	}
 }

@@ -3,6 +3,7 @@ package acpserve
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -74,7 +75,7 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error
 	pr, pw := io.Pipe()
 	srv.conn = sdk.NewAgentSideConnection(srv, srv.out, pr)
 	srv.conn.SetLogger(log)
-	go filterFrames(in, pw, srv.out)
+	go filterFrames(in, pw, srv.out, srv.inOrder)
 
 	var cause error
 	select {
@@ -189,15 +190,53 @@ func (srv *server) Prompt(ctx context.Context, req sdk.PromptRequest) (sdk.Promp
 }
 
 // Cancel cancels a session's run, whatever it is doing; the prompt being
-// answered, if any, ends `cancelled` once the run ended.
+// answered, if any, ends `cancelled` once the run ended. Over Serve's
+// connection session/cancel is taken in the order of the stream, by
+// inOrder, and never reaches the SDK.
 func (srv *server) Cancel(ctx context.Context, n sdk.CancelNotification) error {
 	s, err := srv.session(n.SessionId)
 	if err != nil {
 		return err
 	}
 	srv.log.Info("cancel", "session", s.id)
-	s.cancel(errors.New("cancelled from the editor"))
+	s.cancelTurn(errors.New("cancelled from the editor"))
 	return nil
+}
+
+// inOrder sees each frame of the editor's, in the order they came, before
+// the SDK does. The SDK answers requests each in a goroutine of its own
+// but queues notifications for another: a session/cancel followed by the
+// next session/prompt could reach the session the other way round, and the
+// new prompt become the cancelled conversation's next message, or the
+// late cancel stop the new run. So the prompts are counted here and a
+// cancel is taken here, at once, for the prompts sent before it alone.
+func (srv *server) inOrder(frame []byte) bool {
+	isPrompt := bytes.Contains(frame, []byte(`"session/prompt"`))
+	if !isPrompt && !bytes.Contains(frame, []byte(`"session/cancel"`)) {
+		return true
+	}
+	var f struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Params struct {
+			SessionID sdk.SessionId `json:"sessionId"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(frame, &f) != nil {
+		return true
+	}
+	switch {
+	case f.Method == sdk.AgentMethodSessionPrompt && f.ID != nil:
+		if s, err := srv.session(f.Params.SessionID); err == nil {
+			s.prompts.Add(1)
+		}
+	case f.Method == sdk.AgentMethodSessionCancel && f.ID == nil:
+		if err := srv.Cancel(context.Background(), sdk.CancelNotification{SessionId: f.Params.SessionID}); err != nil {
+			srv.log.Warn("session/cancel", "session", f.Params.SessionID, "err", err)
+		}
+		return false
+	}
+	return true
 }
 
 // CloseSession cancels the session's run, waits for it and forgets the

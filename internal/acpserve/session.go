@@ -42,6 +42,12 @@ type session struct {
 	started time.Time
 
 	busy atomic.Bool // a prompt is being answered
+	// prompts counts the session/prompt requests in the order the editor
+	// sent them (server.inOrder), begun those that reached prompt, and
+	// every prompt up to cancelledTo was cancelled by a session/cancel
+	// sent after it: one that had not begun when the cancel came is
+	// cancelled as it begins.
+	prompts, begun, cancelledTo atomic.Int64
 	// saveMu orders the writes of session.json, each of the state as it
 	// is when it is written.
 	saveMu sync.Mutex
@@ -299,10 +305,21 @@ var (
 // the live run waits for, or a slash command that starts a run. It returns
 // when the run waits for the user again (end_turn) or ended.
 func (s *session) prompt(ctx context.Context, blocks []sdk.ContentBlock) (sdk.PromptResponse, error) {
+	turn := s.begun.Add(1)
 	if !s.busy.CompareAndSwap(false, true) {
 		return sdk.PromptResponse{}, sdk.NewInvalidRequest(map[string]any{"error": "a prompt is already being answered in this session: wait for it, or cancel it"})
 	}
 	defer s.busy.Store(false)
+	if turn <= s.cancelledTo.Load() {
+		// cancelled before it began: the run it was for, if any, is
+		// cancelled already
+		if lr := s.current(); lr != nil {
+			if _, err := lr.nextAsk(ctx); err == nil {
+				s.finish(ctx, lr)
+			}
+		}
+		return cancelled, nil
+	}
 	text, err := promptText(blocks)
 	if err != nil {
 		return endTurn, s.out.say(ctx, err.Error())
@@ -330,7 +347,7 @@ func (s *session) prompt(ctx context.Context, blocks []sdk.ContentBlock) (sdk.Pr
 		}
 		return endTurn, s.out.say(ctx, msg)
 	}
-	return s.start(ctx, cmd), nil
+	return s.start(ctx, cmd, turn), nil
 }
 
 // current is the live run, if any.
@@ -340,8 +357,9 @@ func (s *session) current() *liveRun {
 	return s.live
 }
 
-// start starts the workflow cmd names and answers the turn.
-func (s *session) start(ctx context.Context, cmd *command) sdk.PromptResponse {
+// start starts the workflow cmd names and answers the turn, the session's
+// turn-th prompt.
+func (s *session) start(ctx context.Context, cmd *command, turn int64) sdk.PromptResponse {
 	ref, ok := s.resolve(ctx, cmd.Name)
 	if !ok {
 		s.out.say(ctx, fmt.Sprintf("Unknown workflow /%s: %s.", commandName(cmd.Name), s.commandList()))
@@ -358,6 +376,10 @@ func (s *session) start(ctx context.Context, cmd *command) sdk.PromptResponse {
 	}
 	s.live = lr
 	s.mu.Unlock()
+	if turn <= s.cancelledTo.Load() {
+		// a cancel came while the command was read: it saw no run
+		lr.cancel(errors.New("cancelled from the editor"))
+	}
 	in := launch.Interaction{Turns: lr.turn}
 	if cmd.Interactive {
 		in.Pause = lr.pause
@@ -520,8 +542,10 @@ func summary(name string, rep *engine.Report, terminal string) string {
 	return b.String()
 }
 
-// cancel cancels the live run, whatever it is doing (session/cancel).
-func (s *session) cancel(cause error) {
+// cancelTurn cancels the prompts the editor sent so far and the live run,
+// whatever it is doing (session/cancel).
+func (s *session) cancelTurn(cause error) {
+	s.cancelledTo.Store(s.prompts.Load())
 	if lr := s.current(); lr != nil {
 		lr.cancel(cause)
 	}
