@@ -185,15 +185,7 @@ func TestACPServeErrors(t *testing.T) {
 			t.Fatalf("no sleeping step: %v", err)
 		}
 		start := time.Now()
-		ed.stdin.w.Close()
-		select {
-		case <-ed.done:
-		case <-time.After(time.Minute):
-			t.Fatal("acp-serve did not end with its input")
-		}
-		if err := ed.cmd.Wait(); err != nil {
-			t.Errorf("acp-serve: %v", err)
-		}
+		ed.hangUp(t)
 		if d := time.Since(start); d > 30*time.Second {
 			t.Errorf("acp-serve took %s to end", d)
 		}

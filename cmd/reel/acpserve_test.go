@@ -162,6 +162,21 @@ func (ed *acpEditor) waitFor(t *testing.T, id sdk.SessionId, what string, ok fun
 	}
 }
 
+// hangUp closes the server's input, as an editor that goes away, and
+// waits for it to exit cleanly.
+func (ed *acpEditor) hangUp(t *testing.T) {
+	t.Helper()
+	ed.stdin.w.Close()
+	select {
+	case <-ed.done:
+	case <-time.After(time.Minute):
+		t.Fatal("acp-serve did not end with its input")
+	}
+	if err := ed.cmd.Wait(); err != nil {
+		t.Errorf("acp-serve: %v", err)
+	}
+}
+
 // message is the agent's message text among updates.
 func message(us []sdk.SessionUpdate) string {
 	var b strings.Builder
@@ -621,15 +636,7 @@ func TestACPServe(t *testing.T) {
 		if r := ed.prompt(t, sa, "/stray"); r.StopReason != sdk.StopReasonEndTurn {
 			t.Fatalf("stop reason %q", r.StopReason)
 		}
-		ed.stdin.w.Close()
-		select {
-		case <-ed.done:
-		case <-time.After(time.Minute):
-			t.Fatal("acp-serve did not end with its input")
-		}
-		if err := ed.cmd.Wait(); err != nil {
-			t.Errorf("acp-serve: %v", err)
-		}
+		ed.hangUp(t)
 		ed.outMu.Lock()
 		raw := ed.stdout.Bytes()
 		ed.outMu.Unlock()
