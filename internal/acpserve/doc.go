@@ -39,9 +39,12 @@
 //     run. No answer aborts.
 //   - session/cancel cancels the session's run, parked or running: its
 //     processes get SIGTERM then SIGKILL, it ends `cancelled` with its
-//     run.completed, and the prompt ends with stopReason cancelled. When
-//     the editor goes (stdin ends) or the server is signalled, every run
-//     still going is cancelled the same way.
+//     run.completed, and the prompt ends with stopReason cancelled. A
+//     cancel is taken in the order the editor sent it (the SDK would let
+//     the next prompt overtake it): it applies to the prompts sent
+//     before it, never to the next one. When the editor goes (stdin
+//     ends) or the server is signalled, every run still going is
+//     cancelled the same way.
 //   - stdout carries protocol frames alone: a frame that is not JSON or
 //     is over 10 MiB is answered with a JSON-RPC parse error and skipped
 //     (the SDK alone drops the first silently and hangs up on the
