@@ -24,7 +24,7 @@ func rpcError(t *testing.T, err error) *sdk.RequestError {
 }
 
 // What an editor does wrong, or stops doing, gets a clear answer and loses
-// no run: requests for sessions that do not exist, a session in a
+// no run (and what the engine warns of is said): requests for sessions that do not exist, a session in a
 // directory that is not one, a second prompt while one is answered, a
 // permission request dismissed, and the editor going away mid-run.
 func TestACPServeErrors(t *testing.T) {
@@ -34,6 +34,24 @@ func TestACPServeErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A call that passes an input its sub-workflow does not declare.
+	writeFile(t, filepath.Join(a, ".reel", "workflows", "caller.yaml"), `name: caller
+states:
+  initial: call
+  call:
+    type: call_workflow
+    workflow: callee
+    inputs: {word: hi, colour: red}
+    on_success: done
+  done: {type: terminal, status: success}
+`, 0o644)
+	writeFile(t, filepath.Join(a, ".reel", "workflows", "callee.yaml"), `name: callee
+inputs: [{name: word}]
+states:
+  initial: say
+  say: {type: step, command: "echo {{.inputs.word}}", on_success: end}
+  end: {type: terminal, status: success}
+`, 0o644)
 	ed := startACP(t, t.TempDir(), "REEL_CLAUDE_BIN="+fake)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -71,6 +89,17 @@ func TestACPServeErrors(t *testing.T) {
 	})
 
 	sid, _ := ed.newSession(t, a)
+
+	t.Run("the engine's warnings", func(t *testing.T) {
+		m := ed.Mark(sid)
+		if r := ed.prompt(t, sid, "/caller"); r.StopReason != sdk.StopReasonEndTurn {
+			t.Fatalf("stop reason %q", r.StopReason)
+		}
+		msg := message(ed.Since(sid, m))
+		if !strings.Contains(msg, "⚠ call: workflow callee declares no input colour: ignored") || !strings.Contains(msg, "✔ **caller** succeeded") {
+			t.Errorf("message %q", msg)
+		}
+	})
 
 	t.Run("one prompt at a time", func(t *testing.T) {
 		m := ed.Mark(sid)

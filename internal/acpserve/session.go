@@ -91,7 +91,7 @@ func (srv *server) newSession(cwd string) (*session, error) {
 	}
 	s.out = &stream{conn: srv.conn, session: s.id}
 	s.eng = srv.opts.NewEngine(proj)
-	s.eng.Dir, s.eng.OnRecorder = cwd, s.onRecorder
+	s.eng.Dir, s.eng.OnRecorder, s.eng.Display = cwd, s.onRecorder, warnings{s}
 	if srv.opts.KillGrace > 0 {
 		s.eng.KillGrace = srv.opts.KillGrace
 	}
@@ -121,6 +121,21 @@ func (s *session) onRecorder(rec *transcript.Recorder, parentRunID string) {
 	if lr != nil {
 		lr.feed.add(rec, parentRunID)
 	}
+}
+
+// warnings is the engine's display for a session: the run's cards come
+// from its transcripts, but what the engine only displays, its warnings
+// (lines marked "!": an undeclared input a call dropped, what a resume
+// could not count), would be lost; they are said in the agent's message.
+type warnings struct{ s *session }
+
+func (w warnings) Write(p []byte) (int, error) {
+	for line := range strings.Lines(string(p)) {
+		if t := strings.TrimSpace(line); strings.HasPrefix(t, "! ") {
+			w.s.out.say(context.Background(), "⚠ "+strings.TrimPrefix(t, "! "))
+		}
+	}
+	return len(p), nil
 }
 
 // ended updates the session's record and tells the server (the run index).
