@@ -46,6 +46,7 @@ func newRootCmd() *cobra.Command {
 		newSearchCmd(),
 		newServeCmd(),
 		newACPServeCmd(),
+		newMCPServeCmd(),
 		newWorkflowCmd(),
 		newInitCmd(),
 		newErrorCmd(),
