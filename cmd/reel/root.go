@@ -45,6 +45,7 @@ func newRootCmd() *cobra.Command {
 		newIndexCmd(),
 		newSearchCmd(),
 		newServeCmd(),
+		newACPServeCmd(),
 		newMCPServeCmd(),
 		newWorkflowCmd(),
 		newInitCmd(),

@@ -132,6 +132,51 @@ func TestModeConversationWithoutInput(t *testing.T) {
 	}
 }
 
+// RunOptions.Turns stands in for Stdin (an editor's next prompt): it is
+// asked after each reply with the reply, the turn's number and the step;
+// "exit" ends the conversation as a line of input does, and Stdin is not
+// read nor its prompt shown.
+func TestModeConversationTurnsFunc(t *testing.T) {
+	h, body, _ := agentRun(t, interactiveWorkflow)
+	h.e.Stdin = strings.NewReader("never read\n")
+	wf := h.load("wf.yaml", body)
+	var asked []TurnInfo
+	answers := []string{"List the risks.", " exit "}
+	rep, err := h.e.Run(context.Background(), wf, RunOptions{Turns: func(ctx context.Context, ti TurnInfo) (string, bool, error) {
+		asked = append(asked, ti)
+		a := answers[0]
+		answers = answers[1:]
+		return a, true, nil
+	}})
+	if err != nil || rep.Status != "success" {
+		t.Fatalf("report %+v %v\n%s", rep, err, h.display.String())
+	}
+	h.verify()
+	if len(asked) != 2 || asked[0].Path != "chat" || asked[0].Turn != 2 || asked[1].Turn != 3 || asked[0].Reply == "" || asked[1].Reply == asked[0].Reply {
+		t.Errorf("asked %+v", asked)
+	}
+	got := userMessages(t, rep.TranscriptPath, "chat")
+	want := [][]string{{"Review main.go", "Be brief."}, {"List the risks."}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("user messages %q, want %q", got, want)
+	}
+	if ar := agentResult(t, rep.TranscriptPath, "chat"); ar.UserTurns != 2 || ar.StoppedBy != "user_exit" {
+		t.Errorf("result %+v", ar)
+	}
+	if d := h.display.String(); strings.Contains(d, "your reply") {
+		t.Errorf("display asks for stdin:\n%s", d)
+	}
+
+	// An error from Turns fails the step with it.
+	h2, body2, _ := agentRun(t, interactiveWorkflow)
+	rep, err = h2.e.Run(context.Background(), h2.load("wf.yaml", body2), RunOptions{Turns: func(context.Context, TurnInfo) (string, bool, error) {
+		return "", false, fmt.Errorf("the editor went away")
+	}})
+	if err != nil || rep.Status != "failure" || !strings.Contains(rep.Error, "the editor went away") {
+		t.Errorf("report %+v %v", rep, err)
+	}
+}
+
 const repeatWorkflow = `
 name: loop
 states:

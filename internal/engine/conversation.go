@@ -133,7 +133,14 @@ func (s *turnSource) next(ctx context.Context, n int, reply *transcript.AgentRes
 			return "", false, "", err
 		}
 	case "input":
-		line, ok, err := s.r.readTurn(ctx, s.r.newOutputWriter(joinPath(s.sc.prefix, s.st.Name)).prefix)
+		path := joinPath(s.sc.prefix, s.st.Name)
+		var line string
+		var ok bool
+		if s.r.turns != nil {
+			line, ok, err = s.r.askTurn(ctx, TurnInfo{Path: path, Iteration: s.sc.iteration, Turn: n + 1, Reply: output})
+		} else {
+			line, ok, err = s.r.readTurn(ctx, s.r.newOutputWriter(path).prefix)
+		}
 		if err != nil {
 			return "", false, "", err
 		}
@@ -242,6 +249,38 @@ func turnValue(output string, number int) map[string]any {
 		v["JSON"] = js
 	}
 	return v
+}
+
+// TurnFunc gives the user's next message in a mode: conversation agent
+// step, after the agent replied. ok false ends the conversation
+// (stopped_by user_exit); an error fails the step.
+type TurnFunc func(ctx context.Context, turn TurnInfo) (msg string, ok bool, err error)
+
+// TurnInfo says which conversation asks for a message.
+type TurnInfo struct {
+	// Path and Iteration are the step's, as its events record them.
+	Path      string
+	Iteration int
+	// Turn is the number of the turn the message starts (the step's
+	// prompt is turn 1); Reply is the agent's reply to the turn before.
+	Turn  int
+	Reply string
+}
+
+// askTurn asks RunOptions.Turns for the next message. An empty message,
+// exit or quit ends the conversation, as a line of Stdin does.
+func (r *run) askTurn(ctx context.Context, t TurnInfo) (string, bool, error) {
+	msg, ok, err := r.turns(ctx, t)
+	if err != nil || !ok {
+		return "", false, err
+	}
+	if err := ctx.Err(); err != nil {
+		return "", false, err
+	}
+	if s := strings.TrimSpace(msg); s == "" || strings.EqualFold(s, "exit") || strings.EqualFold(s, "quit") {
+		return "", false, nil
+	}
+	return msg, true, nil
 }
 
 // readTurn reads the user's next message for a mode conversation step: one

@@ -24,6 +24,7 @@ type lifecycle struct {
 	past    *past
 	replay  *replaySource
 	pause   PauseFunc
+	turns   TurnFunc
 	step    string
 	mocks   map[string]string
 	onStart func(runID, transcriptPath string)
@@ -41,7 +42,7 @@ func (e *OptionError) Error() string { return e.Msg }
 // lifecycleFor checks the options a run is started with, before anything
 // is created, so that a refused run leaves no file behind.
 func (e *Engine) lifecycleFor(wf *workflow.Workflow, opts RunOptions) (lifecycle, error) {
-	lc := lifecycle{pause: opts.Pause, onStart: opts.OnStart}
+	lc := lifecycle{pause: opts.Pause, turns: opts.Turns, onStart: opts.OnStart}
 	if opts.ReplayFrom != nil {
 		lc.replay = newReplaySource(opts.ReplayFrom, opts.AllowPromptDrift)
 	}
@@ -126,7 +127,9 @@ func (r *run) intercept(ctx context.Context, sc scope, st *workflow.State) (outc
 }
 
 // inherit passes the lifecycle a child run shares with its parent:
-// interactive pauses go on into sub-workflows.
+// interactive pauses and the source of conversation turns go on into
+// sub-workflows.
 func (r *run) inherit(child *run) {
 	child.pause = r.pause
+	child.turns = r.turns
 }

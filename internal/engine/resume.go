@@ -58,9 +58,10 @@ type ResumeOptions struct {
 	// this state (a state name or a dot path): it and every execution
 	// recorded after it run again.
 	From string
-	// OnStart and Pause are as in RunOptions.
+	// OnStart, Pause and Turns are as in RunOptions.
 	OnStart func(runID, transcriptPath string)
 	Pause   PauseFunc
+	Turns   TurnFunc
 	// ReplayFrom is the recorded run a replay (run --replay-from) took its
 	// agent replies from, loaded with its exchange: a resumed replay goes
 	// on taking them from it. A replay is refused without it, rather than
@@ -116,7 +117,7 @@ func (e *Engine) Resume(ctx context.Context, wf *workflow.Workflow, rec *rerun.R
 	if err != nil {
 		return nil, err
 	}
-	r.lifecycle = lifecycle{attempt: rec.Attempts() + 1, ran: rec.Ran(), past: p, pause: opts.Pause, onStart: opts.OnStart}
+	r.lifecycle = lifecycle{attempt: rec.Attempts() + 1, ran: rec.Ran(), past: p, pause: opts.Pause, turns: opts.Turns, onStart: opts.OnStart}
 	if opts.ReplayFrom != nil {
 		r.replay = newReplaySource(opts.ReplayFrom, opts.AllowPromptDrift)
 	}
