@@ -118,11 +118,10 @@
 // verbatim: treat it like a raw command log. Files are 0600 and
 // directories 0700 so that only the owner reads them. Nothing is masked by
 // default, because a transcript that silently differs from what the agent
-// saw defeats its purpose. Masking is opt-in: a Masker replaces the values
-// of secret-looking environment variables and well-known credential shapes
-// with "[MASKED]" before an event is written or broadcast. The masker
-// works on decoded values, so a secret is found however the JSON escaped
-// it and the replacement can never break a line.
+// saw defeats its purpose. Masking is opt-in: Options.Masker masks each
+// event before it is written or broadcast; the secrets subpackage
+// (transcript/secrets) provides one that replaces secret-looking
+// environment values and credential shapes with "[MASKED]".
 //
 // Transcripts may come from other machines and other tools. The reader
 // bounds memory by the line limit, never panics on hostile bytes (fuzzed),

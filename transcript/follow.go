@@ -49,6 +49,7 @@ type Follower struct {
 	skipping bool
 	// grew is when the file last grew, for the dead-writer check.
 	grew time.Time
+	raw  []byte
 }
 
 // Follow opens path and returns a follower that yields events with
@@ -97,6 +98,7 @@ func (fl *Follower) Next(ctx context.Context) (ExchangeEvent, error) {
 			if len(line) > fl.opts.Limits.MaxLineSize {
 				return ExchangeEvent{}, &LineError{Line: fl.line, Err: fmt.Errorf("%w: %d bytes, limit %d", ErrLineTooLong, len(line), fl.opts.Limits.MaxLineSize)}
 			}
+			fl.raw = line
 			ev, err := fl.dec.event(line)
 			if err != nil && !errors.Is(err, ErrUnknownEventType) && !errors.Is(err, ErrUnknownBlockType) {
 				return ExchangeEvent{}, &LineError{Line: fl.line, Err: err}
@@ -136,6 +138,13 @@ func (fl *Follower) Next(ctx context.Context) (ExchangeEvent, error) {
 		}
 	}
 }
+
+// Line is the 1-based number of the line Next returned last.
+func (fl *Follower) Line() int { return fl.line }
+
+// Raw is the bytes of the line Next returned last, without its newline.
+// It is valid until the next call to Next.
+func (fl *Follower) Raw() []byte { return fl.raw }
 
 func (fl *Follower) read() (int, error) {
 	if fl.start > 0 {

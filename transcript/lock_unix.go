@@ -67,6 +67,11 @@ func Writing(path string) (bool, error) {
 	return writing(f)
 }
 
+// WritingFile is Writing for a transcript the caller already has open, so
+// that a reader that has just read a file to its end can tell whether its
+// run is live without opening it again.
+func WritingFile(f *os.File) (bool, error) { return writing(f) }
+
 // writing probes the writer's lock on the file f is open on.
 func writing(f *os.File) (bool, error) {
 	// A writer killed while it was starting a step leaves its lock, for

@@ -37,6 +37,7 @@ type Reader struct {
 	line   int
 	offset int64 // offset of buf[start] in the stream
 	raw    []byte
+	rawAt  int64 // offset of raw's start
 	dec    decoder
 	// skipping is set while discarding the rest of an over-long line.
 	skipping bool
@@ -90,7 +91,7 @@ func (r *Reader) NextLine() ([]byte, error) {
 			if len(line) > r.limits.MaxLineSize {
 				return nil, &LineError{Line: r.line, Offset: lineStart, Err: fmt.Errorf("%w: %d bytes, limit %d", ErrLineTooLong, len(line), r.limits.MaxLineSize)}
 			}
-			r.raw = line
+			r.raw, r.rawAt = line, lineStart
 			return line, nil
 		}
 		if r.eof {
@@ -107,7 +108,7 @@ func (r *Reader) NextLine() ([]byte, error) {
 				continue
 			}
 			r.line++
-			r.raw = line
+			r.raw, r.rawAt = line, lineStart
 			return line, &LineError{Line: r.line, Offset: lineStart, Err: fmt.Errorf("%w: %d bytes without a newline", ErrTornLine, len(line))}
 		}
 		pending := r.end - r.start
@@ -159,7 +160,14 @@ func (r *Reader) Next() (ExchangeEvent, error) {
 		}
 		return ExchangeEvent{}, err
 	}
-	lineStart := r.offset - int64(len(line)) - 1
+	return r.Decode(line)
+}
+
+// Decode decodes the line NextLine returned last as Next would have: with
+// the reader's shared strings, and its errors as *LineError. A reader that
+// looks at raw lines first decodes only those it needs, at Next's cost.
+func (r *Reader) Decode(line []byte) (ExchangeEvent, error) {
+	lineStart := r.rawAt
 	if len(line) > 0 && line[len(line)-1] == '\r' {
 		ev, derr := r.dec.event(line)
 		if derr == nil {

@@ -300,3 +300,54 @@ func normalize(e ExchangeEvent) ExchangeEvent {
 	}
 	return e
 }
+
+// Decode of the line NextLine returned is Next: same event, same errors
+// with the same line and offset, for a reader that looks at raw lines
+// first and decodes only some.
+func TestDecodeIsNext(t *testing.T) {
+	data := string(goldenLines(t))
+	lines := strings.SplitAfter(data, "\n")
+	in := lines[0] + "garbage\n" + strings.TrimSuffix(lines[1], "\n") + "\r\n" + lines[2] + `{"seq":9`
+	next, raw := NewReader(strings.NewReader(in)), NewReader(strings.NewReader(in))
+	for {
+		want, werr := next.Next()
+		line, err := raw.NextLine()
+		if err == io.EOF || werr == io.EOF {
+			if err != werr {
+				t.Fatalf("ends apart: %v, %v", err, werr)
+			}
+			return
+		}
+		var got ExchangeEvent
+		if err == nil {
+			got, err = raw.Decode(line)
+		} else {
+			got, _ = raw.Decode(line)
+		}
+		var le, wle *LineError
+		if !reflect.DeepEqual(got, want) || (err == nil) != (werr == nil) ||
+			errors.As(err, &le) && (!errors.As(werr, &wle) || le.Line != wle.Line || le.Offset != wle.Offset || le.Err.Error() != wle.Err.Error()) {
+			t.Fatalf("line %d: Decode %+v, %v; Next %+v, %v", raw.Line(), got, err, want, werr)
+		}
+	}
+}
+
+// A follower names the line it decoded last, and gives its bytes.
+func TestFollowerLineAndRaw(t *testing.T) {
+	lines := strings.SplitAfter(string(goldenLines(t)), "\n")
+	p := filepath.Join(t.TempDir(), "x.jsonl")
+	os.WriteFile(p, []byte(lines[0]+lines[1]), 0o600)
+	fl, err := Follow(t.Context(), p, 0, FollowOptions{Stale: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fl.Close()
+	for i := 1; i <= 2; i++ {
+		if _, err := fl.Next(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if fl.Line() != i || string(fl.Raw())+"\n" != lines[i-1] {
+			t.Fatalf("line %d, raw %q", fl.Line(), fl.Raw())
+		}
+	}
+}

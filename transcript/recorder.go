@@ -58,12 +58,20 @@ type Options struct {
 	// that invoked this one through call_workflow.
 	ParentRunID string
 	// Masker, when set, masks secrets in every event before it is written
-	// or broadcast.
-	Masker *Masker
+	// or broadcast (package secrets has one).
+	Masker Masker
 	// Logger receives drop warnings. Nil discards them.
 	Logger *slog.Logger
 	// Now stamps events that have no timestamp (default time.Now).
 	Now func() time.Time
+}
+
+// A Masker removes secrets from an event before a Recorder writes it. It
+// may replace e.Payload but must not modify what the payload points to:
+// the caller's values stay as they were. The secrets package provides one
+// that masks secret-named environment values and credential shapes.
+type Masker interface {
+	MaskEvent(e *ExchangeEvent)
 }
 
 // Dir returns the transcripts directory of a storage root.

@@ -106,11 +106,3 @@ func hintsOff(cmd *cobra.Command) func(string) string {
 func addVerboseFlag(cmd *cobra.Command) {
 	cmd.Flags().Bool("verbose", false, "AWF's flag, taken as given: reel's display always shows what it adds (each step as it starts)")
 }
-
-// addSkipPluginsFlag adds AWF's --skip-plugins, which skips its plugins'
-// workflow validators. reel's plugins are step types and validate
-// nothing, so there is nothing to skip; the flag is taken so that AWF
-// command lines run.
-func addSkipPluginsFlag(cmd *cobra.Command) {
-	cmd.Flags().Bool("skip-plugins", false, "AWF's flag, taken as given: reel's plugins add no validators to skip")
-}

@@ -13,8 +13,7 @@ import (
 	"github.com/reelhq/reel/internal/normalize"
 	"github.com/reelhq/reel/internal/pricing"
 	"github.com/reelhq/reel/internal/rerun"
-	"github.com/reelhq/reel/internal/runstatus"
-	"github.com/reelhq/reel/internal/runstore"
+	"github.com/reelhq/reel/internal/runs"
 )
 
 // Shell completion (reel completion bash|zsh|fish|powershell, cobra's)
@@ -63,21 +62,21 @@ func completeRunIDs(cmd *cobra.Command, args []string, toComplete string) ([]str
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
-	var runs []runstatus.Summary
+	var list []runs.Summary
 	prices, err := priceTable()
 	if err == nil {
 		// The project's prices: runs the index has not seen yet are
 		// indexed as reel runs would index them.
-		runs, err = indexedRuns(cmd.Context(), dir, prices)
+		list, err = indexedRuns(cmd.Context(), dir, prices)
 	}
 	if err != nil {
-		runs, err = scannedRuns(dir)
+		list, err = scannedRuns(dir)
 	}
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
-	out := make([]string, 0, len(runs))
-	for _, r := range runs {
+	out := make([]string, 0, len(list))
+	for _, r := range list {
 		if r.ParentRunID == "" && strings.HasPrefix(r.RunID, toComplete) {
 			out = append(out, fmt.Sprintf("%s\t%s %s %s", r.RunID, r.Workflow, r.Status, r.Started.Local().Format("2006-01-02 15:04")))
 		}
@@ -88,7 +87,7 @@ func completeRunIDs(cmd *cobra.Command, args []string, toComplete string) ([]str
 // indexedRuns lists the runs of the storage's index, newest first. A
 // storage without an index is an error: completion does not build one (the
 // first build reads every transcript, too slow for a key press).
-func indexedRuns(ctx context.Context, storage string, prices *pricing.Table) ([]runstatus.Summary, error) {
+func indexedRuns(ctx context.Context, storage string, prices *pricing.Table) ([]runs.Summary, error) {
 	if _, err := os.Stat(index.Path(storage)); err != nil {
 		return nil, err
 	}
@@ -103,7 +102,7 @@ func indexedRuns(ctx context.Context, storage string, prices *pricing.Table) ([]
 		return nil, err
 	}
 	defer ix.Close()
-	var runs []runstatus.Summary
+	var list []runs.Summary
 	f := index.Filter{Limit: 1000}
 	for {
 		page, err := ix.List(ctx, f)
@@ -111,29 +110,29 @@ func indexedRuns(ctx context.Context, storage string, prices *pricing.Table) ([]
 			return nil, err
 		}
 		for _, r := range page.Runs {
-			runs = append(runs, runstatus.Summary{RunID: r.RunID, ParentRunID: r.ParentRunID, Workflow: r.Workflow, Status: r.Status, Started: r.Started})
+			list = append(list, runs.Summary{RunID: r.RunID, ParentRunID: r.ParentRunID, Workflow: r.Workflow, Status: r.Status, Started: r.Started})
 		}
 		if page.Next == "" {
-			return runs, nil
+			return list, nil
 		}
 		f.After = page.Next
 	}
 }
 
 // scannedRuns summarises every transcript of the storage, newest first.
-func scannedRuns(storage string) ([]runstatus.Summary, error) {
-	paths, err := runstore.New(storage).All()
+func scannedRuns(storage string) ([]runs.Summary, error) {
+	all, err := runs.NewStore(storage, runs.Options{}).All()
 	if err != nil {
 		return nil, err
 	}
-	var runs []runstatus.Summary
-	for _, p := range paths {
-		if s, err := runstatus.Summarize(p); err == nil {
-			runs = append(runs, s)
+	var list []runs.Summary
+	for _, r := range all {
+		if s, err := r.Summarize(); err == nil {
+			list = append(list, s)
 		}
 	}
-	sort.SliceStable(runs, func(i, j int) bool { return runs[i].Started.After(runs[j].Started) })
-	return runs, nil
+	sort.SliceStable(list, func(i, j int) bool { return list[i].Started.After(list[j].Started) })
+	return list, nil
 }
 
 // completeWorkflows offers the project's workflow names; files complete as
@@ -164,7 +163,7 @@ func completeWorkflowStates(cmd *cobra.Command, args []string, toComplete string
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
-	wf, err := newEngine(p, "").LoadWorkflow(args[0])
+	wf, err := newEngine(p, "", nil).LoadWorkflow(args[0])
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}

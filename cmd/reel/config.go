@@ -101,7 +101,7 @@ func showConfig(p *project.Project, storageFlag string) (*shownConfig, error) {
 	if abs, err := filepath.Abs(dir); err == nil {
 		dir = abs
 	}
-	cat := newEngine(p, "").Catalog()
+	cat := newEngine(p, "", nil).Catalog()
 	sc := &shownConfig{Project: p.Root, Found: p.Found, Storage: dir, StorageRule: rule, WorkflowDirs: cat.Dirs(), PackDirs: cat.PackDirs(),
 		PromptDirs: cat.PromptDirs(), ScriptDirs: cat.ScriptDirs(), TemplateDirs: cat.TemplateDirs(),
 		Files: append([]string{}, p.Config.Files...), Inputs: map[string]shownItem{}, Plugins: map[string]shownItem{},

@@ -26,7 +26,7 @@ edges in red, transitions labelled with their condition.
 			if err != nil {
 				return err
 			}
-			wf, err := loadWorkflow(cmd, newEngine(proj, ""), args[0])
+			wf, err := loadWorkflow(cmd, newEngine(proj, "", nil), args[0])
 			if err != nil {
 				return err
 			}

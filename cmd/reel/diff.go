@@ -24,7 +24,7 @@ Exit status, as diff(1)'s: 0 the runs match (durations aside), 1 they
 differ, 2 they could not be compared.`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			paths, err := refs.resolve(args, 2)
+			list, err := refs.resolve(args, 2)
 			if err != nil {
 				return err
 			}
@@ -32,11 +32,11 @@ differ, 2 they could not be compared.`,
 			if err != nil {
 				return err
 			}
-			a, err := exectree.Build(paths[0], exectree.Options{Prices: prices})
+			a, err := exectree.Build(list[0], exectree.Options{Prices: prices})
 			if err != nil {
 				return err
 			}
-			b, err := exectree.Build(paths[1], exectree.Options{Prices: prices})
+			b, err := exectree.Build(list[1], exectree.Options{Prices: prices})
 			if err != nil {
 				return err
 			}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/reelhq/reel/internal/query"
+	"github.com/reelhq/reel/internal/runs"
 	"github.com/reelhq/reel/internal/warn"
 	"github.com/reelhq/reel/transcript"
 	"github.com/spf13/cobra"
@@ -54,7 +55,7 @@ workflow.`,
 			if f.Until, err = parseWhen(until, now); err != nil {
 				return fmt.Errorf("--until: %w", err)
 			}
-			var paths []string
+			var list []*runs.Run
 			if all {
 				if len(args) > 0 || refs.latest {
 					return &exitError{code: 2, msg: "--all reads every run: name no runs and no --latest with it"}
@@ -63,12 +64,15 @@ workflow.`,
 				if err != nil {
 					return err
 				}
-				paths, err = ix.Active(cmd.Context(), workflow, f.Since, f.Until)
+				paths, err := ix.Active(cmd.Context(), workflow, f.Since, f.Until)
 				ix.Close()
 				if err != nil {
 					return err
 				}
-			} else if paths, err = refs.resolve(args, 0); err != nil {
+				for _, p := range paths {
+					list = append(list, runs.Open(p, runs.Options{}))
+				}
+			} else if list, err = refs.resolve(args, 0); err != nil {
 				return err
 			}
 			for _, t := range types {
@@ -79,10 +83,13 @@ workflow.`,
 				}
 			}
 			f.Fidelity = transcript.Fidelity(fidelity)
-			var warns warn.List
-			_, err = query.Events(cmd.Context(), cmd.OutOrStdout(), paths, f, query.Projection{Fields: fields, JSON: asJSON}, transcript.Limits{}, warns.Addf)
+			_, err = query.Events(cmd.Context(), cmd.OutOrStdout(), list, f, query.Projection{Fields: fields, JSON: asJSON})
 			if err != nil {
 				return err
+			}
+			var warns warn.List
+			for _, r := range list {
+				warns.Merge(r.Warnings())
 			}
 			return reportWarnings(cmd, warns.Strings())
 		},

@@ -7,10 +7,11 @@ import (
 
 	"github.com/reelhq/reel/internal/agentlog"
 	"github.com/reelhq/reel/internal/flowstudio"
-	"github.com/reelhq/reel/internal/runstore"
+	"github.com/reelhq/reel/internal/runs"
 	"github.com/reelhq/reel/internal/safefile"
 	"github.com/reelhq/reel/internal/shadowstore"
 	"github.com/reelhq/reel/transcript"
+	"github.com/reelhq/reel/transcript/secrets"
 	"github.com/spf13/cobra"
 )
 
@@ -114,22 +115,20 @@ func runExport(cmd *cobra.Command, ref, dir string, o *exportOptions) error {
 	if err != nil {
 		return err
 	}
-	path, err := runstore.New(storage).Resolve(ref)
+	run, err := runs.NewStore(storage, runs.Options{}).Find(ref)
 	if err != nil {
 		return fmt.Errorf("export: %w", err)
 	}
-	var warnings []string
-	events, err := readRun(path, &warnings)
+	events, err := readRun(run)
 	if err != nil {
 		return fmt.Errorf("export: %w", err)
 	}
 	children := map[string][]transcript.ExchangeEvent{}
 	order := []string{}
-	if err := readChildren(path, events, children, &order, &warnings, 0); err != nil {
-		return fmt.Errorf("export: %w", err)
-	}
+	readChildren(run, events, children, &order)
+	warnings := run.Warnings().Strings()
 	if o.maskSecrets {
-		m := transcript.NewMasker(os.Environ())
+		m := secrets.NewMasker(os.Environ())
 		maskEvents(m, events)
 		for _, evs := range children {
 			maskEvents(m, evs)
@@ -201,31 +200,29 @@ func runExport(cmd *cobra.Command, ref, dir string, o *exportOptions) error {
 	return nil
 }
 
-// readRun reads a transcript. A damaged tail (torn or malformed last lines)
-// is reported as a warning and the events before it are exported.
-func readRun(path string, warnings *[]string) ([]transcript.ExchangeEvent, error) {
-	events, err := transcript.ReadFile(path)
-	if len(events) == 0 {
-		if err == nil {
-			err = fmt.Errorf("transcript %s is empty", path)
+// readRun reads a run's events. Damaged lines are left out and reported
+// in the run's warnings; the events that read are exported.
+func readRun(run *runs.Run) ([]transcript.ExchangeEvent, error) {
+	var events []transcript.ExchangeEvent
+	for rec, err := range run.Events(runs.FullDecode) {
+		if err != nil {
+			return nil, err
 		}
-		return nil, err
+		events = append(events, *rec.Event())
 	}
-	if err != nil {
-		*warnings = append(*warnings, fmt.Sprintf("%v; exporting the %d events before it", err, len(events)))
+	if len(events) == 0 {
+		return nil, fmt.Errorf("transcript %s holds no event", run.Path)
 	}
 	if events[0].Type != transcript.RunStarted {
-		return nil, fmt.Errorf("transcript %s does not start with run.started", path)
+		return nil, fmt.Errorf("transcript %s does not start with run.started", run.Path)
 	}
 	return events, nil
 }
 
 // readChildren loads, depth first, the child runs that call_workflow steps
-// of events started; they live beside the parent's transcript.
-func readChildren(parent string, events []transcript.ExchangeEvent, into map[string][]transcript.ExchangeEvent, order *[]string, warnings *[]string, depth int) error {
-	if depth > 32 {
-		return fmt.Errorf("call_workflow nesting deeper than 32 in %s", parent)
-	}
+// of events started; they live beside the parent's transcript. A child
+// that cannot be read is a warning.
+func readChildren(parent *runs.Run, events []transcript.ExchangeEvent, into map[string][]transcript.ExchangeEvent, order *[]string) {
 	for i := range events {
 		id := events[i].ChildRunID
 		if id == "" || events[i].Type != transcript.CallWorkflowStarted {
@@ -234,27 +231,25 @@ func readChildren(parent string, events []transcript.ExchangeEvent, into map[str
 		if _, done := into[id]; done {
 			continue
 		}
-		p, err := runstore.ChildPath(parent, id)
+		c, err := parent.Child(id)
 		if err != nil {
-			return err
+			parent.Warnings().Addf("%s: %v", parent.Path, err)
+			continue
 		}
-		child, err := readRun(p, warnings)
+		child, err := readRun(c)
 		if err != nil {
-			*warnings = append(*warnings, fmt.Sprintf("child run %s: %v", id, err))
+			parent.Warnings().Addf("child run %s: %v", id, err)
 			continue
 		}
 		into[id] = child
 		*order = append(*order, id)
-		if err := readChildren(p, child, into, order, warnings, depth+1); err != nil {
-			return err
-		}
+		readChildren(c, child, into, order)
 	}
-	return nil
 }
 
 // maskEvents masks every event in place, as the recorder does with
 // --mask-secrets.
-func maskEvents(m *transcript.Masker, events []transcript.ExchangeEvent) {
+func maskEvents(m *secrets.Masker, events []transcript.ExchangeEvent) {
 	for i := range events {
 		m.MaskEvent(&events[i])
 	}

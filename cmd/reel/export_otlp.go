@@ -13,9 +13,9 @@ import (
 
 	"github.com/reelhq/reel/internal/index"
 	"github.com/reelhq/reel/internal/otlp"
-	"github.com/reelhq/reel/internal/runstore"
-	"github.com/reelhq/reel/internal/safefile"
+	"github.com/reelhq/reel/internal/runs"
 	"github.com/reelhq/reel/transcript"
+	"github.com/reelhq/reel/transcript/secrets"
 )
 
 // formatOTLP is reel export's --to for OpenTelemetry collectors.
@@ -91,7 +91,7 @@ func runExportOTLP(cmd *cobra.Command, refs []string, json bool, storageFlag str
 	if o.all || o.since != "" {
 		cands, err = listOTLPRuns(cmd, storageFlag, since)
 	} else {
-		cands, err = namedOTLPRuns(runstore.New(proj.Storage(storageFlag)), refs)
+		cands, err = namedOTLPRuns(runs.NewStore(proj.Storage(storageFlag), runs.Options{}), refs)
 	}
 	if err != nil {
 		return err
@@ -102,7 +102,7 @@ func runExportOTLP(cmd *cobra.Command, refs []string, json bool, storageFlag str
 		Version: versionString(), Content: o.otel.content, Prices: proj.Prices(),
 	}
 	if o.maskSecrets {
-		cfg.Masker = transcript.NewMasker(os.Environ())
+		cfg.Masker = secrets.NewMasker(os.Environ())
 	}
 	ctx := cmd.Context()
 	b, err := otlp.NewBatch(ctx, cfg)
@@ -122,22 +122,20 @@ func runExportOTLP(cmd *cobra.Command, refs []string, json bool, storageFlag str
 			continue
 		}
 		prog.run(i + 1)
-		var warnings []string
-		events, err := readRun(c.path, &warnings)
+		src := runs.Open(c.path, runs.Options{})
+		events, err := readRun(src)
 		if err != nil {
 			res.Warnings = append(res.Warnings, fmt.Sprintf("run %s: %v", c.id, err))
 			continue
 		}
 		children := map[string][]transcript.ExchangeEvent{}
 		var order []string
-		if err := readChildren(c.path, events, children, &order, &warnings, 0); err != nil {
-			warnings = append(warnings, err.Error())
-		}
+		readChildren(src, events, children, &order)
 		run := otlp.Run{Events: events, Children: children}
 		if events[0].ParentRunID != "" {
-			run.Link = otlpParentLink(c.path, events[0], &warnings, 0)
+			run.Link = otlpParentLink(src, events[0])
 		}
-		res.Warnings = append(res.Warnings, warnings...)
+		res.Warnings = append(res.Warnings, src.Warnings().Strings()...)
 		n, err := b.Export(ctx, run)
 		tid := run.Link.Trace
 		if !tid.IsValid() {
@@ -216,34 +214,20 @@ func listOTLPRuns(cmd *cobra.Command, storageFlag string, since time.Time) ([]ot
 }
 
 // namedOTLPRuns resolves the runs named on the command line.
-func namedOTLPRuns(store *runstore.Store, refs []string) ([]otlpCandidate, error) {
+func namedOTLPRuns(store *runs.Store, refs []string) ([]otlpCandidate, error) {
 	var cands []otlpCandidate
 	for _, ref := range refs {
-		p, err := store.Resolve(ref)
+		r, err := store.Find(ref)
 		if err != nil {
 			return nil, fmt.Errorf("export: %w", err)
 		}
-		first, err := firstEvent(p)
+		first, err := r.First()
 		if err != nil {
-			return nil, fmt.Errorf("export: %s: %w", p, err)
+			return nil, fmt.Errorf("export: %w", err)
 		}
-		cands = append(cands, otlpCandidate{path: p, id: first.RunID, parent: first.ParentRunID, started: first.Timestamp})
+		cands = append(cands, otlpCandidate{path: r.Path, id: first.RunID, parent: first.ParentRunID, started: first.Timestamp})
 	}
 	return cands, nil
-}
-
-// firstEvent reads a transcript's first event.
-func firstEvent(path string) (transcript.ExchangeEvent, error) {
-	f, err := safefile.Open(path)
-	if err != nil {
-		return transcript.ExchangeEvent{}, err
-	}
-	defer f.Close()
-	ev, err := transcript.NewReader(f).Next()
-	if err != nil && !errors.Is(err, transcript.ErrUnknownEventType) && !errors.Is(err, transcript.ErrUnknownBlockType) {
-		return ev, fmt.Errorf("first event: %w", err)
-	}
-	return ev, nil
 }
 
 // withoutSelectedChildren leaves out child runs whose parent is selected
@@ -264,30 +248,29 @@ func withoutSelectedChildren(cands []otlpCandidate) []otlpCandidate {
 
 // otlpParentLink places a child run exported without its parent: in its
 // top-level run's trace, under the call_workflow step that started it,
-// reading the ancestors' transcripts beside it. Without the parent's
-// transcript the run becomes a root span of the trace named after its
-// parent.
-func otlpParentLink(path string, first transcript.ExchangeEvent, warnings *[]string, depth int) otlp.Link {
+// reading the ancestors' transcripts beside it (as far as runs.MaxDepth).
+// Without the parent's transcript the run becomes a root span of the trace
+// named after its parent.
+func otlpParentLink(run *runs.Run, first transcript.ExchangeEvent) otlp.Link {
 	parentID := first.ParentRunID
 	tid, err := otlp.TraceID(parentID)
 	if err != nil {
-		*warnings = append(*warnings, fmt.Sprintf("run %s: parent run id: %v", first.RunID, err))
+		run.Warnings().Addf("run %s: parent run id: %v", first.RunID, err)
 		return otlp.Link{}
 	}
 	fallback := otlp.Link{Trace: tid}
-	pp, err := runstore.ChildPath(path, parentID)
-	if err != nil || depth > 32 {
+	pr, err := run.Parent(parentID)
+	if err != nil {
 		return fallback
 	}
-	var ws []string
-	parent, err := readRun(pp, &ws)
+	parent, err := readRun(pr)
 	if err != nil {
-		*warnings = append(*warnings, fmt.Sprintf("run %s: parent run %s not found (%v): exported as a root span of trace %s", first.RunID, parentID, err, tid))
+		run.Warnings().Addf("run %s: parent run %s not found (%v): exported as a root span of trace %s", first.RunID, parentID, err, tid)
 		return fallback
 	}
 	var plink otlp.Link
 	if parent[0].ParentRunID != "" {
-		plink = otlpParentLink(pp, parent[0], warnings, depth+1)
+		plink = otlpParentLink(pr, parent[0])
 	}
 	if l, ok := otlp.ChildLink(parent, plink, first.RunID); ok {
 		return l

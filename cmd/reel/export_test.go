@@ -13,8 +13,9 @@ import (
 	"github.com/reelhq/reel/internal/index"
 
 	"github.com/reelhq/reel/internal/flowstudio"
-	"github.com/reelhq/reel/internal/runstore"
+	"github.com/reelhq/reel/internal/runs"
 	"github.com/reelhq/reel/transcript"
+	"github.com/reelhq/reel/transcript/secrets"
 )
 
 // runShape is what a round trip must keep of a run: its counts and, per
@@ -36,7 +37,7 @@ type callShape struct {
 }
 
 // shapeOf reads the run at path and, through child_run_id, its child runs,
-// which must sit at runstore.ChildPath and name the run as their parent.
+// which must sit beside it (runs.Run.Child) and name the run as their parent.
 func shapeOf(t *testing.T, path string) runShape {
 	t.Helper()
 	events, err := transcript.ReadFile(path)
@@ -72,10 +73,11 @@ func shapeOf(t *testing.T, path string) runShape {
 				s.Status = rr.Status
 			}
 		case transcript.CallWorkflowStarted:
-			p, err := runstore.ChildPath(path, e.ChildRunID)
+			c, err := runs.Open(path, runs.Options{}).Child(e.ChildRunID)
 			if err != nil {
 				t.Fatalf("%s: call_workflow.started: %v", path, err)
 			}
+			p := c.Path
 			child, err := transcript.ReadFile(p)
 			if err != nil {
 				t.Fatalf("child run of %s at %s: %v", e.Path, p, err)
@@ -252,7 +254,7 @@ func TestExportAndReplayMaskSecrets(t *testing.T) {
 				t.Errorf("%s: %s not masked", what, leak)
 			}
 		}
-		if !strings.Contains(string(data), transcript.Masked) {
+		if !strings.Contains(string(data), secrets.Masked) {
 			t.Errorf("%s: nothing masked", what)
 		}
 	}

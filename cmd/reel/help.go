@@ -43,7 +43,7 @@ func describeWorkflow(cmd *cobra.Command, ref string) error {
 	if err != nil {
 		return err
 	}
-	e := newEngine(proj, "")
+	e := newEngine(proj, "", nil)
 	wf, err := e.LoadWorkflow(ref)
 	var probs workflow.Problems
 	if errors.As(err, &probs) {

@@ -17,6 +17,7 @@ import (
 	"github.com/reelhq/reel/internal/runstatus"
 	"github.com/reelhq/reel/internal/safefile"
 	"github.com/reelhq/reel/transcript"
+	"github.com/reelhq/reel/transcript/secrets"
 	"github.com/spf13/cobra"
 )
 
@@ -26,16 +27,16 @@ type importOptions struct {
 	from, outDir, storage string
 	json, noVerifyIDs     bool
 	maskSecrets           bool
-	mask                  *transcript.Masker
+	mask                  *secrets.Masker
 }
 
 // masker is the masker --mask-secrets asks for, or nil.
-func (o *importOptions) masker() *transcript.Masker {
+func (o *importOptions) masker() *secrets.Masker {
 	if !o.maskSecrets {
 		return nil
 	}
 	if o.mask == nil {
-		o.mask = transcript.NewMasker(os.Environ())
+		o.mask = secrets.NewMasker(os.Environ())
 	}
 	return o.mask
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/reelhq/reel/internal/agentlog"
 	"github.com/reelhq/reel/transcript"
+	"github.com/reelhq/reel/transcript/secrets"
 )
 
 // The secrets a streamed reply leaks split across two deltas, the way
@@ -176,7 +177,7 @@ func TestImportMasksSecretsSplitAcrossAgentlogChunks(t *testing.T) {
 	if joined.String() != reply {
 		t.Errorf("the masked deltas assemble\n%q\nthe masked reply is\n%q", joined.String(), reply)
 	}
-	if want := transcript.NewMasker(os.Environ()).MaskString(text); reply != want {
+	if want := secrets.NewMasker(os.Environ()).MaskString(text); reply != want {
 		t.Errorf("reply %q, want %q", reply, want)
 	}
 	// A chunk without a secret is kept byte for byte.
@@ -213,7 +214,7 @@ func TestImportMasksSecretsSplitAcrossOpenAIDeltas(t *testing.T) {
 	if found := leaks(string(data)); len(found) > 0 {
 		t.Errorf("the transcript keeps %q of the secrets split across deltas", found)
 	}
-	if strings.Count(string(data), transcript.Masked) < 2 {
+	if strings.Count(string(data), secrets.Masked) < 2 {
 		t.Errorf("the two secrets are not masked:\n%s", data)
 	}
 }

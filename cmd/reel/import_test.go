@@ -13,6 +13,7 @@ import (
 
 	"github.com/reelhq/reel/internal/verify"
 	"github.com/reelhq/reel/transcript"
+	"github.com/reelhq/reel/transcript/secrets"
 )
 
 // verifyDir checks every transcript in dir with reel's verifier.
@@ -356,7 +357,7 @@ func TestImportMasksSecrets(t *testing.T) {
 			t.Errorf("%s left in the import", leak)
 		}
 	}
-	if !strings.Contains(string(data), transcript.Masked) || !strings.Contains(runs[0].Name, transcript.Masked) {
+	if !strings.Contains(string(data), secrets.Masked) || !strings.Contains(runs[0].Name, secrets.Masked) {
 		t.Errorf("nothing masked: name %q", runs[0].Name)
 	}
 }

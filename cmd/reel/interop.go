@@ -16,6 +16,7 @@ import (
 	"github.com/reelhq/reel/internal/importstore"
 	"github.com/reelhq/reel/internal/safefile"
 	"github.com/reelhq/reel/transcript"
+	"github.com/reelhq/reel/transcript/secrets"
 	"github.com/spf13/cobra"
 )
 
@@ -238,12 +239,12 @@ func readInterop(format, path string, noVerifyIDs bool) (importTree, []string, e
 }
 
 // recordImportTree writes the run and its child runs with the transcript
-// recorder, every child beside its parent (runstore.ChildPath) with
+// recorder, every child beside its parent (runs.Run.Child) with
 // parent_run_id set and the parent's call_workflow events naming it in
 // child_run_id. Run ids derive from the source (importstore), so a second
 // import of a changed source replaces the first: the runs are written
 // into a stage and moved into dir together, or not at all.
-func recordImportTree(dir string, src importstore.Source, prior *importstore.Source, tree importTree, m *transcript.Masker) (runID, path string, childIDs []string, err error) {
+func recordImportTree(dir string, src importstore.Source, prior *importstore.Source, tree importTree, m *secrets.Masker) (runID, path string, childIDs []string, err error) {
 	ids := map[string]string{}
 	runID = src.RunID()
 	if tree.Ref != "" {
@@ -288,7 +289,7 @@ func recordImportTree(dir string, src importstore.Source, prior *importstore.Sou
 // recordImport writes events as the run runID with the transcript
 // recorder, mapping child run ids through ids; source, when set, goes into
 // run.started's result (the import's source, see importstore).
-func recordImport(dir, runID, parentRunID string, events []transcript.ExchangeEvent, ids map[string]string, source any, m *transcript.Masker) (string, error) {
+func recordImport(dir, runID, parentRunID string, events []transcript.ExchangeEvent, ids map[string]string, source any, m *secrets.Masker) (string, error) {
 	rec, err := transcript.Create(dir, runID, transcript.Options{ParentRunID: parentRunID, Masker: m})
 	if err != nil {
 		return "", fmt.Errorf("create transcript: %w", err)

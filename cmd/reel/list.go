@@ -65,7 +65,7 @@ reel list prompts lists the prompt files @prompts/ finds.`,
 			if err != nil {
 				return err
 			}
-			e := newEngine(proj, "")
+			e := newEngine(proj, "", nil)
 			var entries []catalog.Entry
 			var probs []catalog.Problem
 			where := "the project, the global workflows or the installed packs"
@@ -208,7 +208,7 @@ func describeWorkflows(e *engine.Engine, root string, entries []catalog.Entry) [
 
 // workflowNames are the names reel run NAME takes here, for completion.
 func workflowNames(p *project.Project) []string {
-	e := newEngine(p, "")
+	e := newEngine(p, "", nil)
 	entries, _, _ := e.Workflows()
 	var names []string
 	for _, l := range describeWorkflows(e, p.Root, entries) {

@@ -34,7 +34,7 @@ func runListPrompts(cmd *cobra.Command, o *listPromptsOptions) error {
 	if err != nil {
 		return err
 	}
-	prompts, probs := newEngine(proj, "").Catalog().Prompts()
+	prompts, probs := newEngine(proj, "", nil).Catalog().Prompts()
 	for _, p := range probs {
 		fmt.Fprintf(cmd.ErrOrStderr(), "reel: warning: %s: %v\n", p.Dir, p.Err)
 	}

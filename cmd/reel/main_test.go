@@ -16,6 +16,8 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	os.Setenv("XDG_DATA_HOME", data)
+	// AWF's plugins come from the tests' own directories only
+	os.Unsetenv("AWF_PLUGINS_PATH")
 	code := m.Run()
 	os.RemoveAll(data)
 	os.Exit(code)

@@ -16,7 +16,7 @@ import (
 
 	"github.com/reelhq/reel/internal/otlptest"
 	"github.com/reelhq/reel/internal/serve"
-	"github.com/reelhq/reel/transcript"
+	"github.com/reelhq/reel/transcript/secrets"
 )
 
 // The secrets the masking tests plant: one known by value from the
@@ -50,7 +50,7 @@ func leakCheck(t *testing.T, what string, data []byte, masked bool) {
 			t.Errorf("%s: the secret %s reaches the output", what, s[:8])
 		}
 	}
-	if masked && !strings.Contains(string(data), transcript.Masked) {
+	if masked && !strings.Contains(string(data), secrets.Masked) {
 		t.Errorf("%s: nothing masked (%d bytes)", what, len(data))
 	}
 }

@@ -5,10 +5,11 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/reelhq/reel/internal/runs"
 	"github.com/reelhq/reel/internal/safefile"
 	"github.com/reelhq/reel/internal/textview"
 	"github.com/reelhq/reel/internal/webview"
-	"github.com/reelhq/reel/transcript"
+	"github.com/reelhq/reel/transcript/secrets"
 	"github.com/spf13/cobra"
 )
 
@@ -46,12 +47,12 @@ gaps capped at 2s before the speed-up) and coloured; piped, it is written at
 once and plain. --format markdown writes Markdown for sharing.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			paths, err := refs.resolve(args, 1)
+			list, err := refs.resolve(args, 1)
 			if err != nil {
 				return err
 			}
 			if format == "html" {
-				return replayHTML(cmd, paths[0], outFile, mask, redacts)
+				return replayHTML(cmd, list[0], outFile, mask, redacts)
 			}
 			if outFile != "" || len(redacts) > 0 {
 				return fmt.Errorf("-o and --redact go with --format html")
@@ -63,10 +64,9 @@ once and plain. --format markdown writes Markdown for sharing.`,
 				Step:     step,
 				Thinking: thinking,
 				MaxLines: maxLines,
-				Limits:   transcript.Limits{},
 			}
 			if mask {
-				opts.Masker = transcript.NewMasker(os.Environ())
+				opts.Masker = secrets.NewMasker(os.Environ())
 			}
 			switch color {
 			case "auto":
@@ -88,7 +88,7 @@ once and plain. --format markdown writes Markdown for sharing.`,
 				opts.Speed = 1
 				opts.MaxGap = defaultReplayGap
 			}
-			warnings, err := textview.Replay(cmd.Context(), out, paths[0], opts)
+			warnings, err := textview.Replay(cmd.Context(), out, list[0], opts)
 			if err != nil {
 				return err
 			}
@@ -111,14 +111,14 @@ once and plain. --format markdown writes Markdown for sharing.`,
 	return cmd
 }
 
-// replayHTML writes the self-contained html replay of the run at path.
-func replayHTML(cmd *cobra.Command, path, outFile string, mask bool, redacts []string) error {
+// replayHTML writes the self-contained html replay of the run.
+func replayHTML(cmd *cobra.Command, src *runs.Run, outFile string, mask bool, redacts []string) error {
 	if outFile == "" {
 		return fmt.Errorf("--format html needs -o FILE (or -o - for stdout)")
 	}
-	var masker *transcript.Masker
+	var masker *secrets.Masker
 	if mask {
-		masker = transcript.NewMasker(os.Environ())
+		masker = secrets.NewMasker(os.Environ())
 	}
 	var red *webview.Redactor
 	if mask || len(redacts) > 0 {
@@ -127,7 +127,7 @@ func replayHTML(cmd *cobra.Command, path, outFile string, mask bool, redacts []s
 			return &exitError{code: 2, msg: err.Error()}
 		}
 	}
-	run, err := webview.LoadRun(path, webview.RunOptions{Redact: red})
+	run, err := webview.LoadRun(src, webview.RunOptions{Redact: red})
 	if err != nil {
 		return err
 	}

@@ -11,9 +11,10 @@ import (
 
 	"github.com/reelhq/reel/internal/engine"
 	"github.com/reelhq/reel/internal/launch"
+	"github.com/reelhq/reel/internal/runs"
 	"github.com/reelhq/reel/internal/runstatus"
-	"github.com/reelhq/reel/internal/runstore"
 	"github.com/reelhq/reel/transcript"
+	"github.com/reelhq/reel/transcript/secrets"
 )
 
 func newResumeCmd() *cobra.Command {
@@ -51,11 +52,11 @@ Exit status as for reel run; 1 when the run cannot be resumed.`,
 			if list {
 				return listResumable(cmd, refs.storage)
 			}
-			paths, err := refs.resolve(args, 1)
+			list, err := refs.resolve(args, 1)
 			if err != nil {
 				return &exitError{code: exitUser, msg: err.Error()}
 			}
-			return resumeRun(cmd, paths[0], wfFile, from, interactive, &f)
+			return resumeRun(cmd, list[0].Path, wfFile, from, interactive, &f)
 		},
 	}
 	refs.register(cmd)
@@ -88,9 +89,10 @@ func resumeRun(cmd *cobra.Command, path, wfFile, from string, interactive bool, 
 	}
 	// The new events go where the old ones are: the storage the
 	// transcript lives in.
-	e := newEngine(proj, filepath.Dir(filepath.Dir(path)))
+	e := newEngine(proj, filepath.Dir(filepath.Dir(path)), pluginLog(cmd, f.quiet))
+	defer e.PluginHost.Close()
 	if f.maskSecrets {
-		e.Masker = transcript.NewMasker(os.Environ())
+		e.Masker = secrets.NewMasker(os.Environ())
 	}
 	t, err := launch.LoadResume(e, path, wfFile)
 	if err != nil {
@@ -107,6 +109,7 @@ func resumeRun(cmd *cobra.Command, path, wfFile, from string, interactive bool, 
 	if err != nil {
 		return &exitError{code: exitUser, msg: e.Masker.MaskString(err.Error())}
 	}
+	dropUndeclared(cmd, wf, given, f.quiet)
 	if len(f.breakpoints) > 0 && !interactive {
 		return userErr("--breakpoint needs --interactive")
 	}
@@ -134,6 +137,7 @@ func resumeRun(cmd *cobra.Command, path, wfFile, from string, interactive bool, 
 	}
 	ctx, stop := signalContext(cmd.Context())
 	defer stop()
+	e.PluginHost.StartSubscribers(ctx)
 	rep, err := e.Resume(ctx, wf, rec, opts)
 	if errors.Is(err, transcript.ErrLocked) {
 		return userErr("run %s is still running: %v", rec.RunID, err)
@@ -162,19 +166,19 @@ func listResumable(cmd *cobra.Command, storage string) error {
 	if err != nil {
 		return err
 	}
-	paths, err := runstore.New(dir).All()
+	all, err := runs.NewStore(dir, runs.Options{}).All()
 	if err != nil {
 		return &exitError{code: exitUser, msg: err.Error()}
 	}
-	var runs []runstatus.Summary
-	for _, p := range paths {
-		s, err := runstatus.Summarize(p)
+	var list []runs.Summary
+	for _, r := range all {
+		s, err := r.Summarize()
 		if err != nil || s.ParentRunID != "" || s.Status == runstatus.Success || s.Status == runstatus.Running {
 			continue
 		}
-		runs = append(runs, s)
+		list = append(list, s)
 	}
-	sort.SliceStable(runs, func(i, j int) bool { return runs[i].Started.After(runs[j].Started) })
+	sort.SliceStable(list, func(i, j int) bool { return list[i].Started.After(list[j].Started) })
 	out := cmd.OutOrStdout()
 	p := palette{on: useColor(cmd, out)}
 	t := &table{flexible: 4}
@@ -187,7 +191,7 @@ func listResumable(cmd *cobra.Command, storage string) error {
 		}
 	}
 	t.add("RUN ID", "WORKFLOW", "STATUS", "STARTED", "ERROR")
-	for _, r := range runs {
+	for _, r := range list {
 		t.add(r.RunID, r.Workflow, r.Status, r.Started.Local().Format("2006-01-02 15:04:05"), firstLine(r.Error))
 	}
 	return t.write(out, termWidth(out))

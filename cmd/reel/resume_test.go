@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/reelhq/reel/internal/rerun"
+	"github.com/reelhq/reel/internal/runs"
 	"github.com/reelhq/reel/internal/runstatus"
 	"github.com/reelhq/reel/transcript"
 )
@@ -173,7 +174,7 @@ func TestResumeAfterSIGKILL(t *testing.T) {
 		}
 		cmd.Process.Signal(syscall.SIGKILL)
 		cmd.Wait()
-		if sum, err := runstatus.Summarize(path); i%3 == 2 && err == nil && sum.Status == runstatus.Interrupted {
+		if sum, err := runs.Open(path, runs.Options{}).Summarize(); i%3 == 2 && err == nil && sum.Status == runstatus.Interrupted {
 			// kill the resume too, somewhere
 			rc, rid := startRun(t, dir, "resume", id, "--storage", storage)
 			if rid != id {
@@ -183,7 +184,7 @@ func TestResumeAfterSIGKILL(t *testing.T) {
 			rc.Process.Signal(syscall.SIGKILL)
 			rc.Wait()
 		}
-		sum, err := runstatus.Summarize(path)
+		sum, err := runs.Open(path, runs.Options{}).Summarize()
 		if err != nil {
 			t.Fatalf("point %d (event %d): %v", i, at, err)
 		}
@@ -191,7 +192,7 @@ func TestResumeAfterSIGKILL(t *testing.T) {
 			// a step the kill caught between fork and exec holds the
 			// file for a moment
 			time.Sleep(20 * time.Millisecond)
-			sum, _ = runstatus.Summarize(path)
+			sum, _ = runs.Open(path, runs.Options{}).Summarize()
 		}
 		var got map[string]any
 		if sum.Status == runstatus.Success {

@@ -48,6 +48,7 @@ func newRootCmd() *cobra.Command {
 		newWorkflowCmd(),
 		newInitCmd(),
 		newErrorCmd(),
+		newPluginCmd(),
 	)
 	addCompletions(root)
 	return root

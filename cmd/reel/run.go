@@ -22,6 +22,7 @@ import (
 	"github.com/reelhq/reel/internal/rerun"
 	"github.com/reelhq/reel/internal/workflow"
 	"github.com/reelhq/reel/transcript"
+	"github.com/reelhq/reel/transcript/secrets"
 )
 
 // runFlags are the flags of reel run (resume shares the output ones).
@@ -40,6 +41,7 @@ type runFlags struct {
 	replayFrom   string
 	allowDrift   bool
 	otel         otelFlags
+	plugins      pluginCheck
 	// stepOutput is --output: how the display shows steps' output.
 	stepOutput engine.StepOutput
 }
@@ -69,6 +71,10 @@ one summary object at the end.
 tool calls and usage taken from the recorded run instead of its provider,
 while command steps run for real; an agent step whose prompt differs from
 the recording fails with a diff of the two unless --allow-prompt-drift.
+Before the run, states that use an AWF plugin's operation or step type are
+checked against the plugin (warnings) and the validator plugins run (their
+errors refuse the run, exit status 2; --skip-plugins skips them); the
+plugins that subscribe to events hear the run (docs/plugins.md).
 --dry-run prints the plan and runs nothing. --step NAME runs one state alone,
 --mock states.X.Output=VALUE standing in for what it reads. --interactive
 pauses before every step (or only at --breakpoint states) to continue, skip
@@ -101,7 +107,7 @@ on_failure with a status exits with that status.`,
 	addOTelRunFlags(cmd, &f.otel)
 	addOutputFlag(cmd, &f.stepOutput)
 	addFormatFlag(cmd, &f.asJSON, &f.quiet, "only errors, as --quiet")
-	addSkipPluginsFlag(cmd)
+	addPluginCheckFlags(cmd, &f.plugins, false)
 	addVerboseFlag(cmd)
 	cmd.MarkFlagsMutuallyExclusive("dry-run", "interactive")
 	cmd.SetHelpFunc(workflowHelp(cmd.HelpFunc()))
@@ -113,13 +119,14 @@ func runWorkflow(cmd *cobra.Command, ref string, f *runFlags) error {
 	if err != nil {
 		return err
 	}
-	e := newEngine(proj, f.storage)
+	e := newEngine(proj, f.storage, pluginLog(cmd, f.quiet))
+	defer e.PluginHost.Close()
 	e.NoTranscript = f.noTranscript
 	e.Stdin = cmd.InOrStdin()
 	if f.maskSecrets {
 		// Inputs whose names say secret (--input api_token=…) are masked
 		// like such environment variables.
-		e.Masker = transcript.NewMasker(append(os.Environ(), f.inputs...))
+		e.Masker = secrets.NewMasker(append(os.Environ(), f.inputs...))
 	}
 	wf, err := loadWorkflow(cmd, e, ref)
 	if err != nil {
@@ -133,6 +140,14 @@ func runWorkflow(cmd *cobra.Command, ref string, f *runFlags) error {
 			fmt.Fprintln(cmd.ErrOrStderr(), e.Masker.MaskString(hints(w.String())))
 		}
 	}
+	if !f.dryRun {
+		// What the workflow asks of AWF plugins, and what the validator
+		// plugins say of it, before anything runs.
+		f.plugins.quiet = f.quiet
+		if n := f.plugins.run(cmd.Context(), e, wf, cmd.ErrOrStderr()); n > 0 {
+			return &exitError{code: exitWorkflow, msg: fmt.Sprintf("%s: %d problem(s)", wf.File, n)}
+		}
+	}
 	// Input values are secrets as often as anything: what reel says about
 	// them is masked too.
 	userErr := func(err error) error {
@@ -142,6 +157,7 @@ func runWorkflow(cmd *cobra.Command, ref string, f *runFlags) error {
 	if err != nil {
 		return userErr(err)
 	}
+	dropUndeclared(cmd, wf, given, f.quiet)
 	if err := resolvePromptInputs(given, proj.Root, os.Getenv); err != nil {
 		return codedError(errcode.UserInputMissingFile, e.Masker.MaskString(err.Error()), nil, "reel config show lists the prompts directories")
 	}
@@ -154,7 +170,10 @@ func runWorkflow(cmd *cobra.Command, ref string, f *runFlags) error {
 		return err
 	}
 	if f.dryRun {
-		plan, err := e.Plan(wf, given)
+		plan, err := e.Plan(cmd.Context(), wf, given)
+		if cmd.Context().Err() != nil {
+			return errInterrupted
+		}
 		if err != nil {
 			return userErr(err)
 		}
@@ -189,6 +208,7 @@ func runWorkflow(cmd *cobra.Command, ref string, f *runFlags) error {
 	opts.OnStart = out.started
 	ctx, stop := signalContext(cmd.Context())
 	defer stop()
+	e.PluginHost.StartSubscribers(ctx)
 	rep, err := e.Run(ctx, wf, opts)
 	return out.finish(cmd, e, wf, rep, err)
 }
@@ -302,10 +322,12 @@ func sigName(s os.Signal) string {
 	return s.String()
 }
 
-// newEngine configures an engine for the project (its configured plugins)
-// and the storage flag.
-func newEngine(p *project.Project, storage string) *engine.Engine {
-	return &engine.Engine{Storage: p.Storage(storage), ProjectDir: p.Root, Plugins: p.Config.Plugins, NotifyBackend: p.Config.Notify.DefaultBackend}
+// newEngine configures an engine for the project (its executable step
+// types and AWF's plugins, whose output goes to pluginLog) and the storage
+// flag. A caller that runs or validates closes e.PluginHost.
+func newEngine(p *project.Project, storage string, pluginLog io.Writer) *engine.Engine {
+	return &engine.Engine{Storage: p.Storage(storage), ProjectDir: p.Root, Plugins: p.Config.Plugins, NotifyBackend: p.Config.Notify.DefaultBackend,
+		PluginHost: openPlugins(p, pluginLog)}
 }
 
 // findProject finds the project the working directory is in and reads its
@@ -352,17 +374,32 @@ func storageDir(flag string) (string, error) {
 // name in the project's, the global and AWF_WORKFLOWS_PATH's workflows)
 // and loads it, printing every problem of an invalid file.
 func loadWorkflow(cmd *cobra.Command, e *engine.Engine, ref string) (*workflow.Workflow, error) {
-	wf, err := e.LoadWorkflow(ref)
-	if err != nil {
-		return nil, workflowError(cmd, e.Masker, ref, err)
+	// Loading a file of many thousands of states takes a while and cannot
+	// stop halfway: a signal returns at once (the process then exits).
+	type loaded struct {
+		wf  *workflow.Workflow
+		err error
 	}
-	return wf, nil
+	done := make(chan loaded, 1)
+	go func() {
+		wf, err := e.LoadWorkflow(ref)
+		done <- loaded{wf, err}
+	}()
+	select {
+	case l := <-done:
+		if l.err != nil {
+			return nil, workflowError(cmd, e.Masker, ref, l.err)
+		}
+		return l.wf, nil
+	case <-cmd.Context().Done():
+		return nil, errInterrupted
+	}
 }
 
 // workflowError is the error of a workflow that could not be loaded: a
 // name that resolves to nothing (exit 1), an invalid file (exit 2, every
 // problem printed first), or a file that cannot be read.
-func workflowError(cmd *cobra.Command, m *transcript.Masker, ref string, err error) error {
+func workflowError(cmd *cobra.Command, m *secrets.Masker, ref string, err error) error {
 	var probs workflow.Problems
 	if errors.As(err, &probs) {
 		hints := hintsOff(cmd)
@@ -393,12 +430,21 @@ func parseInputs(kvs []string) (map[string]string, error) {
 		if !ok || k == "" {
 			return nil, fmt.Errorf("--input %q: want key=value", kv)
 		}
-		if _, dup := m[k]; dup {
-			return nil, fmt.Errorf("--input %s given twice", k)
-		}
+		// given twice, the last value wins, as in AWF
 		m[k] = v
 	}
 	return m, nil
+}
+
+// dropUndeclared removes the --input values wf declares no input for, with
+// a warning: AWF ignores them, so a command line written for it runs.
+func dropUndeclared(cmd *cobra.Command, wf *workflow.Workflow, given map[string]string, quiet bool) {
+	for _, k := range wf.Undeclared(given) {
+		delete(given, k)
+		if !quiet {
+			fmt.Fprintf(cmd.ErrOrStderr(), "warning: --input %s: workflow %s declares no such input: ignored\n", k, wf.Name)
+		}
+	}
 }
 
 func parseMocks(kvs []string) (map[string]string, error) {
@@ -501,11 +547,11 @@ func describeInput(in workflow.Input) string {
 // loadRun finds a recorded run in the storage and reads it.
 func loadRun(storage, ref string, opts rerun.Options) (*rerun.Run, error) {
 	refs := runRefFlags{storage: storage}
-	paths, err := refs.resolve([]string{ref}, 1)
+	list, err := refs.resolve([]string{ref}, 1)
 	if err != nil {
 		return nil, err
 	}
-	return rerun.Load(paths[0], opts)
+	return rerun.Load(list[0].Path, opts)
 }
 
 // sortedKeys is the keys of m in order.

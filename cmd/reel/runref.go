@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/reelhq/reel/internal/runstore"
+	"github.com/reelhq/reel/internal/runs"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 )
@@ -21,44 +21,45 @@ func (f *runRefFlags) register(cmd *cobra.Command) {
 	cmd.Flags().BoolVar(&f.latest, "latest", false, "read the most recent run")
 }
 
-func (f *runRefFlags) store() (*runstore.Store, error) {
+// store is the run store of the storage the flags name.
+func (f *runRefFlags) store() (*runs.Store, error) {
 	storage, err := storageDir(f.storage)
 	if err != nil {
 		return nil, err
 	}
-	return runstore.New(storage), nil
+	return runs.NewStore(storage, runs.Options{}), nil
 }
 
-// resolve turns the arguments (run ids, unique prefixes, file paths) and
-// --latest into transcript paths; want is how many the command takes
-// (0: any number, at least one).
-func (f *runRefFlags) resolve(args []string, want int) ([]string, error) {
+// resolve opens the runs the arguments (run ids, unique prefixes, file
+// paths) and --latest name; want is how many the command takes (0: any
+// number, at least one). Each keeps its own warnings (Run.Warnings).
+func (f *runRefFlags) resolve(args []string, want int) ([]*runs.Run, error) {
 	st, err := f.store()
 	if err != nil {
 		return nil, err
 	}
-	var paths []string
+	var list []*runs.Run
 	if f.latest {
-		p, err := st.Latest()
+		r, err := st.Latest()
 		if err != nil {
 			return nil, err
 		}
-		paths = append(paths, p)
+		list = append(list, r)
 	}
 	for _, a := range args {
-		p, err := st.Resolve(a)
+		r, err := st.Find(a)
 		if err != nil {
 			return nil, err
 		}
-		paths = append(paths, p)
+		list = append(list, r)
 	}
 	switch {
-	case len(paths) == 0:
+	case len(list) == 0:
 		return nil, fmt.Errorf("name a run (id, unique prefix or transcript file) or use --latest")
-	case want > 0 && len(paths) != want:
-		return nil, fmt.Errorf("want %d run(s), got %d", want, len(paths))
+	case want > 0 && len(list) != want:
+		return nil, fmt.Errorf("want %d run(s), got %d", want, len(list))
 	}
-	return paths, nil
+	return list, nil
 }
 
 // reportWarnings prints problems met while reading to stderr and turns

@@ -1,13 +1,8 @@
 package main
 
 import (
-	"errors"
-
 	"github.com/reelhq/reel/internal/query"
-	"github.com/reelhq/reel/internal/rawjson"
-	"github.com/reelhq/reel/internal/runstore"
-	"github.com/reelhq/reel/internal/safefile"
-	"github.com/reelhq/reel/transcript"
+	"github.com/reelhq/reel/internal/runs"
 	"github.com/spf13/cobra"
 )
 
@@ -31,13 +26,13 @@ Anthropic, OpenAI and Google; extend or override it with the prices key of
 .reel/config.yaml). A step whose model has no price is shown as —, and a
 total that leaves such steps out ends in +.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var paths []string
+			var list []*runs.Run
 			if all || len(args) == 0 && !refs.latest {
 				st, err := refs.store()
 				if err != nil {
 					return err
 				}
-				if paths, err = st.All(); err != nil {
+				if list, err = st.All(); err != nil {
 					return err
 				}
 			} else {
@@ -45,13 +40,13 @@ total that leaves such steps out ends in +.`,
 				if err != nil {
 					return err
 				}
-				paths = withChildren(roots)
+				list = runs.WithChildren(roots)
 			}
 			prices, err := priceTable()
 			if err != nil {
 				return err
 			}
-			rep, err := query.Stats(cmd.Context(), paths, transcript.Limits{}, prices)
+			rep, err := query.Stats(cmd.Context(), list, prices)
 			if err != nil {
 				return err
 			}
@@ -76,49 +71,4 @@ total that leaves such steps out ends in +.`,
 	cmd.Flags().BoolVar(&all, "all", false, "count every run in the storage")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
 	return cmd
-}
-
-// withChildren adds the transcripts of the sub-workflows the runs called,
-// transitively, each once. Only the call_workflow lines are looked at.
-func withChildren(roots []string) []string {
-	seen := map[string]bool{}
-	var out []string
-	queue := append([]string(nil), roots...)
-	for len(queue) > 0 {
-		p := queue[0]
-		queue = queue[1:]
-		if seen[p] {
-			continue
-		}
-		seen[p] = true
-		out = append(out, p)
-		f, err := safefile.Open(p)
-		if err != nil {
-			continue // Stats reports it
-		}
-		rd := transcript.NewReader(f)
-		for {
-			line, err := rd.NextLine()
-			if err != nil {
-				var le *transcript.LineError
-				if errors.As(err, &le) && !errors.Is(err, transcript.ErrFileTooLarge) {
-					continue
-				}
-				break
-			}
-			v, ok, _ := rawjson.Field(line, "type")
-			if !ok || string(v) != `"`+string(transcript.CallWorkflowStarted)+`"` {
-				continue
-			}
-			if v, ok, _ = rawjson.Field(line, "child_run_id"); ok {
-				if id, ok := rawjson.String(v); ok {
-					if cp, err := runstore.ChildPath(p, id); err == nil {
-						queue = append(queue, cp)
-					}
-				}
-			}
-		}
-		f.Close()
-	}
-	return out
 }

@@ -63,15 +63,15 @@ A run that did not succeed says how to resume it.`,
 		Args:              cobra.MaximumNArgs(1),
 		ValidArgsFunction: completeRunIDs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			paths, err := refs.resolve(args, 1)
+			list, err := refs.resolve(args, 1)
 			if err != nil {
 				return err
 			}
-			tree, err := exectree.Build(paths[0], exectree.Options{})
+			tree, err := exectree.Build(list[0], exectree.Options{})
 			if err != nil {
 				return err
 			}
-			at := standing(tree, paths[0])
+			at := standing(tree, list[0].Path)
 			out := cmd.OutOrStdout()
 			switch {
 			case asJSON:

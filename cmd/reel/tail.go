@@ -6,13 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"time"
 	"unicode"
 
-	"github.com/reelhq/reel/internal/rawjson"
-	"github.com/reelhq/reel/internal/safefile"
+	"github.com/reelhq/reel/internal/runs"
 	"github.com/reelhq/reel/internal/warn"
 	"github.com/reelhq/reel/transcript"
 	"github.com/spf13/cobra"
@@ -42,48 +40,47 @@ on it, -f says so and exits with status 1. A file without a single event
 (garbage, or empty) is an error too.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			paths, err := refs.resolve(args, 1)
+			list, err := refs.resolve(args, 1)
 			if err != nil {
 				return err
 			}
+			run := list[0]
 			out := cmd.OutOrStdout()
-			sc, err := scanTail(paths[0])
-			if err != nil {
-				return err
+			// A first read finds the last event. Without -f its damage is
+			// what the command reports (the lines shown are a part of what
+			// it read); with -f the follower reports what it meets, and a
+			// torn final line is one a live writer may still finish.
+			opts := run.Options()
+			var scanned warn.List
+			opts.Warnings = &scanned
+			last, events, err := lastSeq(runs.Open(run.Path, opts))
+			switch {
+			case errors.Is(err, transcript.ErrEmpty) && follow:
+			case err != nil:
+				return &exitError{code: 1, msg: err.Error()}
+			case events == 0:
+				// Not one event: this is not a transcript.
+				first := "(none)"
+				if w := scanned.Strings(); len(w) > 0 {
+					first = w[0]
+				}
+				return &exitError{code: 1, msg: fmt.Sprintf("%s: no transcript event in the file; the first problem: %s", run.Path, first)}
 			}
-			var warns warn.List
-			if sc.torn != nil && !follow {
-				// A live writer may still complete the line; -f waits
-				// for it, a one-shot tail reports it.
-				warns.Addf("%s: %v", paths[0], sc.torn)
+			warns := &scanned
+			if follow {
+				warns = run.Warnings()
 			}
-			last := sc.last
 			from := uint64(1)
 			if lines > 0 && last > uint64(lines) {
 				from = last - uint64(lines) + 1
-			}
-			switch {
-			case sc.lines > 0 && last == 0:
-				// Not one event: this is not a transcript.
-				return &exitError{code: 1, msg: fmt.Sprintf("%s: no transcript event in %d line(s); the first: %v", paths[0], sc.lines, sc.firstErr)}
-			case !follow && sc.lines == 0:
-				return &exitError{code: 1, msg: fmt.Sprintf("%s: %v", paths[0], transcript.ErrEmpty)}
 			}
 			ctx := cmd.Context()
 			if ctx == nil {
 				ctx = context.Background()
 			}
-			fl, err := transcript.Follow(ctx, paths[0], from, transcript.FollowOptions{Poll: poll})
-			if err != nil {
-				return err
-			}
-			defer fl.Close()
-			sawBad := false
-			for {
-				ev, err := fl.Next(ctx)
-				if err == io.EOF {
-					break
-				}
+			opts = run.Options()
+			opts.Poll = poll
+			for rec, err := range runs.Open(run.Path, opts).Follow(ctx, from) {
 				if err != nil {
 					if ctx.Err() != nil {
 						break
@@ -96,26 +93,14 @@ on it, -f says so and exits with status 1. A file without a single event
 						}
 						return &exitError{code: 1, msg: fmt.Sprintf("tail: %v", err)}
 					}
-					var le *transcript.LineError
-					if errors.As(err, &le) {
-						sawBad = true
-						warns.Addf("%s: %v", paths[0], err)
-						if errors.Is(err, transcript.ErrUnknownEventType) || errors.Is(err, transcript.ErrUnknownBlockType) {
-							writeTailEvent(out, &ev, asJSON)
-						}
-						continue
-					}
 					return err
 				}
-				writeTailEvent(out, &ev, asJSON)
+				ev := rec.Event()
+				writeTailEvent(out, ev, asJSON)
 				// Without -f, stop at the end the file had at start.
 				if !follow && ev.Seq >= last {
 					break
 				}
-			}
-			if sc.bad > 0 && !sawBad && !follow {
-				// The damage lies outside the lines shown: still say so.
-				warns.Addf("%s: %d line(s) that are not transcript events; the first: %v", paths[0], sc.bad, sc.firstErr)
 			}
 			return reportWarnings(cmd, warns.Strings())
 		},
@@ -128,59 +113,17 @@ on it, -f says so and exits with status 1. A file without a single event
 	return cmd
 }
 
-// tailScan is what a first pass over a transcript found.
-type tailScan struct {
-	last     uint64 // seq of the last complete event line
-	lines    int    // lines read
-	torn     error  // a final line without its newline
-	firstErr error  // the first line that is not an event
-	bad      int    // lines that are not events
-}
-
-// scanTail finds the seq of the last complete line in the transcript and
-// whether the file holds any event at all.
-func scanTail(path string) (tailScan, error) {
-	var sc tailScan
-	f, err := safefile.Open(path)
-	if err != nil {
-		return sc, fmt.Errorf("open transcript %s: %w", path, err)
-	}
-	defer f.Close()
-	rd := transcript.NewReader(f)
-	for {
-		line, err := rd.NextLine()
-		if err == io.EOF {
-			sc.lines = rd.Line()
-			return sc, nil
-		}
+// lastSeq reads the run's envelopes for the seq of its last event and the
+// number of events.
+func lastSeq(run *runs.Run) (last uint64, events int, err error) {
+	for rec, err := range run.Events(runs.EnvelopeOnly) {
 		if err != nil {
-			var le *transcript.LineError
-			if errors.Is(err, transcript.ErrTornLine) {
-				sc.torn = err
-				continue
-			}
-			if errors.As(err, &le) && !errors.Is(err, transcript.ErrFileTooLarge) {
-				if sc.firstErr == nil {
-					sc.firstErr = err
-				}
-				sc.bad++
-				continue
-			}
-			return sc, err
+			return last, events, err
 		}
-		v, ok, _ := rawjson.Field(line, "seq")
-		n, perr := strconv.ParseUint(string(v), 10, 64)
-		if !ok || perr != nil {
-			if sc.firstErr == nil {
-				sc.firstErr = fmt.Errorf("line %d: not a transcript event", rd.Line())
-			}
-			sc.bad++
-			continue
-		}
-		if n > sc.last {
-			sc.last = n
-		}
+		events++
+		last = max(last, rec.Envelope().Seq)
 	}
+	return last, events, nil
 }
 
 func writeTailEvent(w io.Writer, ev *transcript.ExchangeEvent, asJSON bool) {

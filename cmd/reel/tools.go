@@ -2,7 +2,6 @@ package main
 
 import (
 	"github.com/reelhq/reel/internal/query"
-	"github.com/reelhq/reel/transcript"
 	"github.com/spf13/cobra"
 )
 
@@ -20,11 +19,11 @@ agent_emitted), the time between them, the error, and DANGLING for calls that
 never got a real result (closed with "no result: …" or not closed at all).`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			paths, err := refs.resolve(args, 1)
+			list, err := refs.resolve(args, 1)
 			if err != nil {
 				return err
 			}
-			pairs, warnings, err := query.Tools(paths[0], transcript.Limits{})
+			pairs, warnings, err := query.Tools(list[0])
 			if err != nil {
 				return err
 			}

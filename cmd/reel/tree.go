@@ -22,7 +22,7 @@ as interrupted, and so are the steps it left open.
 RUN is a run id, a unique prefix of one, or a transcript file.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			paths, err := refs.resolve(args, 1)
+			list, err := refs.resolve(args, 1)
 			if err != nil {
 				return err
 			}
@@ -30,7 +30,7 @@ RUN is a run id, a unique prefix of one, or a transcript file.`,
 			if err != nil {
 				return err
 			}
-			tree, err := exectree.Build(paths[0], exectree.Options{Prices: prices})
+			tree, err := exectree.Build(list[0], exectree.Options{Prices: prices})
 			if err != nil {
 				return err
 			}

@@ -10,6 +10,7 @@ import (
 	"github.com/reelhq/reel/internal/catalog"
 	"github.com/reelhq/reel/internal/errcode"
 	"github.com/reelhq/reel/internal/pack"
+	"github.com/reelhq/reel/internal/plugin"
 	"github.com/reelhq/reel/internal/workflow"
 )
 
@@ -31,6 +32,7 @@ type problemAtJSON struct {
 func newValidateCmd() *cobra.Command {
 	var asJSON, quiet, strict bool
 	var packName, dir string
+	var plugins pluginCheck
 	cmd := &cobra.Command{
 		Use:   "validate FILE|NAME... | --pack NAME | --dir DIR",
 		Short: "Check workflow files and print every problem as file:line:col: problem",
@@ -46,6 +48,12 @@ are read in the fields AWF's own validate does not check) are printed as
 file:line:col: warning: ... and do not make a file invalid, so that every
 workflow AWF accepts still loads; --strict makes them problems.
 
+States that use an AWF plugin's operation or step type are checked against
+the plugin (it is installed and enabled, offers them, and the operation's
+inputs fit its schema), and the validator plugins run (--skip-plugins
+skips them; each has --validator-timeout): their errors make the file
+invalid, their warnings and infos are printed as warnings.
+
 Exit status (AWF's): 0 every file is valid, 1 a file was not found, 2 a file
 is invalid.`,
 		Args: func(cmd *cobra.Command, args []string) error {
@@ -60,7 +68,8 @@ is invalid.`,
 			if err != nil {
 				return err
 			}
-			e := newEngine(proj, "")
+			e := newEngine(proj, "", pluginLog(cmd, quiet || asJSON))
+			defer e.PluginHost.Close()
 			cat := e.Catalog()
 			more, err := validateTargets(cat, packName, dir)
 			if err != nil {
@@ -128,7 +137,26 @@ is invalid.`,
 					if strict && len(wf.Warnings) > 0 {
 						bad += len(wf.Warnings)
 						v.Valid = false
-					} else if !asJSON && !quiet {
+					}
+					for _, is := range plugins.issues(cmd.Context(), e, wf) {
+						line := issueLine(wf, is)
+						pj := problemAtJSON{is.Pos.Line, is.Pos.Col, hints(is.String())}
+						if is.Severity == plugin.SeverityError || strict {
+							bad++
+							v.Valid = false
+							v.Problems = append(v.Problems, pj)
+						} else {
+							pj.Message = is.Severity + ": " + pj.Message
+							v.Warnings = append(v.Warnings, pj)
+							if quiet {
+								continue
+							}
+						}
+						if !asJSON {
+							fmt.Fprintln(out, line)
+						}
+					}
+					if v.Valid && !asJSON && !quiet {
 						fmt.Fprintf(out, "%s: ok\n", f)
 					}
 				}
@@ -155,7 +183,7 @@ is invalid.`,
 	cmd.Flags().StringVar(&packName, "pack", "", "check every workflow of the installed pack `NAME`")
 	cmd.Flags().StringVar(&dir, "dir", "", "check every workflow file (*.yaml, *.yml) of `DIR`")
 	addFormatFlag(cmd, &asJSON, &quiet, "only problems, as --quiet")
-	addSkipPluginsFlag(cmd)
+	addPluginCheckFlags(cmd, &plugins, true)
 	addVerboseFlag(cmd)
 	return cmd
 }

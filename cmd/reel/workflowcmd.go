@@ -51,7 +51,7 @@ func newPackContext() (*packContext, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := newEngine(proj, "")
+	e := newEngine(proj, "", nil)
 	return &packContext{engine: e, catalog: e.Catalog(), found: proj.Found}, nil
 }
 

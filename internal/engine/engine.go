@@ -33,9 +33,11 @@
 //     that ran are under states: a template reading another fails its
 //     step, a condition reading one is false. .states.X.Output is the
 //     output as it came (a command's trailing newline included, as in
-//     AWF); the transcript's CommandResult keeps stdout as captured (cut
-//     at OutputLimit, 64 KiB). JSON output is parsed into .JSON. A timeout
-//     gives exit status 124, a cancel 130, a signal 128+n.
+//     AWF), whole up to StepOutputMax (64 MiB: a step printing more is
+//     stopped and fails); the transcript's CommandResult keeps stdout and
+//     stderr cut at OutputLimit (64 KiB) and says when it cut. JSON output
+//     is parsed into .JSON. A timeout gives exit status 124, a cancel
+//     130, a signal 128+n.
 //   - Retry attempts are numbered (payload attempt 1..n) only for states
 //     with retry.max_attempts > 1; otherwise attempt is omitted.
 //   - Processes. Every command runs with $SHELL -c (else /bin/sh), as AWF
@@ -53,9 +55,9 @@
 //     the run with exit status 3, every other hook failure is recorded and
 //     changes nothing. See hooks.go.
 //   - Operations. http.request, github.* (package github) and notify.send
-//     (package notify) are built in; any other name ends the run when its
-//     state runs (on_failure is not followed), as in AWF where only a plugin
-//     could provide it.
+//     (package notify) are built in; PLUGIN.OP goes to an installed AWF
+//     plugin (plugin.go); any other name ends the run when its state runs
+//     (on_failure is not followed), as in AWF.
 //   - Agent conversations. A multi-turn agent step gets its user messages
 //     from its conversation list, from Engine.Stdin (mode: conversation,
 //     one line each, read by one goroutine for the whole engine), or by
@@ -84,15 +86,18 @@ import (
 
 	"github.com/reelhq/reel/internal/agent"
 	"github.com/reelhq/reel/internal/catalog"
+	"github.com/reelhq/reel/internal/plugin"
 	"github.com/reelhq/reel/internal/rerun"
 	"github.com/reelhq/reel/internal/workflow"
 	"github.com/reelhq/reel/transcript"
+	"github.com/reelhq/reel/transcript/secrets"
 )
 
 // Defaults.
 const (
-	DefaultOutputLimit = 64 << 10
-	DefaultMaxDepth    = 8
+	DefaultOutputLimit   = 64 << 10
+	DefaultStepOutputMax = 64 << 20
+	DefaultMaxDepth      = 8
 	// maxStateVisits bounds how many states one run may execute through
 	// its transitions, so a cycle without an exit ends with a clear error.
 	maxStateVisits = 100000
@@ -108,7 +113,7 @@ type Engine struct {
 	NoTranscript bool
 	// Masker, when set, masks secrets in every transcript event, every
 	// display line and every audit entry, with or without the transcript.
-	Masker *transcript.Masker
+	Masker *secrets.Masker
 	// Fsync is the transcript fsync policy.
 	Fsync transcript.FsyncPolicy
 	// Limits bound each transcript's lines and size (the transcript
@@ -120,9 +125,14 @@ type Engine struct {
 	// commands, agents' replies, hooks); the transcript keeps all of it
 	// whatever the choice.
 	StepOutput StepOutput
-	// OutputLimit caps the stdout and stderr kept per command step
-	// (DefaultOutputLimit when 0).
+	// OutputLimit caps the stdout and stderr a command step's transcript
+	// result keeps (DefaultOutputLimit when 0); the result says when it
+	// cut (truncated). Templates and expressions read the whole output.
 	OutputLimit int
+	// StepOutputMax bounds what a step's stdout or stderr may hold for
+	// templates and expressions (DefaultStepOutputMax when 0): a command
+	// printing more is stopped and its state fails, saying so.
+	StepOutputMax int
 	// MaxDepth bounds call_workflow nesting (DefaultMaxDepth when 0).
 	MaxDepth int
 	// ProjectDir is the project root: where workflows, packs, templates,
@@ -137,6 +147,11 @@ type Engine struct {
 	Environ []string
 	// Plugins are executable step types (usually from .reel/config.yaml).
 	Plugins map[string]Plugin
+	// PluginHost, when set, runs AWF's external plugins: their operations
+	// (operation: PLUGIN.OP), their step types (type: PLUGIN.TYPE) and
+	// the lifecycle events they subscribe to (see plugin.go). The caller
+	// opens and closes it.
+	PluginHost *plugin.Host
 	// KillGrace is how long a cancelled or timed-out process group has
 	// between SIGTERM and SIGKILL (2s when 0).
 	KillGrace time.Duration
@@ -160,7 +175,7 @@ type Engine struct {
 	custom    map[string]StepFunc
 	displayMu sync.Mutex
 	linesOnce sync.Once
-	lines     *transcript.Masker // see newLineMasker
+	lines     *secrets.Masker // see newLineMasker
 }
 
 // RunOptions parameterize one run.
@@ -329,7 +344,9 @@ func (e *Engine) LoadOptions() workflow.Options {
 					return true
 				}
 			}
-			return false
+			// whether the plugin has this type is checked before the
+			// run, when the plugin can be asked
+			return e.PluginHost.ProvidesStepType(t)
 		},
 		CustomTypes:  types,
 		ProjectDir:   e.ProjectDir,
@@ -343,6 +360,13 @@ func (e *Engine) outputLimit() int {
 		return e.OutputLimit
 	}
 	return DefaultOutputLimit
+}
+
+func (e *Engine) stepOutputMax() int {
+	if e.StepOutputMax > 0 {
+		return e.StepOutputMax
+	}
+	return DefaultStepOutputMax
 }
 
 func (e *Engine) maxDepth() int {

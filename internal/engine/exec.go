@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/reelhq/reel/internal/exitcode"
+	"github.com/reelhq/reel/internal/plugin"
 	"github.com/reelhq/reel/internal/workflow"
 	"github.com/reelhq/reel/transcript"
 )
@@ -112,6 +113,7 @@ func (r *run) execute(ctx context.Context) *Report {
 		r.onStart(r.id, r.transcriptPath())
 	}
 	r.audit.write(auditEntry{Event: "workflow.started", RunID: r.id, ParentRunID: r.parentID, Workflow: r.wf.Name, Kind: transcript.KindWorkflow})
+	r.publish(plugin.Lifecycle{Type: plugin.WorkflowStarted})
 	r.display(fmt.Sprintf("%s● %s", r.indent(), r.wf.Name))
 
 	end := r.storageEnding(r.hooked(ctx, r.walk))
@@ -145,6 +147,7 @@ func (r *run) execute(ctx context.Context) *Report {
 	r.emit(transcript.ExchangeEvent{Type: transcript.RunCompleted,
 		Payload: &transcript.StepPayload{Name: r.wf.Name, Kind: transcript.KindWorkflow, Attempt: r.attemptField(), Error: rep.Error,
 			Result: transcript.RunResult{Status: rep.Status, ExitCode: rep.ExitCode, DurationMS: d.Milliseconds(), Usage: rep.Usage, CostUSD: rep.CostUSD, Outputs: rep.Outputs}}})
+	r.publishEnd(rep)
 	ec := rep.ExitCode
 	r.audit.write(auditEntry{Event: "workflow.completed", RunID: r.id, ParentRunID: r.parentID, Workflow: r.wf.Name, Kind: transcript.KindWorkflow, Status: rep.Status, DurationMS: d.Milliseconds(), ExitCode: &ec, Error: rep.Error})
 	line := fmt.Sprintf("%s● %s %s (%s)", r.indent(), r.wf.Name, rep.Status, fmtDuration(d))
@@ -257,6 +260,11 @@ func (r *run) exec(ctx context.Context, sc scope, st *workflow.State) outcome {
 	if out, done := r.intercept(ctx, sc, st); done {
 		return out
 	}
+	return r.publishStep(sc, st, func() outcome { return r.dispatch(ctx, sc, st) })
+}
+
+// dispatch runs a state by its type.
+func (r *run) dispatch(ctx context.Context, sc scope, st *workflow.State) outcome {
 	switch st.Type {
 	case workflow.TypeStep:
 		return r.execCommand(ctx, sc, st)
@@ -312,6 +320,7 @@ func (r *run) setState(name string, v map[string]any) {
 		r.tstates = map[string]map[string]any{}
 	}
 	r.tstates[name] = templateState(v)
+	r.esnap, r.tsnap = nil, nil
 	r.mu.Unlock()
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/reelhq/reel/internal/golden"
 	"github.com/reelhq/reel/transcript"
+	"github.com/reelhq/reel/transcript/secrets"
 )
 
 // hookResult decodes the result of a hook step.
@@ -485,7 +486,7 @@ func TestHooksMasked(t *testing.T) {
 	const secret = "hunter2-very-secret-value"
 	h := newHarness(t)
 	h.e.Environ = append(os.Environ(), "DEPLOY_TOKEN="+secret)
-	h.e.Masker = transcript.NewMasker(h.e.Environ)
+	h.e.Masker = secrets.NewMasker(h.e.Environ)
 	rep := h.run(context.Background(), `
 name: masked
 hooks:

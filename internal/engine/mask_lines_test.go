@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/reelhq/reel/transcript"
+	"github.com/reelhq/reel/transcript/secrets"
 )
 
 // A private key printed by a step, from no environment variable, is
@@ -14,7 +14,7 @@ import (
 // alone) and in the transcript as one value.
 func TestPrivateKeyInOutputIsMasked(t *testing.T) {
 	h := newHarness(t)
-	h.e.Masker = transcript.NewMasker(nil)
+	h.e.Masker = secrets.NewMasker(nil)
 	body := "MIIEpAIBAAKCAQEA3Tz2mr7SZiAMfQyuvBjM9Oi7Ad1qsqaqW7nyyxhNAn6r"
 	rep := h.run(context.Background(), `
 name: k

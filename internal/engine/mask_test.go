@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/reelhq/reel/transcript"
+	"github.com/reelhq/reel/transcript/secrets"
 )
 
 const (
@@ -53,7 +53,7 @@ func maskRun(t *testing.T, mask, noTranscript bool) (display, audit, transcripts
 	h := newHarness(t)
 	h.e.Environ = append(os.Environ(), "REEL_TEST_API_KEY="+envSecret)
 	if mask {
-		h.e.Masker = transcript.NewMasker(h.e.Environ)
+		h.e.Masker = secrets.NewMasker(h.e.Environ)
 	}
 	h.e.NoTranscript = noTranscript
 	rep := h.run(context.Background(), maskWorkflow, map[string]string{"tok": shapeSecret})
@@ -102,8 +102,8 @@ func TestMaskSecretsDisplayAndAudit(t *testing.T) {
 						t.Errorf("mask=%v no-transcript=%v: %s contains %s = %v:\n%s", mask, off, what, secret, leaked, b)
 					}
 				}
-				if masked := bytes.Contains(b, []byte(transcript.Masked)); masked != mask {
-					t.Errorf("mask=%v no-transcript=%v: %s contains %s = %v:\n%s", mask, off, what, transcript.Masked, masked, b)
+				if masked := bytes.Contains(b, []byte(secrets.Masked)); masked != mask {
+					t.Errorf("mask=%v no-transcript=%v: %s contains %s = %v:\n%s", mask, off, what, secrets.Masked, masked, b)
 				}
 			}
 		}
@@ -118,7 +118,7 @@ func TestMaskSecretsDisplayAndAudit(t *testing.T) {
 		}
 	}
 	// masking replaces the secrets and changes nothing else
-	r := strings.NewReplacer(envSecret, transcript.Masked, shapeSecret, transcript.Masked)
+	r := strings.NewReplacer(envSecret, secrets.Masked, shapeSecret, secrets.Masked)
 	plain, masked := got[[2]bool{false, false}], got[[2]bool{true, false}]
 	if want := r.Replace(string(plain.display)); want != string(masked.display) {
 		t.Errorf("masked display:\n%s\nwant:\n%s", masked.display, want)
@@ -155,7 +155,7 @@ func TestMaskSecretsAgentOutput(t *testing.T) {
 		}
 		h.e.Environ = append(os.Environ(), "REEL_TEST_API_KEY="+envSecret)
 		if mask {
-			h.e.Masker = transcript.NewMasker(h.e.Environ)
+			h.e.Masker = secrets.NewMasker(h.e.Environ)
 		}
 		rep := h.run(context.Background(), `
 name: ag
@@ -192,7 +192,7 @@ func TestMaskSecretsMultiLineValue(t *testing.T) {
 		h := newHarness(t)
 		h.e.Environ = append(os.Environ(), "DEPLOY_KEY="+key)
 		if mask {
-			h.e.Masker = transcript.NewMasker(h.e.Environ)
+			h.e.Masker = secrets.NewMasker(h.e.Environ)
 		}
 		rep := h.run(context.Background(), `
 name: pem
@@ -226,12 +226,12 @@ states:
 
 func TestLineMasker(t *testing.T) {
 	environ := []string{"HOME=/home/u", "API_KEY=abcdefgh", "NOTES=first line\nsecond line", "CONFIG=a: 1\nkey: " + shapeSecret}
-	m := transcript.NewMasker(environ)
+	m := secrets.NewMasker(environ)
 	if lm := newLineMasker(m, environ); lm != nil {
 		t.Fatalf("masker for environment without multi-line secrets: %v", lm)
 	}
 	environ = append(environ, "SSH_PRIVATE_KEY=-----BEGIN-----\nAAAAbbbbCCCC\n-----END-----")
-	lm := newLineMasker(transcript.NewMasker(environ), environ)
+	lm := newLineMasker(secrets.NewMasker(environ), environ)
 	if got := lm.MaskString("x AAAAbbbbCCCC y second line"); got != "x [MASKED] y second line" {
 		t.Fatalf("line masker gives %q", got)
 	}
@@ -240,7 +240,7 @@ func TestLineMasker(t *testing.T) {
 // displayedPieces writes input to an outputWriter of a masking display in
 // chunks of the given sizes and returns the pieces it displayed, prefixes
 // removed.
-func displayedPieces(t *testing.T, m *transcript.Masker, input string, chunks []int) []string {
+func displayedPieces(t *testing.T, m *secrets.Masker, input string, chunks []int) []string {
 	t.Helper()
 	var buf bytes.Buffer
 	r := &run{e: &Engine{Display: &buf, Masker: m}}
@@ -269,10 +269,10 @@ func displayedPieces(t *testing.T, m *transcript.Masker, input string, chunks []
 // it only where no secret straddles the cut, so the pieces mask exactly as
 // the whole line does. Property test over random lines and write sizes.
 func TestMaskedLongLinesAreCutBetweenSecrets(t *testing.T) {
-	m := transcript.NewMasker([]string{"REEL_TEST_API_KEY=" + envSecret})
+	m := secrets.NewMasker([]string{"REEL_TEST_API_KEY=" + envSecret})
 	words := []string{"plain", "x", "progress=42%", envSecret, shapeSecret,
-		"sk-ant-" + strings.Repeat("Q", 40), "AKIA" + strings.Repeat("Z", 16),
-		"Authorization: Bearer " + strings.Repeat("t", 30), "xbearer  " + strings.Repeat("u", 20)}
+		"sk-ant-Qz8Lp3Vx7Nq2Wm5Rt9Ky4Hb6Jc1Fd0Gs3Xa7Ue2M", "AKIAZ52HGXYRN4WBTQ7K",
+		"Authorization: Bearer tK9mW2qX7vB4nL8pR3sY6zC1dF5gH0", "xbearer  " + strings.Repeat("u", 20)}
 	seps := []string{" ", "  ", "\t", " "}
 	rng := rand.New(rand.NewSource(1))
 	for iter := range 200 {
@@ -311,7 +311,7 @@ func TestMaskedLongLinesAreCutBetweenSecrets(t *testing.T) {
 			}
 			// "xbearer uuu…" is not a bearer token (the keyword must start a
 			// word): it stays, and the cut must not make it one.
-			for _, secret := range []string{envSecret, shapeSecret, "QQQQQQQQ", "tttttttt", "ZZZZZZZZ"} {
+			for _, secret := range []string{envSecret, shapeSecret, "q2Wm5Rt9", "7vB4nL8p", "HGXYRN4W"} {
 				if strings.Contains(p, secret) {
 					t.Fatalf("iteration %d: piece shows %q: %q", iter, secret, p)
 				}
@@ -323,7 +323,7 @@ func TestMaskedLongLinesAreCutBetweenSecrets(t *testing.T) {
 // A line with nowhere to cut is held up to maxHeldLine, then shown anyway:
 // memory stays bounded whatever the process prints.
 func TestMaskedLineWithoutWhitespaceIsBounded(t *testing.T) {
-	m := transcript.NewMasker(nil)
+	m := secrets.NewMasker(nil)
 	input := strings.Repeat("y", 3*maxHeldLine)
 	chunks := make([]int, len(input)/1000+1)
 	for i := range chunks {
@@ -354,11 +354,11 @@ func TestMaskedLineWithoutWhitespaceIsBounded(t *testing.T) {
 // dropped).
 func FuzzMaskedOutputWriter(f *testing.F) {
 	f.Add("plain ", uint16(2000), uint16(700))
-	f.Add("Authorization: Bearer "+strings.Repeat("t", 30)+"\t", uint16(300), uint16(4097))
+	f.Add("Authorization: Bearer tK9mW2qX7vB4nL8pR3sY6zC1dF5gH0\t", uint16(300), uint16(4097))
 	f.Add(shapeSecret+" "+envSecret+"\r\n", uint16(500), uint16(1))
 	f.Add("xbearer\n"+strings.Repeat("u", 20)+" ", uint16(1000), uint16(9000))
-	f.Add("\xff\x00 sk-proj-"+strings.Repeat("9", 20)+"  ", uint16(3000), uint16(333))
-	m := transcript.NewMasker([]string{"REEL_TEST_API_KEY=" + envSecret})
+	f.Add("\xff\x00 sk-proj-7Hq2Lm9Xv4Tn8Rb3Wk6Z  ", uint16(3000), uint16(333))
+	m := secrets.NewMasker([]string{"REEL_TEST_API_KEY=" + envSecret})
 	f.Fuzz(func(t *testing.T, unit string, reps, chunk uint16) {
 		if unit == "" || strings.ContainsAny(unit, "\v\f") {
 			// \v and \f separate words for the cut but not for the
@@ -407,9 +407,9 @@ func FuzzMaskedOutputWriter(f *testing.F) {
 // "": got must be want with more masked, so each run of text between two
 // Masked in got lies within one such run of want.
 func unmaskedBeyond(got, want string) string {
-	for seg := range strings.SplitSeq(got, transcript.Masked) {
+	for seg := range strings.SplitSeq(got, secrets.Masked) {
 		found := false
-		for w := range strings.SplitSeq(want, transcript.Masked) {
+		for w := range strings.SplitSeq(want, secrets.Masked) {
 			if strings.Contains(w, seg) {
 				found = true
 				break
@@ -427,7 +427,7 @@ func unmaskedBeyond(got, want string) string {
 // credential, stays masked up to its end (found by FuzzMaskedOutputWriter:
 // the rest was shown).
 func TestMaskedTokenLongerThanHeldLine(t *testing.T) {
-	m := transcript.NewMasker([]string{"REEL_TEST_API_KEY=" + envSecret})
+	m := secrets.NewMasker([]string{"REEL_TEST_API_KEY=" + envSecret})
 	token := strings.Repeat("sk-"+strings.Repeat("0123456789", 2), 2913)
 	for _, c := range []struct {
 		input string
@@ -436,10 +436,10 @@ func TestMaskedTokenLongerThanHeldLine(t *testing.T) {
 		{token, 229},
 		{token, 1 << 20},
 		{"x " + token + " after " + shapeSecret + "\n", 4096},
-		{strings.Repeat("y", maxHeldLine-4) + ",sk-" + strings.Repeat("7", 40) + " tail", 1},
+		{strings.Repeat("y", maxHeldLine-4) + ",sk-7Hq2Lm9Xv4Tn8Rb3Wk6Zp1Yc5Fd0Gs7Ja2Ue9Mo4 tail", 1},
 		{strings.Repeat("y", maxHeldLine-5) + " " + envSecret + " tail", 100},
-		{strings.Repeat("y", maxHeldLine-5) + " Bearer " + strings.Repeat("t", 40) + " tail", 7},
-		{strings.Repeat("y", maxHeldLine) + "," + `"api_key":"` + strings.Repeat("v", 40) + `"` + " tail", 3},
+		{strings.Repeat("y", maxHeldLine-5) + " Bearer tJ4nW8qK2vX6mB9pL3rS7yZ1cD5fG0hT3kN8wQ2x tail", 7},
+		{strings.Repeat("y", maxHeldLine) + "," + `"api_key":"vR7kM2pX9nT4wB8qL3sY6zC1dF5gH0jK2mN7xQ4v"` + " tail", 3},
 	} {
 		chunks := make([]int, len(c.input)/c.chunk+1)
 		for i := range chunks {
@@ -447,7 +447,7 @@ func TestMaskedTokenLongerThanHeldLine(t *testing.T) {
 		}
 		pieces := displayedPieces(t, m, c.input, chunks)
 		got := strings.Join(pieces, "")
-		for _, secret := range []string{"0123456789", "7777777777", envSecret, shapeSecret, "tttttttttt", "vvvvvvvvvv"} {
+		for _, secret := range []string{"0123456789", "Lm9Xv4Tn8R", envSecret, shapeSecret, "qK2vX6mB9p", "M2pX9nT4wB"} {
 			if strings.Contains(got, secret) {
 				t.Errorf("chunks of %d: display shows %q: %.200q … %.200q", c.chunk, secret, got, got[max(0, len(got)-200):])
 			}
@@ -476,8 +476,8 @@ func BenchmarkMaskedDisplay(b *testing.B) {
 		}
 	}
 	out := []byte(sb.String())
-	m := transcript.NewMasker(append(os.Environ(), "REEL_TEST_API_KEY="+envSecret))
-	display := func(m *transcript.Masker) time.Duration {
+	m := secrets.NewMasker(append(os.Environ(), "REEL_TEST_API_KEY="+envSecret))
+	display := func(m *secrets.Masker) time.Duration {
 		r := &run{e: &Engine{Display: io.Discard, Masker: m}}
 		start := time.Now()
 		w := r.newOutputWriter("build")

@@ -14,6 +14,7 @@ import (
 	"github.com/reelhq/reel/internal/safefile"
 	"github.com/reelhq/reel/internal/workflow"
 	"github.com/reelhq/reel/transcript"
+	"github.com/reelhq/reel/transcript/secrets"
 )
 
 // run is one execution of one workflow (a child run has its own).
@@ -35,8 +36,11 @@ type run struct {
 	mu      sync.Mutex
 	states  map[string]map[string]any
 	tstates map[string]map[string]any // states as templates see them (see data)
-	tinputs map[string]any            // inputs as templates see them
-	einputs map[string]any            // inputs as expressions see them
+	// esnap and tsnap are the states as data() hands them out, until the
+	// next setState (see namespaces)
+	esnap, tsnap map[string]any
+	tinputs      map[string]any // inputs as templates see them
+	einputs      map[string]any // inputs as expressions see them
 	// lastState is the top-level state started last (.error.State of the
 	// workflow_error hook).
 	lastState string
@@ -79,6 +83,7 @@ type span struct {
 	// hook's); hookOf is the path of the step a hook span belongs to.
 	st     *workflow.State
 	sc     scope
+	try    *try // the attempt of a state that retries (nil for others)
 	hookOf string
 	silent bool // writes nothing: see scope.silent
 }
@@ -255,7 +260,7 @@ type outputWriter struct {
 	prefix string
 	// lines masks what is shown: each line, the lines of a private key
 	// block, the pieces of a long line (nil: no masking).
-	lines *transcript.LineMasker
+	lines *secrets.LineMasker
 	buf   []byte
 	// held are the lines a BufferOutput display shows at flush.
 	held []string
@@ -319,7 +324,7 @@ func (e *Engine) mask(s string) string {
 
 // lineMasker is the masker of the lines of multi-line secrets in the
 // steps' environment, nil when there are none or masking is off.
-func (e *Engine) lineMasker() *transcript.Masker {
+func (e *Engine) lineMasker() *secrets.Masker {
 	if e.Masker == nil {
 		return nil
 	}
@@ -331,7 +336,7 @@ func (e *Engine) lineMasker() *transcript.Masker {
 // environ that m masks (a PEM key in DEPLOY_KEY), or nil when there are
 // none. The display and step errors show output line by line, where m,
 // which matches whole values, would not find such a secret.
-func newLineMasker(m *transcript.Masker, environ []string) *transcript.Masker {
+func newLineMasker(m *secrets.Masker, environ []string) *secrets.Masker {
 	var entries, lines []string
 	for _, kv := range environ {
 		name, value, ok := strings.Cut(kv, "=")
@@ -344,7 +349,7 @@ func newLineMasker(m *transcript.Masker, environ []string) *transcript.Masker {
 			lines = append(lines, l)
 		}
 	}
-	lm := transcript.NewMasker(entries)
+	lm := secrets.NewMasker(entries)
 	// NewMasker keeps only values it deems secret; a masker that masks
 	// nothing m does not would only cost time
 	for _, l := range lines {
@@ -371,7 +376,7 @@ func (w *outputWriter) flushLong() {
 		w.flushLine()
 		return
 	}
-	i := transcript.SafeCut(w.buf, w.scanned)
+	i := secrets.SafeCut(w.buf, w.scanned)
 	if i > 0 {
 		w.show(w.lines.MaskLine(string(w.buf[:i])))
 		w.buf = w.buf[:copy(w.buf, w.buf[i:])]

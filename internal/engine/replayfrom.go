@@ -11,7 +11,6 @@ import (
 	"github.com/pmezard/go-difflib/difflib"
 
 	"github.com/reelhq/reel/internal/rerun"
-	"github.com/reelhq/reel/internal/runstore"
 	"github.com/reelhq/reel/internal/workflow"
 	"github.com/reelhq/reel/transcript"
 )
@@ -75,11 +74,7 @@ func (s *replaySource) child(k rerun.Key) *replaySource {
 	if x == nil || x.ChildRunID == "" {
 		return miss("the recorded run %s started no sub-workflow at %s", s.rec.RunID, k.Path)
 	}
-	cp, err := runstore.ChildPath(s.rec.Path, x.ChildRunID)
-	if err != nil {
-		return miss("recorded sub-workflow run at %s: %v", k.Path, err)
-	}
-	rec, err := rerun.Load(cp, rerun.Options{Exchange: true})
+	rec, err := rerun.LoadChild(s.rec.Path, x.ChildRunID, rerun.Options{Exchange: true})
 	if err != nil {
 		return miss("recorded sub-workflow run at %s: %v", k.Path, err)
 	}

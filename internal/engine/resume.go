@@ -15,9 +15,9 @@ import (
 
 	"github.com/reelhq/reel/internal/rerun"
 	"github.com/reelhq/reel/internal/runstatus"
-	"github.com/reelhq/reel/internal/runstore"
 	"github.com/reelhq/reel/internal/workflow"
 	"github.com/reelhq/reel/transcript"
+	"github.com/reelhq/reel/transcript/secrets"
 )
 
 // A resume continues a run from its transcript (DECISIONS §11): it appends
@@ -155,7 +155,7 @@ func resumeInputs(wf *workflow.Workflow, rec *rerun.Run, overrides map[string]st
 			continue
 		}
 		s := inputText(v)
-		if s == transcript.Masked {
+		if s == secrets.Masked {
 			if _, over := overrides[in.Name]; !over {
 				probs = append(probs, fmt.Sprintf("input %q was masked in the transcript: give it again with --input %s=VALUE", in.Name, in.Name))
 			}
@@ -590,11 +590,9 @@ func (r *run) childRun(ctx context.Context, sp *span, child *workflow.Workflow, 
 	var prior *rerun.Run
 	if r.past != nil && r.rec != nil {
 		if v := r.past.takeLive(key); v != nil && v.Last().ChildRunID != "" {
-			if cp, err := runstore.ChildPath(r.rec.Path(), v.Last().ChildRunID); err == nil {
-				// A child file without run.started was cut before its
-				// first event: the call starts a new child.
-				prior, _ = rerun.Load(cp, rerun.Options{Exchange: true})
-			}
+			// A child file without run.started was cut before its first
+			// event: the call starts a new child.
+			prior, _ = rerun.LoadChild(r.rec.Path(), v.Last().ChildRunID, rerun.Options{Exchange: true})
 		}
 	}
 	switch {

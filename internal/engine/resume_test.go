@@ -15,6 +15,7 @@ import (
 	"github.com/reelhq/reel/internal/runstatus"
 	"github.com/reelhq/reel/internal/verify"
 	"github.com/reelhq/reel/transcript"
+	"github.com/reelhq/reel/transcript/secrets"
 )
 
 // cutWorkflow exercises what a resume must get right: a loop whose body
@@ -279,7 +280,7 @@ func TestResumeRefusesChangedSteps(t *testing.T) {
 func TestResumeMaskedInput(t *testing.T) {
 	h := newHarness(t)
 	t.Setenv("API_TOKEN", "tok-1234567890abcdef")
-	h.e.Masker = transcript.NewMasker([]string{"API_TOKEN=tok-1234567890abcdef"})
+	h.e.Masker = secrets.NewMasker([]string{"API_TOKEN=tok-1234567890abcdef"})
 	body := "name: m\ninputs: [{name: tok}]\nstates:\n  initial: a\n  a: {type: step, command: 'exit 1'}\n"
 	rep := h.run(context.Background(), body, map[string]string{"tok": "tok-1234567890abcdef"})
 	rec, _ := rerun.Load(rep.TranscriptPath, rerun.Options{})

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reelhq/reel/internal/runs"
 	"github.com/reelhq/reel/transcript"
 )
 
@@ -33,7 +34,7 @@ func TestResumedTree(t *testing.T) {
 	rec(transcript.StepCompleted, "a", cmd("a"), 100*time.Millisecond)
 	rec(transcript.StepStarted, "b", cmd("b"), 0)
 	// the process dies here; an hour later it is resumed
-	if tree, err := Build(r.Path(), Options{}); err != nil || tree.Root.Status != StatusRunning || find(tree.Root, "b").Status != StatusRunning {
+	if tree, err := Build(runs.Open(r.Path(), runs.Options{}), Options{}); err != nil || tree.Root.Status != StatusRunning || find(tree.Root, "b").Status != StatusRunning {
 		t.Fatalf("while the recorder is open: %v %s", err, tree.Root.Status)
 	}
 	rec(transcript.RunStarted, "", wf(2, nil), time.Hour)
@@ -41,7 +42,7 @@ func TestResumedTree(t *testing.T) {
 	rec(transcript.StepCompleted, "b", cmd("b"), 200*time.Millisecond)
 	rec(transcript.RunCompleted, "", wf(2, transcript.RunResult{Status: "success", DurationMS: 350}), 0)
 	r.Close()
-	tree, err := Build(r.Path(), Options{})
+	tree, err := Build(runs.Open(r.Path(), runs.Options{}), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reelhq/reel/internal/runs"
 	"github.com/reelhq/reel/internal/transcripttest"
 )
 
@@ -51,7 +52,7 @@ func BenchmarkBuild(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		t0 := time.Now()
-		tree, err := Build(path, Options{})
+		tree, err := Build(runs.Open(path, runs.Options{}), Options{})
 		if err != nil || len(tree.Root.Children[0].Children) != 20000 {
 			b.Fatalf("build: %v", err)
 		}

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/reelhq/reel/internal/engine"
+	"github.com/reelhq/reel/internal/runs"
 	"github.com/reelhq/reel/internal/testfixtures"
 	"github.com/reelhq/reel/internal/workflow"
 )
@@ -99,7 +100,7 @@ states:
 	if err != nil {
 		t.Fatal(err)
 	}
-	tree, err := Build(rep.TranscriptPath, Options{})
+	tree, err := Build(runs.Open(rep.TranscriptPath, runs.Options{}), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,7 +207,7 @@ states:
 	if err != nil || rep.Status != "success" {
 		t.Fatalf("%+v %v", rep, err)
 	}
-	tree, err := Build(rep.TranscriptPath, Options{})
+	tree, err := Build(runs.Open(rep.TranscriptPath, runs.Options{}), Options{})
 	if err != nil || len(tree.Warnings) > 0 {
 		t.Fatalf("%v %v", err, tree.Warnings)
 	}
@@ -278,7 +279,7 @@ states:
 			t.Errorf("display lacks %q:\n%s", l, display.String())
 		}
 	}
-	tree, err := Build(rep.TranscriptPath, Options{})
+	tree, err := Build(runs.Open(rep.TranscriptPath, runs.Options{}), Options{})
 	if err != nil || len(tree.Warnings) > 0 {
 		t.Fatalf("%v %v", err, tree.Warnings)
 	}

@@ -9,7 +9,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
+	"github.com/reelhq/reel/internal/runs"
 	"github.com/reelhq/reel/transcript"
 )
 
@@ -30,7 +32,7 @@ func TestManyOpenStepsAreBoundedAndLinear(t *testing.T) {
 	}
 	os.WriteFile(p, b.Bytes(), 0o600)
 	start := time.Now()
-	tree, err := Build(p, Options{MaxNodes: 50_000})
+	tree, err := Build(runs.Open(p, runs.Options{}), Options{MaxNodes: 50_000})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +65,14 @@ func TestManyOpenStepsAreBoundedAndLinear(t *testing.T) {
 func TestEmptyTranscriptIsAnError(t *testing.T) {
 	p := filepath.Join(t.TempDir(), transcript.NewRunID()+".jsonl")
 	os.WriteFile(p, nil, 0o600)
-	if _, err := Build(p, Options{}); !errors.Is(err, transcript.ErrEmpty) {
+	if _, err := Build(runs.Open(p, runs.Options{}), Options{}); !errors.Is(err, transcript.ErrEmpty) {
 		t.Fatalf("Build = %v, want ErrEmpty", err)
+	}
+}
+
+// A node fits the collector's small size classes (see Node).
+func TestNodeFitsASmallSizeClass(t *testing.T) {
+	if n := unsafe.Sizeof(Node{}); n > 512 {
+		t.Fatalf("Node is %d bytes, over 512", n)
 	}
 }

@@ -10,20 +10,16 @@ package exectree
 import (
 	"crypto/sha256"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/reelhq/reel/internal/pricing"
-	"github.com/reelhq/reel/internal/rawevent"
 	"github.com/reelhq/reel/internal/rawjson"
+	"github.com/reelhq/reel/internal/runs"
 	"github.com/reelhq/reel/internal/runstatus"
-	"github.com/reelhq/reel/internal/runstore"
-	"github.com/reelhq/reel/internal/safefile"
 	"github.com/reelhq/reel/internal/warn"
 	"github.com/reelhq/reel/transcript"
 )
@@ -42,6 +38,10 @@ const (
 const KindIteration = "iteration"
 
 // Node is one execution: a run, a step execution, or a loop iteration.
+//
+// It stays within 512 bytes (TestNodeFitsASmallSizeClass): past that, each
+// node carries a malloc header and the collector scans it the slow way,
+// which costs reel tree a fifth more CPU on a 100k-event run.
 type Node struct {
 	Kind      string `json:"kind"`
 	Name      string `json:"name"`
@@ -76,7 +76,8 @@ type Node struct {
 	Tools     int `json:"tools,omitempty"`
 	Dangling  int `json:"dangling_tools,omitempty"`
 	// ChildRunID is the run a call_workflow step started; its tree is the
-	// node's child of kind workflow.
+	// node's child of kind workflow (Tree.Unread says why it is not, when
+	// it could not be read).
 	ChildRunID string  `json:"child_run_id,omitempty"`
 	Children   []*Node `json:"children,omitempty"`
 	// Attempts, on a run, counts the runs of its transcript when it was
@@ -165,10 +166,14 @@ type Tree struct {
 	Root *Node `json:"run"`
 	// Warnings name what could not be read: malformed lines, torn tails,
 	// missing child transcripts. The tree holds everything that could.
-	// Repeated warnings are summarised (package warn).
+	// They are the run's warnings (runs.Run.Warnings), repeated ones
+	// summarised.
 	Warnings []string `json:"warnings,omitempty"`
+	// Unread says, by child run id, why a sub-workflow a call_workflow
+	// step started is not in the tree.
+	Unread map[string]string `json:"-"`
 
-	warns     warn.List
+	warns     *warn.List
 	nodesLeft int // Options.MaxNodes less the nodes made
 	cut       int // step executions past MaxNodes
 	outputs   int // bytes of Node.Output kept
@@ -176,11 +181,6 @@ type Tree struct {
 
 // Options tune Build.
 type Options struct {
-	// Limits are the reader limits (defaults when zero).
-	Limits transcript.Limits
-	// MaxDepth bounds sub-workflow nesting (default 64), so a transcript
-	// whose children loop back cannot recurse forever.
-	MaxDepth int
 	// Prices price the agent steps whose provider reported no cost (nil:
 	// reported costs only).
 	Prices *pricing.Table
@@ -190,23 +190,25 @@ type Options struct {
 	// lines cannot exhaust it. Executions past it are counted in a
 	// warning, not shown.
 	MaxNodes int
+	// Each, when set, sees every record Build reads, of the run and of each
+	// sub-workflow, in the order read: a view that needs more of the same
+	// events than the tree (the run page) reads each transcript once.
+	Each func(run *runs.Run, rec *runs.Record)
 }
 
 // DefaultMaxNodes is Options.MaxNodes' default.
 const DefaultMaxNodes = 200_000
 
-// Build reads the transcript at path and, recursively, the transcripts of
-// the child runs it started, and returns the execution tree. A transcript
-// that cannot be opened is an error; damage inside one becomes warnings.
-func Build(path string, opts Options) (*Tree, error) {
-	if opts.MaxDepth <= 0 {
-		opts.MaxDepth = 64
-	}
+// Build reads the run's transcript and, recursively, the transcripts of
+// the child runs it started (as deep as runs.MaxDepth), and returns the
+// execution tree. A transcript that cannot be read is an error; damage
+// inside one becomes warnings.
+func Build(run *runs.Run, opts Options) (*Tree, error) {
 	if opts.MaxNodes <= 0 {
 		opts.MaxNodes = DefaultMaxNodes
 	}
-	t := &Tree{nodesLeft: opts.MaxNodes}
-	root, err := t.buildFile(path, opts, map[string]bool{}, 0)
+	t := &Tree{nodesLeft: opts.MaxNodes, warns: run.Warnings()}
+	root, err := t.buildFile(run, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -220,6 +222,13 @@ func Build(path string, opts Options) (*Tree, error) {
 
 func (t *Tree) warn(format string, args ...any) { t.warns.Addf(format, args...) }
 
+func (t *Tree) unread(id string, err error) {
+	if t.Unread == nil {
+		t.Unread = map[string]string{}
+	}
+	t.Unread[id] = err.Error()
+}
+
 // builder holds the state of one file's reconstruction.
 type builder struct {
 	t    *Tree
@@ -231,7 +240,6 @@ type builder struct {
 	byKey     map[pathIter][]*Node
 	count     int
 	last      time.Time
-	env       rawevent.Envelope
 	paths     map[string]string
 	attempt   int  // run.started events seen
 	completed bool // the last attempt has its run.completed
@@ -247,50 +255,23 @@ type pathIter struct {
 	iter int
 }
 
-func (t *Tree) buildFile(path string, opts Options, visiting map[string]bool, depth int) (*Node, error) {
-	f, err := safefile.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("open transcript %s: %w", path, err)
-	}
-	defer f.Close()
-	visiting[path] = true
-	defer delete(visiting, path)
-
+func (t *Tree) buildFile(run *runs.Run, opts Options) (*Node, error) {
 	b := &builder{t: t, root: &Node{Kind: transcript.KindWorkflow, open: true}, paths: map[string]string{}, prices: opts.Prices,
 		byPath: map[string][]*Node{}, byKey: map[pathIter][]*Node{}}
-	rd := transcript.NewReader(f)
-	rd.SetLimits(opts.Limits)
-	for {
-		line, err := rd.NextLine()
-		if err == io.EOF {
-			break
-		}
+	for rec, err := range run.Events(runs.RawLines) {
 		if err != nil {
-			var le *transcript.LineError
-			if !errors.As(err, &le) {
-				t.warn("%s: %v", path, err)
-				break
-			}
-			t.warn("%s: %v", path, err)
-			if errors.Is(err, transcript.ErrFileTooLarge) {
-				break
-			}
-			if !errors.Is(err, transcript.ErrTornLine) || !json.Valid(line) {
-				// A torn tail is not part of the durable record; it is
-				// used only in the rare case it is a whole event.
-				continue
-			}
+			return nil, err
 		}
-		b.line(t, path, rd.Line(), line)
-	}
-	if rd.Line() == 0 {
-		return nil, fmt.Errorf("%s: %w", path, transcript.ErrEmpty)
+		if opts.Each != nil {
+			opts.Each(run, rec)
+		}
+		b.line(t, run.Path, rec)
 	}
 	root := b.root
 	open := ""
 	if !b.completed {
 		// Running while a recorder holds the file, else interrupted.
-		open = runstatus.Open(path)
+		open = run.Status()
 		root.Status = open
 		root.End = b.last
 	}
@@ -323,22 +304,19 @@ func (t *Tree) buildFile(path string, opts Options, visiting map[string]bool, de
 		if n.ChildRunID == "" || carrier[n.ChildRunID] != n {
 			return
 		}
-		cp, err := runstore.ChildPath(path, n.ChildRunID)
-		switch {
-		case err != nil:
-			t.warn("%s: step %s: %v", path, n.Path, err)
-		case visiting[cp]:
-			t.warn("%s: step %s: child run %s is already being read (cycle)", path, n.Path, n.ChildRunID)
-		case depth+1 >= opts.MaxDepth:
-			t.warn("%s: step %s: sub-workflows nested deeper than %d", path, n.Path, opts.MaxDepth)
-		default:
-			child, err := t.buildFile(cp, opts, visiting, depth+1)
-			if err != nil {
-				t.warn("step %s: child run %s: %v", n.Path, n.ChildRunID, err)
-				return
-			}
-			n.Children = append(n.Children, child)
+		cr, err := run.Child(n.ChildRunID)
+		if err != nil {
+			t.unread(n.ChildRunID, err)
+			t.warn("%s: step %s: %v", run.Path, n.Path, err)
+			return
 		}
+		child, err := t.buildFile(cr, opts)
+		if err != nil {
+			t.unread(n.ChildRunID, err)
+			t.warn("step %s: child run %s: %v", n.Path, n.ChildRunID, err)
+			return
+		}
+		n.Children = append(n.Children, child)
 	}
 	attach(root)
 	finish(root)
@@ -361,22 +339,17 @@ func (b *builder) closeOpen(status string) {
 	clear(b.byKey)
 }
 
-// line folds one raw line into the tree and reports whether it was the
+// line folds one record into the tree and reports whether it was the
 // run.completed event.
-func (b *builder) line(t *Tree, path string, lineNo int, line []byte) bool {
-	tv, ok, err := rawevent.Type(line)
-	if err != nil || !ok {
-		t.warn("%s: line %d: not a transcript event", path, lineNo)
-		return false
-	}
-	typ := transcript.EventType(tv)
+func (b *builder) line(t *Tree, path string, rec *runs.Record) bool {
+	lineNo := rec.Line
+	typ := rec.Type
 	switch typ {
 	case transcript.MessageUser, transcript.MessageAssistant, transcript.ToolCall, transcript.ToolResult:
 		// Exchange events only count towards their step: read the few
 		// envelope fields they need instead of decoding the payload.
-		env := &b.env
-		if err := env.Parse(line); err != nil {
-			t.warn("%s: line %d: %v", path, lineNo, err)
+		env := rec.Envelope()
+		if env == nil {
 			return false
 		}
 		b.seen(env.Time())
@@ -403,11 +376,11 @@ func (b *builder) line(t *Tree, path string, lineNo int, line []byte) bool {
 		}
 		return false
 	}
-	ev, err := transcript.DecodeEvent(line)
-	if err != nil && !errors.Is(err, transcript.ErrUnknownEventType) && !errors.Is(err, transcript.ErrUnknownBlockType) {
-		t.warn("%s: line %d: %v", path, lineNo, err)
+	evp := rec.Event()
+	if evp == nil {
 		return false
 	}
+	ev := *evp
 	before := b.last
 	b.seen(ev.Timestamp)
 	sp := ev.Step()
@@ -566,7 +539,7 @@ func (b *builder) seen(ts time.Time) {
 // decodeAgentResult takes the fast path for results read from a file.
 func decodeAgentResult(result any, ar *transcript.AgentResult) error {
 	if raw, ok := result.(json.RawMessage); ok {
-		return rawevent.DecodeAgentResult(raw, ar)
+		return runs.DecodeAgentResult(raw, ar)
 	}
 	return transcript.DecodeResult(result, ar)
 }

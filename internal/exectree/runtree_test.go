@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/reelhq/reel/internal/golden"
+	"github.com/reelhq/reel/internal/runs"
 	"github.com/reelhq/reel/internal/transcripttest"
 	"github.com/reelhq/reel/transcript"
 )
@@ -16,7 +17,7 @@ import (
 func TestSampleTree(t *testing.T) {
 	dir := t.TempDir()
 	path := transcripttest.WriteSample(t, dir, transcripttest.Variant{})
-	tree, err := Build(path, Options{})
+	tree, err := Build(runs.Open(path, runs.Options{}), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +107,7 @@ func children(n *Node, path string) []*Node {
 func TestInterrupted(t *testing.T) {
 	dir := t.TempDir()
 	path := transcripttest.WriteSample(t, dir, transcripttest.Variant{Interrupted: true})
-	tree, err := Build(path, Options{})
+	tree, err := Build(runs.Open(path, runs.Options{}), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +134,7 @@ func TestDamaged(t *testing.T) {
 	damaged := strings.Join(lines[:5], "") + "{not json\n\x00\x00\n" + strings.Join(lines[5:len(lines)-2], "") + lines[len(lines)-2][:40]
 	bad := filepath.Join(dir, "damaged.jsonl")
 	os.WriteFile(bad, []byte(damaged), 0o600)
-	tree, err := Build(bad, Options{})
+	tree, err := Build(runs.Open(bad, runs.Options{}), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,11 +146,11 @@ func TestDamaged(t *testing.T) {
 	}
 	// A missing child transcript is a warning, not an error.
 	os.Remove(filepath.Join(dir, transcripttest.ChildID+".jsonl"))
-	tree, err = Build(path, Options{})
+	tree, err = Build(runs.Open(path, runs.Options{}), Options{})
 	if err != nil || len(tree.Warnings) != 1 || !strings.Contains(tree.Warnings[0], transcripttest.ChildID) {
 		t.Errorf("missing child: err %v warnings %q", err, tree.Warnings)
 	}
-	if _, err := Build(filepath.Join(dir, "nope.jsonl"), Options{}); err == nil {
+	if _, err := Build(runs.Open(filepath.Join(dir, "nope.jsonl"), runs.Options{}), Options{}); err == nil {
 		t.Error("missing file: no error")
 	}
 }
@@ -163,7 +164,7 @@ func TestCycle(t *testing.T) {
 	a.Event(transcript.ExchangeEvent{Type: transcript.CallWorkflowStarted, Path: "again", ChildRunID: transcripttest.RootID,
 		Payload: &transcript.StepPayload{Name: "again", Kind: transcript.KindCallWorkflow}})
 	a.Close()
-	tree, err := Build(a.Recorder().Path(), Options{})
+	tree, err := Build(runs.Open(a.Recorder().Path(), runs.Options{}), Options{})
 	if err != nil || len(tree.Warnings) != 1 || !strings.Contains(tree.Warnings[0], "cycle") {
 		t.Fatalf("err %v warnings %q", err, tree.Warnings)
 	}

@@ -23,6 +23,7 @@ import (
 	"path/filepath"
 	"sort"
 
+	"github.com/reelhq/reel/internal/runs"
 	"github.com/reelhq/reel/internal/safefile"
 	"github.com/reelhq/reel/transcript"
 )
@@ -139,15 +140,14 @@ const (
 // or nil when there is none (or its transcript records no source: it is
 // then replaced like a changed one).
 func Prior(dir, runID string) (*Source, error) {
-	f, err := safefile.Open(filepath.Join(dir, runID+".jsonl"))
+	ev, err := runs.Open(filepath.Join(dir, runID+".jsonl"), runs.Options{}).First()
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
-	if err != nil {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
 		return nil, fmt.Errorf("earlier import %s: %w", runID, err)
 	}
-	defer f.Close()
-	ev, err := transcript.NewReader(f).Next()
 	if err != nil || ev.Type != transcript.RunStarted {
 		return &Source{}, nil
 	}

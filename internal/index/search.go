@@ -13,8 +13,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/reelhq/reel/internal/rawevent"
 	"github.com/reelhq/reel/internal/rawjson"
+	"github.com/reelhq/reel/internal/runs"
 	"github.com/reelhq/reel/internal/safefile"
 )
 
@@ -287,7 +287,7 @@ type matcher struct {
 	tk    tokenizer
 	first int // index of the first string value holding a positive match
 	str   int
-	env   rawevent.Envelope
+	env   runs.Envelope
 }
 
 func newMatcher(q *Query) *matcher {

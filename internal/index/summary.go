@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/reelhq/reel/internal/pricing"
-	"github.com/reelhq/reel/internal/rawevent"
 	"github.com/reelhq/reel/internal/rawjson"
+	"github.com/reelhq/reel/internal/runs"
 	"github.com/reelhq/reel/internal/runstatus"
 	"github.com/reelhq/reel/transcript"
 )
@@ -93,7 +93,7 @@ type fold struct {
 }
 
 // line folds one complete transcript line in. env is reused between calls.
-func (f *fold) line(env *rawevent.Envelope, line []byte) error {
+func (f *fold) line(env *runs.Envelope, line []byte) error {
 	if err := env.Parse(line); err != nil {
 		return err
 	}

@@ -15,8 +15,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/reelhq/reel/internal/rawevent"
 	"github.com/reelhq/reel/internal/rawjson"
+	"github.com/reelhq/reel/internal/runs"
 	"github.com/reelhq/reel/internal/runstatus"
 	"github.com/reelhq/reel/internal/safefile"
 	"github.com/reelhq/reel/transcript"
@@ -296,7 +296,7 @@ func (ix *Index) prepare(ctx context.Context, sc *scratch, path string, base *ro
 // before foldFrom were folded by an earlier update and are only tokenized.
 func (p *prepared) read(ctx context.Context, r *bufio.Reader, set *termSet, from, foldFrom int64) error {
 	var (
-		env  rawevent.Envelope
+		env  runs.Envelope
 		cur  = chunk{start: from, end: from}
 		pos  = from
 		long []byte

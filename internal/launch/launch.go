@@ -42,6 +42,7 @@ import (
 
 	"github.com/reelhq/reel/internal/engine"
 	"github.com/reelhq/reel/internal/rerun"
+	"github.com/reelhq/reel/internal/runs"
 	"github.com/reelhq/reel/internal/workflow"
 	"github.com/reelhq/reel/transcript"
 )
@@ -180,13 +181,14 @@ func (l *Launcher) Resume(ctx context.Context, id string, opts ResumeOptions) (*
 	if err := transcript.ValidRunID(id); err != nil {
 		return nil, fmt.Errorf("%w: %q is not a run id", ErrNoRun, id)
 	}
-	path := filepath.Join(transcript.Dir(e.Storage), id+".jsonl")
-	if _, err := os.Stat(path); err != nil {
-		if errors.Is(err, os.ErrNotExist) {
+	found, err := runs.NewStore(e.Storage, runs.Options{}).ID(id)
+	if err != nil {
+		if errors.Is(err, runs.ErrNotFound) {
 			return nil, fmt.Errorf("%w: %s in %s", ErrNoRun, id, e.Storage)
 		}
 		return nil, err
 	}
+	path := found.Path
 	if r, ok := l.Get(id); ok && r.Report() == nil {
 		return nil, &engine.ResumeError{RunID: id, Reasons: []string{"it is still running"}}
 	}
@@ -243,7 +245,11 @@ func LoadResume(e *engine.Engine, path, wfFile string) (*ResumeTarget, error) {
 		// A replay resumes as a replay: the recording it took its agent
 		// replies from, in the same storage, never the providers.
 		storage := filepath.Dir(filepath.Dir(path))
-		if t.ReplayFrom, err = rerun.Load(filepath.Join(transcript.Dir(storage), replayed+".jsonl"), rerun.Options{Exchange: true}); err != nil {
+		src, err := runs.NewStore(storage, runs.Options{}).ID(replayed)
+		if err == nil {
+			t.ReplayFrom, err = rerun.Load(src.Path, rerun.Options{Exchange: true})
+		}
+		if err != nil {
 			return nil, fmt.Errorf("%w: run %s replays run %s, which cannot be read (%v): a resumed replay takes its agent replies from the same recording", ErrResume, rec.RunID, replayed, err)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/reelhq/reel/internal/engine"
+	"github.com/reelhq/reel/internal/runs"
 	"github.com/reelhq/reel/internal/runstatus"
 	"github.com/reelhq/reel/internal/verify"
 	"github.com/reelhq/reel/internal/workflow"
@@ -164,7 +165,7 @@ func TestCancelKillsAStepThatIgnoresSIGTERM(t *testing.T) {
 	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
 		t.Fatalf("the step's shell %d is still there (%v)", pid, err)
 	}
-	if s, _ := runstatus.Summarize(r.Transcript); s.Status != runstatus.Cancelled {
+	if s, _ := runs.Open(r.Transcript, runs.Options{}).Summarize(); s.Status != runstatus.Cancelled {
 		t.Fatalf("transcript status %q", s.Status)
 	}
 	verified(t, filepath.Join(dir, "storage"))

@@ -14,6 +14,7 @@ import (
 	"github.com/reelhq/reel/internal/otlptest"
 	"github.com/reelhq/reel/internal/transcripttest"
 	"github.com/reelhq/reel/transcript"
+	"github.com/reelhq/reel/transcript/secrets"
 )
 
 // cleanEnv keeps the test's process environment out of the resource and
@@ -301,14 +302,14 @@ func TestMaskingAppliesToExportedContent(t *testing.T) {
 	if n := leaks(batchExport(t, otlp.Config{Content: false}, otlp.Run{Events: events})); n != 1 {
 		t.Errorf("without --otel-content only the run's error may carry it, %d attributes do", n)
 	}
-	masked := batchExport(t, otlp.Config{Content: true, Masker: transcript.NewMasker(nil)}, otlp.Run{Events: events})
+	masked := batchExport(t, otlp.Config{Content: true, Masker: secrets.NewMasker(nil)}, otlp.Run{Events: events})
 	if n := leaks(masked); n != 0 {
 		t.Errorf("%d attributes carry the secret with masking on", n)
 	}
 	found := false
 	for _, s := range masked {
 		for _, v := range s.Attrs {
-			found = found || strings.Contains(fmt.Sprint(v), transcript.Masked)
+			found = found || strings.Contains(fmt.Sprint(v), secrets.Masked)
 		}
 	}
 	if !found {

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
+	"iter"
 	"os"
 	"sync"
 	"time"
@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/reelhq/reel/internal/pricing"
+	"github.com/reelhq/reel/internal/runs"
 	"github.com/reelhq/reel/transcript"
 )
 
@@ -125,16 +126,28 @@ func (l *Live) Attach(rec *transcript.Recorder, parentRunID string) {
 type feed struct {
 	rec *transcript.Recorder
 	m   *mapper
-	// fl reads the file; it stays open and positioned, so that every gap
-	// costs only the lines since the previous one.
-	fl *transcript.Follower
+	// file reads the transcript; it stays open and positioned between
+	// gaps, so that every gap costs only the lines since the previous one.
+	file *following
+}
+
+// following is a pull over a run's transcript being followed.
+type following struct {
+	next   func() (*runs.Record, error, bool)
+	stop   func()
+	cancel context.CancelFunc
+}
+
+func (fl *following) close() {
+	fl.cancel()
+	fl.stop()
 }
 
 func (l *Live) consume(sub *transcript.Subscription, f *feed) {
 	defer l.wg.Done()
 	defer func() {
-		if f.fl != nil {
-			f.fl.Close()
+		if f.file != nil {
+			f.file.close()
 		}
 	}()
 	ctx := context.Background()
@@ -160,30 +173,23 @@ func (l *Live) consume(sub *transcript.Subscription, f *feed) {
 // file.
 func (l *Live) backfill(ctx context.Context, f *feed, upTo uint64) {
 	m := f.m
-	if f.fl == nil {
-		fl, err := transcript.Follow(ctx, f.rec.Path(), m.seq+1, transcript.FollowOptions{})
-		if err != nil {
-			l.noteLost(upTo-m.seq, err)
-			return
-		}
-		f.fl = fl
+	if f.file == nil {
+		fctx, cancel := context.WithCancel(ctx)
+		next, stop := iter.Pull2(runs.Open(f.rec.Path(), runs.Options{}).Follow(fctx, m.seq+1))
+		f.file = &following{next: next, stop: stop, cancel: cancel}
 	}
 	for m.seq < upTo {
-		ev, err := l.nextWritten(ctx, f.fl)
+		ev, err := l.nextWritten(f.file)
 		if err != nil {
-			var le *transcript.LineError
-			if errors.As(err, &le) {
-				continue
-			}
 			l.noteLost(upTo-m.seq, err)
-			f.fl.Close()
-			f.fl = nil
+			f.file.close()
+			f.file = nil
 			return
 		}
 		if ev.Seq <= m.seq {
 			continue // the subscription delivered it
 		}
-		m.event(&ev)
+		m.event(ev)
 		l.mu.Lock()
 		l.backed++
 		l.mu.Unlock()
@@ -192,18 +198,20 @@ func (l *Live) backfill(ctx context.Context, f *feed, upTo uint64) {
 
 // nextWritten reads the next event already in the file. Everything up to
 // the gap was written before it was broadcast, so reaching the end of the
-// file early means the file lost lines.
-func (l *Live) nextWritten(ctx context.Context, fl *transcript.Follower) (transcript.ExchangeEvent, error) {
-	ctx, cancel := context.WithTimeout(ctx, followWait)
-	defer cancel()
-	ev, err := fl.Next(ctx)
-	if errors.Is(err, context.DeadlineExceeded) {
-		return ev, fmt.Errorf("the transcript ends before the events the fan-out dropped")
+// file early means the file lost lines: waiting longer than followWait for
+// it ends the follow.
+func (l *Live) nextWritten(fl *following) (*transcript.ExchangeEvent, error) {
+	late := time.AfterFunc(followWait, fl.cancel)
+	rec, err, ok := fl.next()
+	late.Stop()
+	if !ok || errors.Is(err, context.Canceled) {
+		return nil, fmt.Errorf("the transcript ends before the events the fan-out dropped")
 	}
-	if err == io.EOF {
-		return ev, fmt.Errorf("the transcript ends before the events the fan-out dropped")
+	if err != nil {
+		return nil, err
 	}
-	return ev, err
+	ev := *rec.Event()
+	return &ev, nil
 }
 
 // followWait bounds the wait for a line that should already be written.

@@ -15,6 +15,7 @@ import (
 	"github.com/reelhq/reel/internal/otlptest"
 	"github.com/reelhq/reel/internal/workflow"
 	"github.com/reelhq/reel/transcript"
+	"github.com/reelhq/reel/transcript/secrets"
 )
 
 // demoWorkflow loads the bundled demo: commands, a loop, a parallel block
@@ -72,7 +73,7 @@ func TestLiveAndBatchExportsGiveTheSameSpans(t *testing.T) {
 			ep, _ := otlp.Resolve(rcv.Endpoint, "", env(nil))
 			e := &engine.Engine{Storage: t.TempDir(), Display: io.Discard}
 			if c.mask {
-				e.Masker = transcript.NewMasker(os.Environ())
+				e.Masker = secrets.NewMasker(os.Environ())
 			}
 			rep, st := liveRun(t, e, demoWorkflow(t, e), otlp.Config{Endpoint: ep, Version: "test", Content: c.content}, env(nil))
 			if rep.Status != "success" {
@@ -87,9 +88,9 @@ func TestLiveAndBatchExportsGiveTheSameSpans(t *testing.T) {
 			live := rcv.Wait(t, int(st.Spans), 10*time.Second)
 			checkTree(t, live)
 
-			var masker *transcript.Masker
+			var masker *secrets.Masker
 			if c.mask {
-				masker = transcript.NewMasker(os.Environ())
+				masker = secrets.NewMasker(os.Environ())
 			}
 			batch := batchExport(t, otlp.Config{Content: c.content, Masker: masker}, recordedRun(t, rep.TranscriptPath))
 			otlptest.Sort(live)

@@ -411,3 +411,26 @@ func FuzzMapper(f *testing.F) {
 		}
 	})
 }
+
+func TestPluginAttributes(t *testing.T) {
+	s := (&script{}).run("w")
+	s.start("say", 0, transcript.KindOperation, 0).end("say", 0, transcript.KindOperation, 0, "", map[string]any{
+		"plugin": "echo", "operation": "echo.echo", "inputs": map[string]any{"text": "hi"}, "success": true, "outputs": map[string]any{"output": "hi"}})
+	s.start("q", 0, "database.query", 0).end("q", 0, "database.query", 0, "database.query: exit code 2", map[string]any{
+		"plugin": "database", "step_type": "database.query", "output": "", "exit_code": 2})
+	spans := mapAll(t, s.done("", nil).evs)
+	op := named(spans, "operation say")[0]
+	if v, _ := attr(op, "reel.plugin.name"); v.AsString() != "echo" {
+		t.Errorf("operation plugin: %v", v)
+	}
+	if v, _ := attr(op, "reel.operation.name"); v.AsString() != "echo.echo" {
+		t.Errorf("operation name: %v", v)
+	}
+	st := named(spans, "database.query q")[0]
+	if v, _ := attr(st, "reel.plugin.name"); v.AsString() != "database" {
+		t.Errorf("step type plugin: %v", v)
+	}
+	if v, _ := attr(st, "reel.step.exit_code"); v.AsInt64() != 2 || st.status != codes.Error {
+		t.Errorf("step type exit code %v, status %v", v, st.status)
+	}
+}

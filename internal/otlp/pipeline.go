@@ -11,7 +11,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/reelhq/reel/internal/pricing"
-	"github.com/reelhq/reel/transcript"
+	"github.com/reelhq/reel/transcript/secrets"
 )
 
 // Config configures an export.
@@ -33,7 +33,7 @@ type Config struct {
 	Content bool
 	// Masker, when set, masks every event before it is mapped (batch
 	// export; the live export reads events its recorder masked already).
-	Masker *transcript.Masker
+	Masker *secrets.Masker
 	// Prices price the agent steps whose provider reported no cost, as
 	// reel stats does: the project's table (pricing.Default() when nil).
 	Prices *pricing.Table

@@ -45,6 +45,8 @@ const (
 	attrReasoning    = attribute.Key("reel.usage.reasoning_tokens")
 	attrTotalTokens  = attribute.Key("reel.usage.total_tokens")
 	attrFidelity     = attribute.Key("reel.tool.fidelity")
+	attrPlugin       = attribute.Key("reel.plugin.name")
+	attrOperation    = attribute.Key("reel.operation.name")
 )
 
 // error.type values: low-cardinality classes of how something ended.
@@ -63,8 +65,12 @@ type stepResult struct {
 	Iterations *int   `json:"iterations"`
 	Strategy   string `json:"strategy"`
 	ChildRunID string `json:"child_run_id"`
-	Output     any    `json:"output"`
-	Stderr     any    `json:"stderr"`
+	// Plugin names the AWF plugin that ran an operation or a step type;
+	// Operation is an operation's name (PLUGIN.OP, or a built-in's).
+	Plugin    string `json:"plugin"`
+	Operation string `json:"operation"`
+	Output    any    `json:"output"`
+	Stderr    any    `json:"stderr"`
 }
 
 // decodeStepResult reads a step result. A command step's result, the
@@ -143,6 +149,12 @@ func (m *mapper) endStep(st *step, ts time.Time, sp *transcript.StepPayload) {
 			}
 			if r.Strategy != "" {
 				a = append(a, attrStrategy.String(text(r.Strategy)))
+			}
+			if r.Plugin != "" {
+				a = append(a, attrPlugin.String(text(r.Plugin)))
+			}
+			if r.Operation != "" {
+				a = append(a, attrOperation.String(text(r.Operation)))
 			}
 			if status == runstatus.Success && (r.Status == runstatus.Failure || r.Status == runstatus.Cancelled) && kind == transcript.KindTerminal {
 				// A terminal state that ends the run in failure is where

@@ -22,6 +22,10 @@ type Config struct {
 	Inputs map[string]any
 	// Plugins are executable step types by type name (reel only).
 	Plugins map[string]Plugin
+	// PluginConfig holds the settings of AWF's plugins by plugin name, as
+	// AWF's config file gives them under its plugins key; they are passed
+	// to each plugin at Init (package plugin).
+	PluginConfig map[string]map[string]any
 	// Notify configures the notify.send operation.
 	Notify Notify
 	// Telemetry configures OpenTelemetry export of live runs.
@@ -144,7 +148,17 @@ func (c *Config) parse(b []byte, path, root string, reel bool) error {
 			}
 		case "plugins":
 			if !reel {
-				c.Warnings = append(c.Warnings, fmt.Sprintf("%s:%d: plugins are read from .reel/config.yaml only; ignored here", path, k.Line))
+				// AWF's plugins key: settings for its plugins
+				var m map[string]map[string]any
+				if err := v.Decode(&m); err != nil {
+					return errAt(v, "plugins: want a mapping of plugin names to their settings: %v", err)
+				}
+				if c.PluginConfig == nil {
+					c.PluginConfig = map[string]map[string]any{}
+				}
+				for name, settings := range m {
+					c.PluginConfig[name] = settings
+				}
 				continue
 			}
 			var raw map[string]struct {

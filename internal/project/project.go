@@ -9,7 +9,8 @@
 // $XDG_DATA_HOME/reel/storage (~/.local/share/reel/storage).
 //
 // Configuration comes from .reel/config.yaml and, for the keys reel shares
-// with AWF (inputs, notify, telemetry), from .awf/config.yaml, or the file
+// with AWF (inputs, notify, telemetry, and the settings of AWF's plugins
+// under plugins), from .awf/config.yaml, or the file
 // $AWF_CONFIG_PATH names. Where both files set a key, .reel/config.yaml
 // wins, key by key (an input default set in both takes reel's value).
 // The prices key (reel's file only) overrides and extends the price table

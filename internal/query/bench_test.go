@@ -92,7 +92,7 @@ func BenchmarkEventsField(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		t0 := time.Now()
-		if _, err := Events(context.Background(), io.Discard, paths, f, p, transcript.Limits{}, func(string, ...any) {}); err != nil {
+		if _, err := Events(context.Background(), io.Discard, open(nil, paths...), f, p); err != nil {
 			b.Fatal(err)
 		}
 		t1 := time.Now()
@@ -149,7 +149,7 @@ func BenchmarkStats(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		t0 := time.Now()
-		if _, err := Stats(context.Background(), paths, transcript.Limits{}, pricing.Default()); err != nil {
+		if _, err := Stats(context.Background(), open(nil, paths...), pricing.Default()); err != nil {
 			b.Fatal(err)
 		}
 		t1 := time.Now()

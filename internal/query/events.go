@@ -9,18 +9,16 @@ package query
 
 import (
 	"bufio"
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"path"
+	"slices"
 	"strings"
 	"time"
 
-	"github.com/reelhq/reel/internal/rawevent"
 	"github.com/reelhq/reel/internal/rawjson"
-	"github.com/reelhq/reel/internal/safefile"
+	"github.com/reelhq/reel/internal/runs"
 	"github.com/reelhq/reel/transcript"
 )
 
@@ -77,14 +75,9 @@ func typeList() string {
 
 func globToSlash(g string) string { return strings.ReplaceAll(g, ".", "/") }
 
-// Warn receives problems met while scanning: malformed or torn lines,
-// unreadable files. The scan goes on. The format tells messages of one
-// kind from another (warn.List.Addf takes it as the kind).
-type Warn func(format string, args ...any)
-
 // matcher is a compiled Filter working on raw lines.
 type matcher struct {
-	types    [][]byte
+	types    []transcript.EventType
 	glob     string
 	fidelity transcript.Fidelity
 	since    string
@@ -97,9 +90,7 @@ type matcher struct {
 
 func compile(f Filter, p Projection) *matcher {
 	m := &matcher{fidelity: f.Fidelity, json: p.JSON}
-	for _, t := range f.Types {
-		m.types = append(m.types, []byte(t))
-	}
+	m.types = f.Types
 	if f.PathGlob != "" {
 		m.glob = globToSlash(f.PathGlob)
 	}
@@ -117,59 +108,33 @@ func compile(f Filter, p Projection) *matcher {
 	return m
 }
 
-// match reports whether line passes the filter; err describes a line too
-// broken to judge.
-func (m *matcher) match(line []byte) (bool, error) {
-	// Every line is checked for a type, filter or not, so that garbage is
-	// reported rather than printed as if it were an event.
-	v, ok, err := rawevent.Type(line)
-	if err != nil || !ok {
-		return false, malformed(err, "type")
+// match reports whether the record passes the filter. A line too broken
+// to judge is reported as damage (runs) and does not match.
+func (m *matcher) match(rec *runs.Record) bool {
+	if len(m.types) > 0 && !slices.Contains(m.types, rec.Type) {
+		return false
 	}
-	if len(m.types) > 0 {
-		hit := false
-		for _, t := range m.types {
-			if bytes.Equal(v, t) {
-				hit = true
-				break
+	if m.glob != "" || m.since != "" || m.until != "" {
+		env := rec.Envelope()
+		if env == nil {
+			return false
+		}
+		if m.glob != "" {
+			if hit, _ := path.Match(m.glob, globToSlash(string(env.Path))); !hit {
+				return false
 			}
 		}
-		if !hit {
-			return false, nil
-		}
-	}
-	if m.glob != "" {
-		v, ok, err := rawjson.Field(line, "path")
-		if err != nil || !ok {
-			return false, malformed(err, "path")
-		}
-		p, ok := rawjson.String(v)
-		if !ok {
-			return false, malformed(nil, "path")
-		}
-		if hit, _ := path.Match(m.glob, globToSlash(p)); !hit {
-			return false, nil
-		}
-	}
-	if m.since != "" || m.until != "" {
-		v, ok, err := rawjson.Field(line, "timestamp")
-		if err != nil || !ok || len(v) < 2 {
-			return false, malformed(err, "timestamp")
-		}
-		if !m.inRange(v[1 : len(v)-1]) {
-			return false, nil
+		if (m.since != "" || m.until != "") && !m.inRange(env.Timestamp) {
+			return false
 		}
 	}
 	if m.fidelity != "" {
-		ev, err := transcript.DecodeEvent(line)
-		if err != nil && !errors.Is(err, transcript.ErrUnknownEventType) && !errors.Is(err, transcript.ErrUnknownBlockType) {
-			return false, err
-		}
-		if !hasFidelity(&ev, m.fidelity) {
-			return false, nil
+		ev := rec.Event()
+		if ev == nil || !hasFidelity(ev, m.fidelity) {
+			return false
 		}
 	}
-	return true, nil
+	return true
 }
 
 // inRange compares a timestamp with the bounds. Timestamps reel writes are
@@ -211,13 +176,6 @@ func hasFidelity(ev *transcript.ExchangeEvent, f transcript.Fidelity) bool {
 	return false
 }
 
-func malformed(err error, field string) error {
-	if err != nil {
-		return fmt.Errorf("%w: %s: %v", transcript.ErrMalformed, field, err)
-	}
-	return fmt.Errorf("%w: no %s", transcript.ErrMalformed, field)
-}
-
 // project appends what the projection prints of line.
 func (m *matcher) project(dst, line []byte) []byte {
 	if len(m.fields) == 0 {
@@ -255,14 +213,13 @@ func (m *matcher) project(dst, line []byte) []byte {
 type EventCounts struct {
 	Lines   int64
 	Matched int64
-	Bad     int64
 }
 
-// Events scans the transcripts at paths in order and writes what proj
-// selects of every event f matches. Broken lines are reported to warn and
-// skipped; a file that cannot be opened is reported and passed over. The
-// error is for the output failing or ctx ending.
-func Events(ctx context.Context, w io.Writer, paths []string, f Filter, proj Projection, limits transcript.Limits, warn Warn) (EventCounts, error) {
+// Events scans the runs' transcripts in order and writes what proj selects
+// of every event f matches. Damage is reported in each run's warnings
+// (runs), and a transcript that cannot be read is a warning there too:
+// the scan goes on. The error is for the output failing or ctx ending.
+func Events(ctx context.Context, w io.Writer, list []*runs.Run, f Filter, proj Projection) (EventCounts, error) {
 	var counts EventCounts
 	if err := f.Validate(); err != nil {
 		return counts, err
@@ -270,58 +227,30 @@ func Events(ctx context.Context, w io.Writer, paths []string, f Filter, proj Pro
 	m := compile(f, proj)
 	bw := bufio.NewWriterSize(w, 256<<10)
 	var out []byte
-	for _, p := range paths {
+	for _, run := range list {
 		if err := ctx.Err(); err != nil {
 			return counts, err
 		}
-		file, err := safefile.Open(p)
-		if err != nil {
-			warn("open transcript %s: %v", p, err)
-			continue
-		}
-		rd := transcript.NewReader(file)
-		rd.SetLimits(limits)
-		for {
-			line, err := rd.NextLine()
-			if err == io.EOF {
-				if rd.Line() == 0 {
-					warn("%s: %v", p, transcript.ErrEmpty)
-				}
+		for rec, err := range run.Events(runs.RawLines) {
+			if err != nil {
+				run.Warnings().Add("unreadable", err.Error())
 				break
 			}
-			if err != nil {
-				counts.Bad++
-				warn("%s: %v", p, err)
-				var le *transcript.LineError
-				if !errors.As(err, &le) || errors.Is(err, transcript.ErrFileTooLarge) {
-					break
-				}
-				continue
-			}
 			counts.Lines++
-			ok, merr := m.match(line)
-			if merr != nil {
-				counts.Bad++
-				warn("%s: line %d: %v", p, rd.Line(), merr)
-				continue
-			}
-			if !ok {
+			if !m.match(rec) {
 				continue
 			}
 			counts.Matched++
-			out = m.project(out[:0], line)
+			out = m.project(out[:0], rec.Raw)
 			if _, err := bw.Write(out); err != nil {
-				file.Close()
 				return counts, fmt.Errorf("write output: %w", err)
 			}
 			if counts.Matched&1023 == 0 {
 				if err := ctx.Err(); err != nil {
-					file.Close()
 					return counts, err
 				}
 			}
 		}
-		file.Close()
 	}
 	if err := bw.Flush(); err != nil {
 		return counts, fmt.Errorf("write output: %w", err)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/reelhq/reel/internal/exectree"
 	"github.com/reelhq/reel/internal/pricing"
+	"github.com/reelhq/reel/internal/runs"
 	"github.com/reelhq/reel/internal/textview"
 	"github.com/reelhq/reel/internal/transcripttest"
 	"github.com/reelhq/reel/internal/verify"
@@ -59,7 +60,7 @@ func FuzzReaders(f *testing.F) {
 				t.Fatalf("%s: %d warnings", what, n)
 			}
 		}
-		tree, err := exectree.Build(p, exectree.Options{})
+		tree, err := exectree.Build(runs.Open(p, runs.Options{}), exectree.Options{})
 		if empty {
 			if !errors.Is(err, transcript.ErrEmpty) {
 				t.Fatalf("Build of an empty file: %v", err)
@@ -74,13 +75,13 @@ func FuzzReaders(f *testing.F) {
 		d := Compare(tree, tree)
 		bounded("Compare", len(d.Warnings))
 		RenderDiff(io.Discard, d)
-		pairs, warns, err := Tools(p, transcript.Limits{})
+		pairs, warns, err := Tools(runs.Open(p, runs.Options{}))
 		if err != nil {
 			t.Fatalf("Tools: %v", err)
 		}
 		bounded("Tools", len(warns))
 		RenderTools(io.Discard, pairs)
-		rep, err := Stats(context.Background(), []string{p}, transcript.Limits{}, pricing.Default())
+		rep, err := Stats(context.Background(), []*runs.Run{runs.Open(p, runs.Options{})}, pricing.Default())
 		if err != nil {
 			t.Fatalf("Stats: %v", err)
 		}
@@ -88,16 +89,16 @@ func FuzzReaders(f *testing.F) {
 		RenderStats(io.Discard, rep)
 		vr := verify.Paths([]string{p}, verify.Options{})
 		bounded("verify", len(vr.Problems))
-		rw, err := textview.Replay(context.Background(), io.Discard, p, textview.Options{})
+		rw, err := textview.Replay(context.Background(), io.Discard, runs.Open(p, runs.Options{}), textview.Options{})
 		if err != nil {
 			t.Fatalf("Replay: %v", err)
 		}
 		bounded("Replay", len(rw))
 		flt := Filter{Types: []transcript.EventType{transcript.ToolResult, transcript.StepStarted}, PathGlob: "*", Since: transcripttest.Epoch}
-		if _, err := Events(context.Background(), io.Discard, []string{p}, flt, Projection{Fields: []string{"payload.name", "payload.blocks.0"}}, transcript.Limits{}, func(string, ...any) {}); err != nil {
+		if _, err := Events(context.Background(), io.Discard, []*runs.Run{runs.Open(p, runs.Options{})}, flt, Projection{Fields: []string{"payload.name", "payload.blocks.0"}}); err != nil {
 			t.Fatalf("Events: %v", err)
 		}
 		flt.Fidelity = transcript.FidelityRouter
-		Events(context.Background(), io.Discard, []string{p}, flt, Projection{JSON: true, Fields: []string{"seq", "payload"}}, transcript.Limits{}, func(string, ...any) {})
+		Events(context.Background(), io.Discard, []*runs.Run{runs.Open(p, runs.Options{})}, flt, Projection{JSON: true, Fields: []string{"seq", "payload"}})
 	})
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -15,7 +14,9 @@ import (
 	"github.com/reelhq/reel/internal/exectree"
 	"github.com/reelhq/reel/internal/golden"
 	"github.com/reelhq/reel/internal/pricing"
+	"github.com/reelhq/reel/internal/runs"
 	"github.com/reelhq/reel/internal/transcripttest"
+	"github.com/reelhq/reel/internal/warn"
 	"github.com/reelhq/reel/transcript"
 )
 
@@ -24,8 +25,14 @@ func sample(t *testing.T) (dir, root string) {
 	return dir, transcripttest.WriteSample(t, dir, transcripttest.Variant{})
 }
 
-func collect(warnings *[]string) Warn {
-	return func(format string, args ...any) { *warnings = append(*warnings, fmt.Sprintf(format, args...)) }
+// open opens the transcripts at paths as the commands do, their warnings
+// in one list.
+func open(warnings *warn.List, paths ...string) []*runs.Run {
+	var list []*runs.Run
+	for _, p := range paths {
+		list = append(list, runs.Open(p, runs.Options{Warnings: warnings}))
+	}
+	return list
 }
 
 func TestEvents(t *testing.T) {
@@ -47,13 +54,13 @@ func TestEvents(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			var out bytes.Buffer
-			var warnings []string
-			n, err := Events(context.Background(), &out, []string{root, child}, c.f, c.p, transcript.Limits{}, collect(&warnings))
+			var warnings warn.List
+			n, err := Events(context.Background(), &out, open(&warnings, root, child), c.f, c.p)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(warnings) > 0 {
-				t.Errorf("warnings: %q", warnings)
+			if warnings.Len() > 0 {
+				t.Errorf("warnings: %q", warnings.Strings())
 			}
 			if n.Matched != c.want {
 				t.Errorf("matched %d, want %d", n.Matched, c.want)
@@ -63,7 +70,7 @@ func TestEvents(t *testing.T) {
 	}
 	bad := []Filter{{PathGlob: "a["}, {Fidelity: "robot"}, {Types: []transcript.EventType{"tool.calls"}}}
 	for _, f := range bad {
-		if _, err := Events(context.Background(), &bytes.Buffer{}, []string{root}, f, Projection{}, transcript.Limits{}, func(string, ...any) {}); err == nil {
+		if _, err := Events(context.Background(), &bytes.Buffer{}, open(nil, root), f, Projection{}); err == nil {
 			t.Errorf("filter %+v: no error", f)
 		}
 	}
@@ -90,7 +97,7 @@ func TestEventsMatchesDecoding(t *testing.T) {
 					want++
 				}
 			}
-			n, err := Events(context.Background(), &bytes.Buffer{}, []string{root}, f, Projection{}, transcript.Limits{}, func(string, ...any) {})
+			n, err := Events(context.Background(), &bytes.Buffer{}, open(nil, root), f, Projection{})
 			if err != nil || n.Matched != want {
 				t.Errorf("%s %q: matched %d, decoding finds %d (err %v)", typ, glob, n.Matched, want, err)
 			}
@@ -118,13 +125,13 @@ func TestEventsDamaged(t *testing.T) {
 	bad := filepath.Join(dir, "bad.jsonl")
 	os.WriteFile(bad, []byte(lines[0]+"{\"seq\":2,\"type\n\x00\xff garbage\n"+lines[1]+lines[2][:30]), 0o600)
 	var out bytes.Buffer
-	var warnings []string
-	n, err := Events(context.Background(), &out, []string{bad, filepath.Join(dir, "missing.jsonl"), root}, Filter{Types: []transcript.EventType{transcript.RunStarted, transcript.StepStarted}}, Projection{Fields: []string{"seq"}}, transcript.Limits{}, collect(&warnings))
+	var warnings warn.List
+	n, err := Events(context.Background(), &out, open(&warnings, bad, filepath.Join(dir, "missing.jsonl"), root), Filter{Types: []transcript.EventType{transcript.RunStarted, transcript.StepStarted}}, Projection{Fields: []string{"seq"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(warnings) != 4 {
-		t.Errorf("warnings = %q, want 4 (2 malformed, torn, missing)", warnings)
+	if warnings.Len() != 4 {
+		t.Errorf("warnings = %q, want 4 (2 malformed, torn, missing)", warnings.Strings())
 	}
 	events, _ := transcript.ReadFile(root)
 	want := int64(2) // run.started and analyze's step.started before the damage
@@ -141,7 +148,7 @@ func TestEventsDamaged(t *testing.T) {
 func TestStats(t *testing.T) {
 	dir, root := sample(t)
 	transcripttest.WriteSample(t, dir, transcripttest.Variant{ID: transcripttest.OtherID, ChildID: "44444444-4444-4444-8444-444444444444", LintFails: true})
-	rep, err := Stats(context.Background(), []string{root, filepath.Join(dir, transcripttest.ChildID+".jsonl")}, transcript.Limits{}, pricing.Default())
+	rep, err := Stats(context.Background(), open(nil, root, filepath.Join(dir, transcripttest.ChildID+".jsonl")), pricing.Default())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +167,7 @@ func TestStats(t *testing.T) {
 	golden.Check(t, filepath.Join("testdata", "stats.txt"), bytes.ReplaceAll(buf.Bytes(), []byte(dir), []byte("DIR")))
 
 	paths, _ := filepath.Glob(filepath.Join(dir, "*.jsonl"))
-	all, err := Stats(context.Background(), paths, transcript.Limits{}, pricing.Default())
+	all, err := Stats(context.Background(), open(nil, paths...), pricing.Default())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +184,7 @@ func TestStatsDamaged(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "x.jsonl")
 	os.WriteFile(p, []byte("{\"seq\":1,\"type\":\"step.completed\",\"payload\":{\"kind\":\"agent\",\"result\":{\"usage\":\"lots\"}}}\nnot json\n{\"seq\":3"), 0o600)
-	rep, err := Stats(context.Background(), []string{p, filepath.Join(dir, "gone.jsonl")}, transcript.Limits{}, pricing.Default())
+	rep, err := Stats(context.Background(), open(nil, p, filepath.Join(dir, "gone.jsonl")), pricing.Default())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +195,7 @@ func TestStatsDamaged(t *testing.T) {
 
 func TestTools(t *testing.T) {
 	dir, root := sample(t)
-	pairs, warnings, err := Tools(root, transcript.Limits{})
+	pairs, warnings, err := Tools(runs.Open(root, runs.Options{}))
 	if err != nil || len(warnings) != 0 {
 		t.Fatalf("err %v warnings %q", err, warnings)
 	}
@@ -214,14 +221,14 @@ func TestTools(t *testing.T) {
 	idir := t.TempDir()
 	ipath := transcripttest.WriteSample(t, idir, transcripttest.Variant{Interrupted: true})
 	_ = dir
-	if _, _, err := Tools(ipath, transcript.Limits{}); err != nil {
+	if _, _, err := Tools(runs.Open(ipath, runs.Options{})); err != nil {
 		t.Fatal(err)
 	}
 	r := transcripttest.NewRun(t, idir, transcripttest.OtherID, "", transcripttest.Epoch)
 	r.Event(transcript.ExchangeEvent{Type: transcript.ToolCall, Path: "a", Payload: &transcript.ToolPayload{Name: "Bash", CallID: "c1", Fidelity: transcript.FidelityAgentEmitted}})
 	r.Event(transcript.ExchangeEvent{Type: transcript.ToolResult, Path: "a", Payload: &transcript.ToolPayload{Name: "Bash", CallID: "c2", Fidelity: transcript.FidelityAgentEmitted}})
 	r.Close()
-	pairs, _, err = Tools(r.Recorder().Path(), transcript.Limits{})
+	pairs, _, err = Tools(runs.Open(r.Recorder().Path(), runs.Options{}))
 	if err != nil || len(pairs) != 2 || !pairs[0].Dangling || !pairs[1].Orphan {
 		t.Errorf("unclosed/orphan: %+v %v", pairs, err)
 	}
@@ -230,11 +237,11 @@ func TestTools(t *testing.T) {
 func TestDiff(t *testing.T) {
 	dir, root := sample(t)
 	other := transcripttest.WriteSample(t, dir, transcripttest.Variant{ID: transcripttest.OtherID, ChildID: "44444444-4444-4444-8444-444444444444", LintFails: true, Review: "main.go has a bug."})
-	a, err := exectree.Build(root, exectree.Options{})
+	a, err := exectree.Build(runs.Open(root, runs.Options{}), exectree.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := exectree.Build(other, exectree.Options{})
+	b, err := exectree.Build(runs.Open(other, runs.Options{}), exectree.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,7 +266,7 @@ func TestDiff(t *testing.T) {
 	}
 	// The interrupted run lacks a step: it shows as only in a.
 	idir := t.TempDir()
-	c, _ := exectree.Build(transcripttest.WriteSample(t, idir, transcripttest.Variant{Interrupted: true}), exectree.Options{})
+	c, _ := exectree.Build(runs.Open(transcripttest.WriteSample(t, idir, transcripttest.Variant{Interrupted: true}), runs.Options{}), exectree.Options{})
 	d = Compare(a, c)
 	only := 0
 	for _, s := range d.Steps {
@@ -292,7 +299,7 @@ func TestDiffIterations(t *testing.T) {
 		r.Command("after", 0, 0, "true", 0, "", "")
 		r.Event(transcript.ExchangeEvent{Type: transcript.RunCompleted, Payload: &transcript.StepPayload{Name: "w", Kind: "workflow"}})
 		r.Close()
-		tree, err := exectree.Build(r.Recorder().Path(), exectree.Options{})
+		tree, err := exectree.Build(runs.Open(r.Recorder().Path(), runs.Options{}), exectree.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -332,7 +339,7 @@ func TestStatsPricesUnreportedCost(t *testing.T) {
 	r.Event(transcript.ExchangeEvent{Type: transcript.RunCompleted, Payload: &transcript.StepPayload{Name: "priced", Kind: transcript.KindWorkflow,
 		Result: transcript.RunResult{Status: "success"}}})
 	r.Close()
-	rep, err := Stats(context.Background(), []string{filepath.Join(dir, id+".jsonl")}, transcript.Limits{}, pricing.Default())
+	rep, err := Stats(context.Background(), open(nil, filepath.Join(dir, id+".jsonl")), pricing.Default())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -354,7 +361,7 @@ func TestStatsPricesUnreportedCost(t *testing.T) {
 		}
 	}
 	// Without a table only reported costs count.
-	rep, _ = Stats(context.Background(), []string{filepath.Join(dir, id+".jsonl")}, transcript.Limits{}, nil)
+	rep, _ = Stats(context.Background(), open(nil, filepath.Join(dir, id+".jsonl")), nil)
 	if rep.Total.CostUSD != 0 || rep.Total.UnpricedSteps != 2 {
 		t.Errorf("no table: %+v", rep.Total)
 	}

@@ -1,12 +1,8 @@
 package query
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
-	"io"
 	"os"
 	"runtime"
 	"sort"
@@ -15,10 +11,9 @@ import (
 	"time"
 
 	"github.com/reelhq/reel/internal/pricing"
-	"github.com/reelhq/reel/internal/rawevent"
 	"github.com/reelhq/reel/internal/rawjson"
+	"github.com/reelhq/reel/internal/runs"
 	"github.com/reelhq/reel/internal/runstatus"
-	"github.com/reelhq/reel/internal/safefile"
 	"github.com/reelhq/reel/internal/warn"
 	"github.com/reelhq/reel/transcript"
 )
@@ -121,26 +116,27 @@ const (
 	otherGroup = "(other)"
 )
 
-// Stats scans the transcripts at paths, in parallel, and adds up tokens,
+// Stats scans the runs' transcripts, in parallel, and adds up tokens,
 // cost, durations and tool calls per run, step path, provider, model and
 // tool. Steps whose provider reported no cost are priced from prices (nil:
-// reported costs only). A transcript that cannot be read is a warning.
-func Stats(ctx context.Context, paths []string, limits transcript.Limits, prices *pricing.Table) (*Report, error) {
-	results := make([]*fileStats, len(paths))
+// reported costs only). What could not be read is in the report's
+// warnings, in the runs' order.
+func Stats(ctx context.Context, list []*runs.Run, prices *pricing.Table) (*Report, error) {
+	results := make([]*fileStats, len(list))
 	next := make(chan int)
 	var wg sync.WaitGroup
-	workers := min(runtime.GOMAXPROCS(0), len(paths))
+	workers := min(runtime.GOMAXPROCS(0), len(list))
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				results[i] = scanStats(paths[i], limits, prices)
+				results[i] = scanStats(list[i], prices)
 			}
 		}()
 	}
 feed:
-	for i := range paths {
+	for i := range list {
 		select {
 		case next <- i:
 		case <-ctx.Done():
@@ -153,7 +149,7 @@ feed:
 		return nil, err
 	}
 
-	rep := &Report{Runs: make([]*RunStats, 0, len(paths))}
+	rep := &Report{Runs: make([]*RunStats, 0, len(list))}
 	steps := map[string]*Totals{}
 	providers := map[string]*Totals{}
 	models := map[string]*Totals{}
@@ -205,22 +201,18 @@ func sorted(m map[string]*Totals, byWeight bool) []Named {
 	return out
 }
 
-var (
-	tToolCall      = []byte(transcript.ToolCall)
-	tStepStarted   = []byte(transcript.StepStarted)
-	tStepCompleted = []byte(transcript.StepCompleted)
-	tRunStarted    = []byte(transcript.RunStarted)
-	tRunCompleted  = []byte(transcript.RunCompleted)
-	tToolResult    = []byte(transcript.ToolResult)
-	tCallWF        = []byte(transcript.CallWorkflowStarted)
-)
+// statsTypes are the events stats reads; the others are passed over on
+// their type alone.
+var statsTypes = []transcript.EventType{transcript.ToolCall, transcript.StepStarted, transcript.StepCompleted, transcript.RunStarted, transcript.RunCompleted}
 
 type openKey struct {
 	path string
 	iter int
 }
 
-func scanStats(path string, limits transcript.Limits, prices *pricing.Table) *fileStats {
+// scanStats reads one run. The files are read in parallel, so each read
+// keeps its damage apart (fileStats.warns) until Stats merges them in order.
+func scanStats(run *runs.Run, prices *pricing.Table) *fileStats {
 	fs := &fileStats{
 		prices:    prices,
 		steps:     map[string]*Totals{},
@@ -228,54 +220,26 @@ func scanStats(path string, limits transcript.Limits, prices *pricing.Table) *fi
 		models:    map[string]*Totals{},
 		tools:     map[string]*Totals{},
 	}
+	path := run.Path
 	fs.run.Path = path
 	fs.run.Runs = 1
-	f, err := safefile.Open(path)
-	if err != nil {
-		fs.err = fmt.Errorf("open transcript %s: %w", path, err)
-		return fs
-	}
-	defer f.Close()
-	rd := transcript.NewReader(f)
-	rd.SetLimits(limits)
+	opts := run.Options()
+	opts.Warnings = &fs.warns
+	run = runs.Open(path, opts)
 	open := map[openKey][]time.Time{}
 	var first, last time.Time
 	completed := false
 	warn := fs.warns.Addf
-	var ev rawevent.Envelope
-	for {
-		line, err := rd.NextLine()
-		if err == io.EOF {
-			break
-		}
+	for rec, err := range run.Events(runs.EnvelopeOnly, statsTypes...) {
 		if err != nil {
-			warn("%s: %v", path, err)
-			var le *transcript.LineError
-			if !errors.As(err, &le) || errors.Is(err, transcript.ErrFileTooLarge) {
-				break
-			}
-			continue
+			fs.err = err
+			return fs
 		}
-		// Most lines are messages and tool results, which stats does not
-		// need: their type, near the start of the line, is all that is read.
-		tv, ok, err := rawevent.Type(line)
-		if err != nil || !ok {
-			warn("%s: line %d: not a transcript event", path, rd.Line())
-			continue
-		}
-		isTool := bytes.Equal(tv, tToolCall)
-		if !isTool && !bytes.Equal(tv, tStepStarted) && !bytes.Equal(tv, tStepCompleted) &&
-			!bytes.Equal(tv, tRunStarted) && !bytes.Equal(tv, tRunCompleted) {
-			continue
-		}
-		if err := ev.Parse(line); err != nil {
-			warn("%s: line %d: %v", path, rd.Line(), err)
-			continue
-		}
+		ev := rec.Envelope()
 		if fs.run.RunID == "" {
 			fs.run.RunID, fs.run.ParentRunID = ev.RunID, ev.ParentRunID
 		}
-		if isTool {
+		if rec.Type == transcript.ToolCall {
 			p := fs.intern(ev.Path)
 			fs.run.ToolCalls++
 			group(fs.steps, p).ToolCalls++
@@ -296,11 +260,11 @@ func scanStats(path string, limits transcript.Limits, prices *pricing.Table) *fi
 			last = ts
 		}
 		var sp stepFields
-		if !bytes.Equal(tv, tStepStarted) {
-			sp.parse(ev.Payload, bytes.Equal(tv, tRunStarted) || bytes.Equal(tv, tRunCompleted))
+		if rec.Type != transcript.StepStarted {
+			sp.parse(ev.Payload, rec.Type == transcript.RunStarted || rec.Type == transcript.RunCompleted)
 		}
-		switch {
-		case bytes.Equal(tv, tRunStarted):
+		switch rec.Type {
+		case transcript.RunStarted:
 			// A resumed run's file starts one span per attempt; the run
 			// started with the first and stands where the last ended.
 			completed = false
@@ -308,7 +272,7 @@ func scanStats(path string, limits transcript.Limits, prices *pricing.Table) *fi
 				fs.run.Workflow = sp.name
 				fs.run.Started = ts
 			}
-		case bytes.Equal(tv, tRunCompleted):
+		case transcript.RunCompleted:
 			completed = true
 			if fs.run.Workflow == "" {
 				fs.run.Workflow = sp.name
@@ -324,7 +288,7 @@ func scanStats(path string, limits transcript.Limits, prices *pricing.Table) *fi
 				}
 				fs.run.DurationMS = rr.DurationMS
 			}
-		case bytes.Equal(tv, tStepStarted):
+		case transcript.StepStarted:
 			k := openKey{fs.intern(ev.Path), ev.Iteration}
 			if len(open) >= maxGroups && open[k] == nil {
 				warn("%s: more than %d steps open at once; durations of the others are not counted", path, maxGroups)
@@ -335,15 +299,11 @@ func scanStats(path string, limits transcript.Limits, prices *pricing.Table) *fi
 			fs.stepCompleted(fs.intern(ev.Path), ev.Iteration, ts, &sp, open)
 		}
 	}
-	if rd.Line() == 0 {
-		fs.err = fmt.Errorf("%s: %w", path, transcript.ErrEmpty)
-		return fs
-	}
 	if fs.run.RunID == "" {
 		fs.run.RunID = runIDOf(path)
 	}
 	if !completed {
-		fs.run.Status = runstatus.Open(path)
+		fs.run.Status = run.Status()
 	}
 	if fs.run.DurationMS == 0 && last.After(first) {
 		fs.run.DurationMS = last.Sub(first).Milliseconds()
@@ -375,7 +335,7 @@ func (fs *fileStats) stepCompleted(path string, iteration int, ts time.Time, sp 
 		return
 	}
 	var ar transcript.AgentResult
-	if err := rawevent.DecodeAgentResult(sp.result, &ar); err != nil {
+	if err := runs.DecodeAgentResult(sp.result, &ar); err != nil {
 		fs.warns.Addf("%s: step %s: agent result: %v", fs.run.Path, path, err)
 		return
 	}
@@ -449,14 +409,6 @@ func (s *stepFields) parse(payload []byte, wantName bool) {
 		}
 		return true
 	})
-}
-
-func stringField(line []byte, key string) (string, bool) {
-	v, ok, _ := rawjson.Field(line, key)
-	if !ok {
-		return "", false
-	}
-	return rawjson.String(v)
 }
 
 func runIDOf(path string) string {

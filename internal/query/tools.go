@@ -1,19 +1,15 @@
 package query
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
 	"text/tabwriter"
 	"time"
 
-	"github.com/reelhq/reel/internal/rawevent"
 	"github.com/reelhq/reel/internal/rawjson"
-	"github.com/reelhq/reel/internal/runstore"
-	"github.com/reelhq/reel/internal/safefile"
+	"github.com/reelhq/reel/internal/runs"
 	"github.com/reelhq/reel/internal/warn"
 	"github.com/reelhq/reel/transcript"
 )
@@ -58,13 +54,13 @@ const (
 	MaxToolIO = 64 << 20
 )
 
-// Tools lists the tool invocations of the run at path and of the
-// sub-workflows it called, in call order per transcript. Damage is
-// reported in the warnings, repeated ones summarised; a root transcript
-// that cannot be opened is an error.
-func Tools(path string, limits transcript.Limits) ([]ToolPair, []string, error) {
-	l := &toolLister{limits: limits, seen: map[string]bool{}}
-	if err := l.walk(path, true); err != nil {
+// Tools lists the tool invocations of the run and of the sub-workflows it
+// called, in call order per transcript. Damage is reported in the
+// warnings, repeated ones summarised; a root transcript that cannot be
+// read is an error.
+func Tools(run *runs.Run) ([]ToolPair, []string, error) {
+	l := &toolLister{seen: map[string]bool{}, warns: run.Warnings()}
+	if err := l.walk(run, true); err != nil {
 		return nil, l.warns.Strings(), err
 	}
 	if l.cut > 0 {
@@ -77,21 +73,20 @@ func Tools(path string, limits transcript.Limits) ([]ToolPair, []string, error) 
 }
 
 type toolLister struct {
-	limits transcript.Limits
-	seen   map[string]bool
-	pairs  []ToolPair
-	warns  warn.List
-	io     int // bytes of input and output kept
-	cut    int // pairs past MaxToolPairs
-	ioCut  int // pairs listed without their input and output
+	seen  map[string]bool
+	pairs []ToolPair
+	warns *warn.List
+	io    int // bytes of input and output kept
+	cut   int // pairs past MaxToolPairs
+	ioCut int // pairs listed without their input and output
 }
 
-func (l *toolLister) walk(p string, root bool) error {
-	if l.seen[p] {
+func (l *toolLister) walk(run *runs.Run, root bool) error {
+	if l.seen[run.Path] {
 		return nil
 	}
-	l.seen[p] = true
-	children, err := l.file(p)
+	l.seen[run.Path] = true
+	children, err := l.file(run)
 	if err != nil {
 		if root {
 			return err
@@ -99,13 +94,13 @@ func (l *toolLister) walk(p string, root bool) error {
 		l.warns.Add("child", err.Error())
 		return nil
 	}
-	for _, c := range children {
-		cp, err := runstore.ChildPath(p, c)
+	for _, id := range children {
+		c, err := run.Child(id)
 		if err != nil {
-			l.warns.Addf("%s: %v", p, err)
+			l.warns.Addf("%s: %v", run.Path, err)
 			continue
 		}
-		if err := l.walk(cp, false); err != nil {
+		if err := l.walk(c, false); err != nil {
 			return err
 		}
 	}
@@ -121,51 +116,23 @@ func (l *toolLister) keep(v json.RawMessage) json.RawMessage {
 	return v
 }
 
-func (l *toolLister) file(path string) (children []string, err error) {
-	f, err := safefile.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("open transcript %s: %w", path, err)
-	}
-	defer f.Close()
-	rd := transcript.NewReader(f)
-	rd.SetLimits(l.limits)
+func (l *toolLister) file(run *runs.Run) (children []string, err error) {
 	index := map[string]int{} // call id → index in pairs, while waiting for the result
-	for {
-		line, err := rd.NextLine()
-		if err == io.EOF {
-			break
-		}
+	for rec, err := range run.Events(runs.FullDecode, transcript.ToolCall, transcript.ToolResult, transcript.CallWorkflowStarted) {
 		if err != nil {
-			l.warns.Addf("%s: %v", path, err)
-			var le *transcript.LineError
-			if !errors.As(err, &le) || errors.Is(err, transcript.ErrFileTooLarge) {
-				break
-			}
-			continue
+			return nil, err
 		}
-		tv, ok, _ := rawevent.Type(line)
-		if !ok {
-			l.warns.Addf("%s: line %d: not a transcript event", path, rd.Line())
-			continue
-		}
-		isCall, isResult := bytes.Equal(tv, tToolCall), bytes.Equal(tv, tToolResult)
-		if !isCall && !isResult && !bytes.Equal(tv, tCallWF) {
-			continue
-		}
-		ev, err := transcript.DecodeEvent(line)
-		if err != nil {
-			l.warns.Addf("%s: line %d: %v", path, rd.Line(), err)
-			continue
-		}
+		ev := rec.Event()
 		if ev.Type == transcript.CallWorkflowStarted {
 			if ev.ChildRunID != "" {
 				children = append(children, ev.ChildRunID)
 			}
 			continue
 		}
+		isCall := ev.Type == transcript.ToolCall
 		tp := ev.Tool()
 		if tp == nil {
-			l.warns.Addf("%s: line %d: %s without a tool payload", path, rd.Line(), ev.Type)
+			l.warns.Addf("%s: line %d: %s without a tool payload", run.Path, rec.Line, ev.Type)
 			continue
 		}
 		key := ev.Path + "\x00" + tp.CallID
@@ -205,9 +172,6 @@ func (l *toolLister) file(path string) (children []string, err error) {
 			Fidelity: tp.Fidelity, ResultSeq: ev.Seq, Returned: ev.Timestamp, Input: in,
 			Output: l.keep(raw(tp.Output)), Error: tp.Error, Orphan: true,
 		})
-	}
-	if rd.Line() == 0 {
-		return nil, fmt.Errorf("%s: %w", path, transcript.ErrEmpty)
 	}
 	return children, nil
 }

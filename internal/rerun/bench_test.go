@@ -2,10 +2,10 @@ package rerun
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -107,7 +107,11 @@ func FuzzLoad(f *testing.F) {
 	f.Add(append(append([]byte{}, seed...), seed...))
 	f.Add([]byte(`{"seq":1,"run_id":"x","type":"run.started","path":"","iteration":0,"timestamp":"2026-01-01T00:00:00Z","payload":{"name":"w","kind":"workflow","attempt":2,"input":{"reused":[[5,1],[1,9]]}}}` + "\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		r, err := read(bytes.NewReader(data), "fuzz-no-such-file.jsonl", Options{Exchange: true})
+		p := filepath.Join(t.TempDir(), "fuzz.jsonl")
+		if err := os.WriteFile(p, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		r, err := Load(p, Options{Exchange: true})
 		if err != nil {
 			return
 		}

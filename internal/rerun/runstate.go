@@ -17,12 +17,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"sort"
 	"time"
 
+	"github.com/reelhq/reel/internal/runs"
 	"github.com/reelhq/reel/internal/runstatus"
-	"github.com/reelhq/reel/internal/safefile"
 	"github.com/reelhq/reel/internal/workflow"
 	"github.com/reelhq/reel/transcript"
 )
@@ -49,7 +48,8 @@ type Run struct {
 	// the run stands on and those a retry or a resume ran again, which
 	// spent what they spent all the same (Spent).
 	All []*Execution
-	// Warnings name lines that could not be read; what could is here.
+	// Warnings name lines that could not be read, repeated ones
+	// summarised (package warn); what could is here.
 	Warnings []string
 }
 
@@ -160,41 +160,35 @@ type Options struct {
 
 // Load reads the transcript at path.
 func Load(path string, opts Options) (*Run, error) {
-	f, err := safefile.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("open transcript %s: %w", path, err)
-	}
-	defer f.Close()
-	return read(f, path, opts)
+	return read(runs.Open(path, runs.Options{Limits: opts.Limits}), opts)
 }
 
-// read reads a transcript from r; path names it (and is probed for a live
-// writer when the run has not completed).
-func read(r io.Reader, path string, opts Options) (*Run, error) {
-	rd := transcript.NewReader(r)
-	rd.SetLimits(opts.Limits)
-	b := &builder{run: &Run{Path: path}, opts: opts}
-	for {
-		ev, err := rd.Next()
-		if err == io.EOF {
-			break
+// LoadChild reads the transcript of the child run id that a call_workflow
+// step of the run at parentPath started.
+func LoadChild(parentPath, id string, opts Options) (*Run, error) {
+	c, err := runs.Open(parentPath, runs.Options{Limits: opts.Limits}).Child(id)
+	if err != nil {
+		return nil, err
+	}
+	return read(c, opts)
+}
+
+func read(src *runs.Run, opts Options) (*Run, error) {
+	b := &builder{run: &Run{Path: src.Path}, opts: opts, src: src}
+	for rec, err := range src.Events(runs.FullDecode) {
+		if errors.Is(err, transcript.ErrEmpty) {
+			break // no run.started: finish says so
 		}
 		if err != nil {
-			var le *transcript.LineError
-			if !errors.As(err, &le) || errors.Is(err, transcript.ErrFileTooLarge) {
-				return nil, fmt.Errorf("read transcript %s: %w", path, err)
-			}
-			b.run.Warnings = append(b.run.Warnings, fmt.Sprintf("%s: %v", path, err))
-			if ev.Type == "" || errors.Is(err, transcript.ErrTornLine) {
-				continue
-			}
+			return nil, err
 		}
-		b.event(&ev)
+		b.event(rec.Event())
 	}
 	return b.finish()
 }
 
 type builder struct {
+	src     *runs.Run
 	run     *Run
 	opts    Options
 	span    *Span
@@ -275,7 +269,7 @@ func (b *builder) event(ev *transcript.ExchangeEvent) {
 		}
 		e := b.take(ev.Path, ev.Iteration)
 		if e == nil {
-			b.run.Warnings = append(b.run.Warnings, fmt.Sprintf("%s: seq %d: step.completed for %s with no open step.started", b.run.Path, ev.Seq, ev.Path))
+			b.src.Warnings().Addf("%s: seq %d: step.completed for %s with no open step.started", b.run.Path, ev.Seq, ev.Path)
 			return
 		}
 		e.Completed, e.Ended, e.Error = true, ev.Timestamp, sp.Error
@@ -311,7 +305,7 @@ func (b *builder) startSpan(ev *transcript.ExchangeEvent, sp *transcript.StepPay
 		}
 		if sp.Input != nil {
 			if err := transcript.DecodeResult(sp.Input, &s.Input); err != nil {
-				b.run.Warnings = append(b.run.Warnings, fmt.Sprintf("%s: seq %d: run.started input: %v", b.run.Path, ev.Seq, err))
+				b.src.Warnings().Addf("%s: seq %d: run.started input: %v", b.run.Path, ev.Seq, err)
 			}
 		}
 		if b.run.Workflow == "" {
@@ -378,8 +372,9 @@ func (b *builder) finish() (*Run, error) {
 	if last.Completed {
 		r.Status, r.Error, r.Result = last.Status, last.Error, last.Result
 	} else {
-		r.Status = runstatus.Open(r.Path)
+		r.Status = b.src.Status()
 	}
+	r.Warnings = b.src.Warnings().Strings()
 	r.All = b.all
 	r.Executions = append(append([]*Execution{}, b.kept...), b.own...)
 	sort.SliceStable(r.Executions, func(i, j int) bool { return r.Executions[i].Ordinal < r.Executions[j].Ordinal })

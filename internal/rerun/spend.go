@@ -3,7 +3,7 @@ package rerun
 import (
 	"fmt"
 
-	"github.com/reelhq/reel/internal/runstore"
+	"github.com/reelhq/reel/internal/runs"
 	"github.com/reelhq/reel/transcript"
 )
 
@@ -70,17 +70,13 @@ func (r *Run) ChildRuns() []string {
 	return ids
 }
 
-// maxChildDepth bounds the sub-workflow nesting TotalSpent reads, so that
-// transcripts whose children name each other cannot recurse forever.
-const maxChildDepth = 64
-
 // TotalSpent is what the run and its sub-workflows spent, each child read
-// from its own transcript beside the run's. A child whose transcript
-// cannot be read counts as nothing and is named in the error, which does
-// not stop the others being counted.
+// from its own transcript beside the run's (as deep as runs.MaxDepth). A
+// child whose transcript cannot be read counts as nothing and is named in
+// the error, which does not stop the others being counted.
 func (r *Run) TotalSpent() (Spend, error) {
 	var errs []error
-	s := r.totalSpent(map[string]bool{r.Path: true}, 0, &errs)
+	s := r.totalSpent(runs.Open(r.Path, runs.Options{}), &errs)
 	if len(errs) > 0 {
 		return s, fmt.Errorf("run %s: %w", r.RunID, errs[0])
 	}
@@ -91,38 +87,32 @@ func (r *Run) TotalSpent() (Spend, error) {
 // own sub-workflows included.
 func ChildSpent(parentPath, id string) (Spend, error) {
 	var errs []error
-	s := childSpent(parentPath, id, map[string]bool{parentPath: true}, 0, &errs)
+	s := childSpent(runs.Open(parentPath, runs.Options{}), id, &errs)
 	if len(errs) > 0 {
 		return s, errs[0]
 	}
 	return s, nil
 }
 
-func (r *Run) totalSpent(visiting map[string]bool, depth int, errs *[]error) Spend {
+func (r *Run) totalSpent(src *runs.Run, errs *[]error) Spend {
 	s := r.Spent()
 	for _, id := range r.ChildRuns() {
-		c := childSpent(r.Path, id, visiting, depth+1, errs)
+		c := childSpent(src, id, errs)
 		s.Add(c.Usage, c.CostUSD)
 	}
 	return s
 }
 
-func childSpent(parentPath, id string, visiting map[string]bool, depth int, errs *[]error) Spend {
-	cp, err := runstore.ChildPath(parentPath, id)
+func childSpent(parent *runs.Run, id string, errs *[]error) Spend {
+	cr, err := parent.Child(id)
 	if err != nil {
 		*errs = append(*errs, err)
 		return Spend{}
 	}
-	if visiting[cp] || depth >= maxChildDepth {
-		*errs = append(*errs, fmt.Errorf("child run %s: sub-workflows nest deeper than %d or loop", id, maxChildDepth))
-		return Spend{}
-	}
-	c, err := Load(cp, Options{})
+	c, err := read(cr, Options{})
 	if err != nil {
 		*errs = append(*errs, fmt.Errorf("child run %s: %w", id, err))
 		return Spend{}
 	}
-	visiting[cp] = true
-	defer delete(visiting, cp)
-	return c.totalSpent(visiting, depth, errs)
+	return c.totalSpent(cr, errs)
 }

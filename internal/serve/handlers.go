@@ -6,12 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"io/fs"
 	"net/http"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -19,8 +15,8 @@ import (
 	"github.com/reelhq/reel/internal/exectree"
 	"github.com/reelhq/reel/internal/index"
 	"github.com/reelhq/reel/internal/query"
+	"github.com/reelhq/reel/internal/runs"
 	"github.com/reelhq/reel/internal/runstatus"
-	"github.com/reelhq/reel/internal/safefile"
 	"github.com/reelhq/reel/internal/webview"
 	"github.com/reelhq/reel/transcript"
 )
@@ -138,29 +134,14 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 	s.page(w, r, status, &webview.Page{Name: "list", Title: "runs", Data: d})
 }
 
-// transcriptOf is the transcript of a run id given in a URL.
-func (s *Server) transcriptOf(id string) (string, error) {
-	if err := transcript.ValidRunID(id); err != nil {
-		return "", fmt.Errorf("%q is not a run id", id)
-	}
-	p := filepath.Join(transcript.Dir(s.opts.Storage), id+".jsonl")
-	if _, err := os.Stat(p); err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return "", fmt.Errorf("no run %s in %s", id, s.opts.Storage)
-		}
-		return "", err
-	}
-	return p, nil
-}
-
 func (s *Server) loadRun(w http.ResponseWriter, r *http.Request) (*webview.Page, bool) {
 	id := r.PathValue("id")
-	path, err := s.transcriptOf(id)
+	src, err := s.runs.ID(id)
 	if err != nil {
 		s.fail(w, r, http.StatusNotFound, "no such run", err)
 		return nil, false
 	}
-	run, err := webview.LoadRun(path, webview.RunOptions{Limits: s.opts.Limits})
+	run, err := webview.LoadRun(src, webview.RunOptions{})
 	if err != nil {
 		s.fail(w, r, http.StatusInternalServerError, "unreadable run", err)
 		return nil, false
@@ -232,12 +213,12 @@ type diffData struct {
 func (s *Server) diff(w http.ResponseWriter, r *http.Request) {
 	var trees [2]*exectree.Tree
 	for i, id := range []string{r.PathValue("a"), r.PathValue("b")} {
-		path, err := s.transcriptOf(id)
+		run, err := s.runs.ID(id)
 		if err != nil {
 			s.fail(w, r, http.StatusNotFound, "no such run", err)
 			return
 		}
-		if trees[i], err = exectree.Build(path, exectree.Options{Limits: s.opts.Limits}); err != nil {
+		if trees[i], err = exectree.Build(run, exectree.Options{}); err != nil {
 			s.fail(w, r, http.StatusInternalServerError, "unreadable run", err)
 			return
 		}
@@ -293,12 +274,12 @@ func (s *Server) apiSearch(w http.ResponseWriter, r *http.Request) {
 // the transcript holds them.
 func (s *Server) apiRun(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	path, err := s.transcriptOf(id)
+	run, err := s.runs.ID(id)
 	if err != nil {
 		s.fail(w, r, http.StatusNotFound, "", err)
 		return
 	}
-	if _, err := s.ix.Update(r.Context(), path); err != nil {
+	if _, err := s.ix.Update(r.Context(), run.Path); err != nil {
 		s.fail(w, r, http.StatusInternalServerError, "", err)
 		return
 	}
@@ -307,37 +288,26 @@ func (s *Server) apiRun(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, http.StatusInternalServerError, "", err)
 		return
 	}
-	f, err := safefile.Open(path)
-	if err != nil {
-		s.fail(w, r, http.StatusInternalServerError, "", err)
-		return
-	}
-	defer f.Close()
 	head, _ := json.Marshal(sum)
 	w.Header().Set("Content-Type", "application/json")
 	bw := bufio.NewWriterSize(w, 64<<10)
 	bw.WriteString(`{"run":`)
 	bw.Write(head)
 	bw.WriteString(`,"events":[`)
-	rd := transcript.NewReader(f)
-	rd.SetLimits(s.opts.Limits)
 	n := 0
-	for {
-		line, err := rd.NextLine()
-		if err == io.EOF {
+	// Damage is reel verify's to report; the API keeps what reads.
+	for rec, err := range run.Events(runs.RawLines) {
+		if err != nil {
 			break
 		}
-		if err != nil && !json.Valid(line) {
-			continue // damage is reel verify's to report; the API keeps what reads
-		}
-		if !json.Valid(line) {
+		if !json.Valid(rec.Raw) {
 			continue
 		}
 		if n > 0 {
 			bw.WriteByte(',')
 		}
 		bw.WriteString("\n")
-		bw.Write(line)
+		bw.Write(rec.Raw)
 		n++
 	}
 	bw.WriteString("\n]}\n")
@@ -349,7 +319,7 @@ func (s *Server) apiRun(w http.ResponseWriter, r *http.Request) {
 // each event rendered as the run page shows it.
 func (s *Server) apiEvents(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	path, err := s.transcriptOf(id)
+	run, err := s.runs.ID(id)
 	if err != nil {
 		s.fail(w, r, http.StatusNotFound, "", err)
 		return
@@ -373,15 +343,12 @@ func (s *Server) apiEvents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := r.Context()
-	fl, err := transcript.Follow(ctx, path, from, transcript.FollowOptions{Limits: s.opts.Limits, Poll: s.opts.Poll})
-	if err != nil {
+	// A run that cannot be read is an error response, not an empty stream;
+	// a file without its first line yet is a run about to start.
+	first, err := run.First()
+	if err != nil && !errors.Is(err, transcript.ErrEmpty) {
 		s.fail(w, r, http.StatusInternalServerError, "", err)
 		return
-	}
-	defer fl.Close() // else every stream that ends leaks the transcript's descriptor
-	var start time.Time
-	if html {
-		start = runStart(path)
 	}
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
@@ -391,37 +358,25 @@ func (s *Server) apiEvents(w http.ResponseWriter, r *http.Request) {
 	fmt.Fprint(w, ": reel event stream\nretry: 1000\n\n")
 	flusher.Flush()
 	var buf, data []byte
-	for {
-		ev, err := fl.Next(ctx)
-		if err == io.EOF {
-			fmt.Fprint(w, "event: end\ndata: {}\n\n")
-			flusher.Flush()
-			return
-		}
+	for rec, err := range run.Follow(ctx, from) {
 		if err != nil {
-			var le *transcript.LineError
-			if errors.As(err, &le) && ev.Seq == 0 {
-				continue // a damaged line: skip it, keep following
-			}
-			if ctx.Err() != nil {
-				return
-			}
-			if ev.Seq == 0 {
+			if ctx.Err() == nil {
 				fmt.Fprintf(w, "event: error\ndata: %s\n\n", jsonString(err.Error()))
 				flusher.Flush()
-				return
 			}
+			return
 		}
+		ev := rec.Event()
 		if html {
 			var b bytes.Buffer
-			e := webview.LiveEvent(&ev, start, nil)
+			e := webview.LiveEvent(ev, first.Timestamp, nil)
 			if err := s.views.RenderEvent(&b, &e, false); err != nil {
 				s.log.Error("render event", "err", err)
 				return
 			}
 			data = b.Bytes()
 		} else {
-			if data, err = transcript.AppendEvent(buf[:0], &ev); err != nil {
+			if data, err = transcript.AppendEvent(buf[:0], ev); err != nil {
 				continue
 			}
 			buf = data
@@ -435,20 +390,11 @@ func (s *Server) apiEvents(w http.ResponseWriter, r *http.Request) {
 		w.Write([]byte("\n"))
 		flusher.Flush()
 	}
+	fmt.Fprint(w, "event: end\ndata: {}\n\n")
+	flusher.Flush()
 }
 
 func jsonString(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
-}
-
-// runStart is the time of a transcript's first event.
-func runStart(path string) time.Time {
-	f, err := safefile.Open(path)
-	if err != nil {
-		return time.Time{}
-	}
-	defer f.Close()
-	ev, _ := transcript.NewReader(f).Next()
-	return ev.Timestamp
 }

@@ -13,9 +13,10 @@
 // cannot reach it through DNS rebinding. Every response carries a Content
 // Security Policy that allows only the app's own embedded assets. It reads
 // transcripts and the run index and writes nothing but the index. The
-// event stream is built on transcript.Follow, which reads the file from
-// the requested seq and then waits for it to grow, so a page never misses
-// an event whatever the writer's fan-out dropped.
+// event stream is built on runs.Run.Follow, which reads the file from the
+// requested seq and then waits for it to grow, so a page never misses an
+// event whatever the writer's fan-out dropped. A run page reads each
+// transcript once.
 package serve
 
 import (
@@ -36,6 +37,7 @@ import (
 	"github.com/reelhq/reel/internal/index"
 	"github.com/reelhq/reel/internal/launch"
 	"github.com/reelhq/reel/internal/pricing"
+	"github.com/reelhq/reel/internal/runs"
 	"github.com/reelhq/reel/internal/safefile"
 	"github.com/reelhq/reel/internal/webview"
 	"github.com/reelhq/reel/transcript"
@@ -105,6 +107,7 @@ func isLoopback(host string) bool {
 // Server serves one storage directory.
 type Server struct {
 	opts     Options
+	runs     *runs.Store
 	ix       *index.Index
 	views    *webview.Views
 	log      *slog.Logger
@@ -140,7 +143,8 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{opts: opts, ix: ix, views: views, log: opts.Log}
+	store := runs.NewStore(opts.Storage, runs.Options{Limits: opts.Limits, Poll: opts.Poll})
+	s := &Server{opts: opts, runs: store, ix: ix, views: views, log: opts.Log}
 	if opts.AllowRuns {
 		if opts.Engine == nil {
 			ix.Close()

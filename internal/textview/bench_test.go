@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reelhq/reel/internal/runs"
 	"github.com/reelhq/reel/internal/transcripttest"
 	"github.com/reelhq/reel/transcript"
 )
@@ -47,7 +48,7 @@ func BenchmarkReplay(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		t0 := time.Now()
-		if _, err := Replay(context.Background(), io.Discard, path, Options{}); err != nil {
+		if _, err := Replay(context.Background(), io.Discard, runs.Open(path, runs.Options{}), Options{}); err != nil {
 			b.Fatal(err)
 		}
 		t1 := time.Now()

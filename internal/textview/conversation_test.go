@@ -14,6 +14,7 @@ import (
 	"github.com/reelhq/reel/internal/exectree"
 	"github.com/reelhq/reel/internal/golden"
 	"github.com/reelhq/reel/internal/rerun"
+	"github.com/reelhq/reel/internal/runs"
 	"github.com/reelhq/reel/internal/transcripttest"
 	"github.com/reelhq/reel/internal/workflow"
 	"github.com/reelhq/reel/transcript"
@@ -102,11 +103,11 @@ func TestReplayNumbersTurns(t *testing.T) {
 	var all bytes.Buffer
 	for _, file := range []string{resumed, replayed} {
 		var out bytes.Buffer
-		warnings, err := Replay(context.Background(), &out, file, Options{})
+		warnings, err := Replay(context.Background(), &out, runs.Open(file, runs.Options{}), Options{})
 		if err != nil || len(warnings) > 0 {
 			t.Fatalf("%v %q", err, warnings)
 		}
-		tree, err := exectree.Build(file, exectree.Options{})
+		tree, err := exectree.Build(runs.Open(file, runs.Options{}), exectree.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -132,7 +133,7 @@ func TestReplayNumbersTurns(t *testing.T) {
 	golden.Check(t, filepath.Join("testdata", "conversation.txt"), stable(all.Bytes()))
 
 	var md bytes.Buffer
-	if _, err := Replay(context.Background(), &md, resumed, Options{Format: Markdown}); err != nil {
+	if _, err := Replay(context.Background(), &md, runs.Open(resumed, runs.Options{}), Options{Format: Markdown}); err != nil {
 		t.Fatal(err)
 	}
 	if n := strings.Count(md.String(), "**turn "); n != 7 {

@@ -9,7 +9,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"path"
@@ -18,12 +17,11 @@ import (
 	"time"
 
 	"github.com/reelhq/reel/internal/normalize"
-	"github.com/reelhq/reel/internal/rawevent"
 	"github.com/reelhq/reel/internal/rawjson"
-	"github.com/reelhq/reel/internal/runstore"
-	"github.com/reelhq/reel/internal/safefile"
+	"github.com/reelhq/reel/internal/runs"
 	"github.com/reelhq/reel/internal/warn"
 	"github.com/reelhq/reel/transcript"
+	"github.com/reelhq/reel/transcript/secrets"
 )
 
 // Format is the output format.
@@ -53,17 +51,16 @@ type Options struct {
 	// MaxLines cuts tool outputs and command outputs to this many lines
 	// (0: no limit).
 	MaxLines int
-	Limits   transcript.Limits
 	// Masker, when set, masks secrets in every event before it is
 	// rendered (--mask-secrets).
-	Masker *transcript.Masker
+	Masker *secrets.Masker
 }
 
-// Replay renders the run at file, with the sub-workflows it called inline,
-// to w. Damage in the transcript is rendered as a warning line in place and
-// returned in the warnings; the error is for an unreadable root file, the
-// output failing or ctx ending.
-func Replay(ctx context.Context, w io.Writer, file string, opts Options) (warnings []string, err error) {
+// Replay renders the run, with the sub-workflows it called inline (as deep
+// as runs.MaxDepth), to w. Damage in the transcripts is returned in the
+// warnings (the run's, repeated ones summarised); the error is for an
+// unreadable root file, the output failing or ctx ending.
+func Replay(ctx context.Context, w io.Writer, run *runs.Run, opts Options) (warnings []string, err error) {
 	if opts.Format == "" {
 		opts.Format = Text
 	}
@@ -79,11 +76,11 @@ func Replay(ctx context.Context, w io.Writer, file string, opts Options) (warnin
 		}
 	}
 	bw := bufio.NewWriter(w)
-	r := &renderer{w: bw, opts: opts, md: opts.Format == Markdown, seen: map[string]bool{}, visiting: map[string]bool{}, paths: map[string]bool{}}
+	r := &renderer{w: bw, opts: opts, md: opts.Format == Markdown, seen: map[string]bool{}, paths: map[string]bool{}, warns: run.Warnings()}
 	if opts.Color && !r.md {
 		r.pal = ansi
 	}
-	err = r.file(ctx, file, 0)
+	err = r.file(ctx, run)
 	if ferr := bw.Flush(); err == nil && ferr != nil {
 		err = fmt.Errorf("write output: %w", ferr)
 	}
@@ -123,16 +120,15 @@ var ansi = palette{
 }
 
 type renderer struct {
-	w        *bufio.Writer
-	opts     Options
-	md       bool
-	pal      palette
-	seen     map[string]bool // files rendered
-	visiting map[string]bool // files being rendered, to stop cycles
-	paths    map[string]bool // step paths met, to name them when --step matches none
-	matched  bool            // --step matched a step event
-	warns    warn.List
-	last     time.Time
+	w       *bufio.Writer
+	opts    Options
+	md      bool
+	pal     palette
+	seen    map[string]bool // files rendered
+	paths   map[string]bool // step paths met, to name them when --step matches none
+	matched bool            // --step matched a step event
+	warns   *warn.List
+	last    time.Time
 }
 
 // warn records damage; the caller reports it on stderr, where it does not
@@ -146,62 +142,37 @@ const maxToolIDs = 1 << 20
 // toolIDs reads the file's tool.call and tool.result call ids, the raw
 // fields only, so that the rendering pass can leave out the tool blocks of
 // messages whose invocation has its own pair.
-func (r *renderer) toolIDs(file string, tn *Turns) (calls, results map[string]bool, err error) {
-	f, err := safefile.Open(file)
-	if err != nil {
-		return nil, nil, fmt.Errorf("open transcript %s: %w", file, err)
-	}
-	defer f.Close()
-	rd := transcript.NewReader(f)
-	rd.SetLimits(r.opts.Limits)
+func (r *renderer) toolIDs(run *runs.Run, tn *Turns) (calls, results map[string]bool, err error) {
+	// The rendering pass reads the same lines again: its read reports
+	// their damage, this one keeps quiet.
+	opts := run.Options()
+	opts.Warnings = &warn.List{}
+	run = runs.Open(run.Path, opts)
 	calls, results = map[string]bool{}, map[string]bool{}
-	var env rawevent.Envelope
-	for {
-		line, err := rd.NextLine()
-		if err == io.EOF {
-			break
-		}
-		var le *transcript.LineError
-		if err != nil && (!errors.As(err, &le) || errors.Is(err, transcript.ErrFileTooLarge)) {
-			break
-		}
+	for rec, err := range run.Events(runs.EnvelopeOnly, transcript.RunStarted, transcript.StepStarted, transcript.StepCompleted,
+		transcript.MessageUser, transcript.ToolCall, transcript.ToolResult) {
 		if err != nil {
-			continue
+			return nil, nil, err
 		}
-		t, ok, _ := rawjson.Field(line, "type")
-		switch string(t) {
-		case `"run.started"`, `"step.started"`, `"step.completed"`, `"message.user"`:
-			// only these move the turn count: the envelope of the others
-			// is not read
-			if env.Parse(line) == nil {
-				tn.Event(transcript.EventType(env.Type), string(env.Path), env.Iteration)
-			}
+		env := rec.Envelope()
+		if rec.Type != transcript.ToolCall && rec.Type != transcript.ToolResult {
+			// only these move the turn count
+			tn.Event(rec.Type, string(env.Path), env.Iteration)
 			continue
 		}
 		if len(calls)+len(results) >= maxToolIDs {
 			continue
 		}
-		isCall := ok && string(t) == `"tool.call"`
-		if !isCall && (!ok || string(t) != `"tool.result"`) {
-			continue
-		}
-		p, ok, _ := rawjson.Field(line, "payload")
-		if !ok {
-			continue
-		}
-		v, ok, _ := rawjson.Field(p, "call_id")
+		v, ok, _ := rawjson.Field(env.Payload, "call_id")
 		id, sok := rawjson.String(v)
 		if !ok || !sok {
 			continue
 		}
-		if isCall {
+		if rec.Type == transcript.ToolCall {
 			calls[id] = true
 		} else {
 			results[id] = true
 		}
-	}
-	if rd.Line() == 0 {
-		return nil, nil, fmt.Errorf("%s: %w", file, transcript.ErrEmpty)
 	}
 	return calls, results, nil
 }
@@ -215,11 +186,8 @@ const (
 	maxWindowBytes = 32 << 20
 )
 
-func (r *renderer) file(ctx context.Context, file string, depth int) error {
-	if r.visiting[file] {
-		r.warn("%s: sub-workflow cycle, not replayed again", file)
-		return nil
-	}
+func (r *renderer) file(ctx context.Context, run *runs.Run) error {
+	file, depth := run.Path, run.Depth()
 	if r.seen[file] {
 		// A resumed run calls the same child again: it was shown whole
 		// the first time.
@@ -227,13 +195,11 @@ func (r *renderer) file(ctx context.Context, file string, depth int) error {
 		return nil
 	}
 	r.seen[file] = true
-	r.visiting[file] = true
-	defer delete(r.visiting, file)
 	// Tool invocations are shown from their tool.call/tool.result events;
 	// the same invocation's blocks inside messages are not repeated. The
 	// ids come from a first pass over the file.
 	tn := NewTurns()
-	calls, results, err := r.toolIDs(file, tn)
+	calls, results, err := r.toolIDs(run, tn)
 	tn.Rewind()
 	if err != nil {
 		if depth == 0 {
@@ -242,17 +208,6 @@ func (r *renderer) file(ctx context.Context, file string, depth int) error {
 		r.warn("%v", err)
 		return nil
 	}
-	f, err := safefile.Open(file)
-	if err != nil {
-		if depth == 0 {
-			return fmt.Errorf("open transcript %s: %w", file, err)
-		}
-		r.warn("open transcript %s: %v", file, err)
-		return nil
-	}
-	defer f.Close()
-	rd := transcript.NewReader(f)
-	rd.SetLimits(r.opts.Limits)
 	completed := false
 	var window []transcript.ExchangeEvent
 	size := 0
@@ -279,10 +234,10 @@ func (r *renderer) file(ctx context.Context, file string, depth int) error {
 			}
 			r.event(&ev, depth, calls, results)
 			if ev.Type == transcript.CallWorkflowStarted && ev.ChildRunID != "" {
-				cp, err := runstore.ChildPath(file, ev.ChildRunID)
+				child, err := run.Child(ev.ChildRunID)
 				if err != nil {
 					r.warn("%s: %v", file, err)
-				} else if err := r.file(ctx, cp, depth+1); err != nil {
+				} else if err := r.file(ctx, child); err != nil {
 					return err
 				}
 			}
@@ -293,19 +248,15 @@ func (r *renderer) file(ctx context.Context, file string, depth int) error {
 		window, size = window[:0], 0
 		return nil
 	}
-	for {
-		ev, err := rd.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil && !errors.Is(err, transcript.ErrUnknownEventType) && !errors.Is(err, transcript.ErrUnknownBlockType) {
-			r.warn("%s: %v", file, err)
-			var le *transcript.LineError
-			if !errors.As(err, &le) || errors.Is(err, transcript.ErrFileTooLarge) {
-				break
+	for rec, err := range run.Events(runs.FullDecode) {
+		if err != nil {
+			if depth == 0 {
+				return err
 			}
-			continue
+			r.warn("%v", err)
+			return nil
 		}
+		ev := *rec.Event()
 		r.opts.Masker.MaskEvent(&ev)
 		boundary := ev.Type == transcript.StepStarted || ev.Type == transcript.StepCompleted ||
 			ev.Type == transcript.CallWorkflowStarted
@@ -315,7 +266,7 @@ func (r *renderer) file(ctx context.Context, file string, depth int) error {
 			}
 		}
 		window = append(window, ev)
-		size += len(rd.Raw())
+		size += len(rec.Raw)
 		if boundary || len(window) >= maxWindow || size >= maxWindowBytes {
 			if err := render(); err != nil {
 				return err

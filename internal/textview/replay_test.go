@@ -10,8 +10,10 @@ import (
 	"time"
 
 	"github.com/reelhq/reel/internal/golden"
+	"github.com/reelhq/reel/internal/runs"
 	"github.com/reelhq/reel/internal/transcripttest"
 	"github.com/reelhq/reel/transcript"
+	"github.com/reelhq/reel/transcript/secrets"
 )
 
 func TestReplayGolden(t *testing.T) {
@@ -30,7 +32,7 @@ func TestReplayGolden(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			var out bytes.Buffer
-			warnings, err := Replay(context.Background(), &out, root, c.opts)
+			warnings, err := Replay(context.Background(), &out, runs.Open(root, runs.Options{}), c.opts)
 			if err != nil || len(warnings) > 0 {
 				t.Fatalf("err %v warnings %q", err, warnings)
 			}
@@ -43,7 +45,7 @@ func TestReplayContent(t *testing.T) {
 	dir := t.TempDir()
 	root := transcripttest.WriteSample(t, dir, transcripttest.Variant{})
 	var out bytes.Buffer
-	if _, err := Replay(context.Background(), &out, root, Options{}); err != nil {
+	if _, err := Replay(context.Background(), &out, runs.Open(root, runs.Options{}), Options{}); err != nil {
 		t.Fatal(err)
 	}
 	s := out.String()
@@ -80,7 +82,7 @@ func TestReplayPaced(t *testing.T) {
 	start := time.Now()
 	var out bytes.Buffer
 	// The sample spans 9.1 s; at 100× that is about 91 ms.
-	if _, err := Replay(context.Background(), &out, root, Options{Speed: 100}); err != nil {
+	if _, err := Replay(context.Background(), &out, runs.Open(root, runs.Options{}), Options{Speed: 100}); err != nil {
 		t.Fatal(err)
 	}
 	if d := time.Since(start); d < 80*time.Millisecond || d > 3*time.Second {
@@ -88,7 +90,7 @@ func TestReplayPaced(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
-	if _, err := Replay(ctx, &bytes.Buffer{}, root, Options{Speed: 1}); err != context.DeadlineExceeded {
+	if _, err := Replay(ctx, &bytes.Buffer{}, runs.Open(root, runs.Options{}), Options{Speed: 1}); err != context.DeadlineExceeded {
 		t.Errorf("cancelled replay: %v", err)
 	}
 }
@@ -100,12 +102,12 @@ func TestReplayDamaged(t *testing.T) {
 	esc := `{"seq":99,"run_id":"` + transcripttest.RootID + `","type":"message.assistant","path":"x","iteration":0,"timestamp":"2026-06-08T08:14:42.000000Z","payload":{"role":"assistant","blocks":[{"type":"text","fidelity":"agent_emitted","text":"\u001b[2Jgone\rX"},{"type":"hologram","fidelity":"agent_emitted"}]}}` + "\n"
 	os.WriteFile(root, append(append(data, "\x00garbage\n"+esc...), `{"seq":10`...), 0o600)
 	var out bytes.Buffer
-	warnings, err := Replay(context.Background(), &out, root, Options{})
+	warnings, err := Replay(context.Background(), &out, runs.Open(root, runs.Options{}), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(warnings) != 2 {
-		t.Errorf("warnings %q, want the garbage and the torn line", warnings)
+	if len(warnings) != 3 {
+		t.Errorf("warnings %q, want the garbage, the unknown block and the torn line", warnings)
 	}
 	s := out.String()
 	if strings.Contains(s, "\x1b") || strings.Contains(s, "\r") {
@@ -116,10 +118,10 @@ func TestReplayDamaged(t *testing.T) {
 			t.Errorf("lacks %q", want)
 		}
 	}
-	if _, err := Replay(context.Background(), &out, filepath.Join(dir, "none.jsonl"), Options{}); err == nil {
+	if _, err := Replay(context.Background(), &out, runs.Open(filepath.Join(dir, "none.jsonl"), runs.Options{}), Options{}); err == nil {
 		t.Error("missing file: no error")
 	}
-	if _, err := Replay(context.Background(), &out, root, Options{Format: "html"}); err == nil {
+	if _, err := Replay(context.Background(), &out, runs.Open(root, runs.Options{}), Options{Format: "html"}); err == nil {
 		t.Error("bad format: no error")
 	}
 }
@@ -133,8 +135,9 @@ func TestReplayUnknownEvent(t *testing.T) {
 	f.WriteString(`{"seq":2,"run_id":"` + transcripttest.RootID + `","type":"step.teleported","path":"a","iteration":0,"timestamp":"2026-06-08T08:14:42.000000Z","payload":{"x":1}}` + "\n")
 	f.Close()
 	var out bytes.Buffer
-	warnings, err := Replay(context.Background(), &out, r.Recorder().Path(), Options{})
-	if err != nil || len(warnings) != 0 || !strings.Contains(out.String(), `unknown type "step.teleported"`) {
+	warnings, err := Replay(context.Background(), &out, runs.Open(r.Recorder().Path(), runs.Options{}), Options{})
+	// shown, and named as coming from a newer reel (or another writer)
+	if err != nil || len(warnings) != 1 || !strings.Contains(warnings[0], `unknown event type "step.teleported"`) || !strings.Contains(out.String(), `unknown type "step.teleported"`) {
 		t.Errorf("err %v warnings %q out %s", err, warnings, out.String())
 	}
 }
@@ -163,9 +166,9 @@ func TestReplayTextBeforeItsToolCallsAndMasks(t *testing.T) {
 		var out bytes.Buffer
 		opts := Options{}
 		if masked {
-			opts.Masker = transcript.NewMasker(nil)
+			opts.Masker = secrets.NewMasker(nil)
 		}
-		if _, err := Replay(context.Background(), &out, r.Recorder().Path(), opts); err != nil {
+		if _, err := Replay(context.Background(), &out, runs.Open(r.Recorder().Path(), runs.Options{}), opts); err != nil {
 			t.Fatal(err)
 		}
 		s := out.String()

@@ -7,15 +7,13 @@ package verify
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 
-	"github.com/reelhq/reel/internal/runstore"
-	"github.com/reelhq/reel/internal/safefile"
+	"github.com/reelhq/reel/internal/runs"
 	"github.com/reelhq/reel/transcript"
 )
 
@@ -99,7 +97,7 @@ func Paths(paths []string, opts Options) *Report {
 			continue
 		}
 		if !st.IsDir() {
-			c.file(p)
+			c.file(c.open(p))
 			continue
 		}
 		dir := p
@@ -113,7 +111,7 @@ func Paths(paths []string, opts Options) *Report {
 		}
 		for _, e := range entries {
 			if !e.IsDir() && strings.HasSuffix(e.Name(), ".jsonl") {
-				c.file(filepath.Join(dir, e.Name()))
+				c.file(c.open(filepath.Join(dir, e.Name())))
 			}
 		}
 		// A torn tail whose transcript is gone is still worth a word.
@@ -199,13 +197,20 @@ type fileState struct {
 	completed   bool
 }
 
-func (c *checker) file(path string) {
+// open opens a transcript named on the command line: its damage is what
+// the check reports, line by line.
+func (c *checker) open(path string) *runs.Run {
+	return runs.Open(path, runs.Options{Limits: c.opts.Limits, Strict: true})
+}
+
+func (c *checker) file(run *runs.Run) {
+	path := run.Path
 	clean := filepath.Clean(path)
 	if c.done[clean] {
 		return
 	}
 	c.done[clean] = true
-	st, problems, err := c.scan(path)
+	st, problems, err := c.scan(run)
 	if err != nil {
 		c.unreadable(path, err)
 		return
@@ -214,7 +219,6 @@ func (c *checker) file(path string) {
 	// Links, both directions. A child run id that is not a canonical UUID
 	// was reported by scan and is never followed: it could name a file
 	// anywhere ("../../x/<uuid>").
-	dir := filepath.Dir(path)
 	var childIDs []string
 	for id := range st.children {
 		if transcript.ValidRunID(id) == nil {
@@ -222,20 +226,25 @@ func (c *checker) file(path string) {
 		}
 	}
 	sort.Strings(childIDs)
+	children := map[string]*runs.Run{}
 	for _, id := range childIDs {
 		line := st.children[id]
-		childPath, err := runstore.ChildPath(path, id)
+		child, err := run.Child(id)
 		if err != nil {
+			if errors.Is(err, runs.ErrTooDeep) {
+				problems = append(problems, Problem{File: path, Line: line, Warning: true, Message: fmt.Sprintf("%v: not checked", err)})
+			}
 			continue
 		}
-		parent, err := peekParent(childPath)
+		children[id] = child
+		parent, err := peekParent(child)
 		if errors.Is(err, errNoEvents) {
 			// stopped between creating the child's file and its first
 			// event; the child's own check says so
 			continue
 		}
 		if err != nil {
-			problems = append(problems, Problem{File: path, Line: line, Message: fmt.Sprintf("child transcript %s: %v", childPath, err)})
+			problems = append(problems, Problem{File: path, Line: line, Message: fmt.Sprintf("child transcript %s: %v", child.Path, err)})
 			continue
 		}
 		if parent != st.runID {
@@ -243,11 +252,12 @@ func (c *checker) file(path string) {
 		}
 	}
 	if st.parentRunID != "" && transcript.ValidRunID(st.parentRunID) == nil {
-		parentPath := filepath.Join(dir, st.parentRunID+".jsonl")
-		if ok, err := parentLinks(parentPath, st.runID); err != nil {
-			problems = append(problems, Problem{File: path, Message: fmt.Sprintf("parent transcript %s: %v", parentPath, err)})
-		} else if !ok {
-			problems = append(problems, Problem{File: path, Message: fmt.Sprintf("parent run %s has no step.call_workflow.started with child_run_id %s", st.parentRunID, st.runID)})
+		if parent, err := run.Parent(st.parentRunID); err == nil {
+			if ok, err := parentLinks(parent, st.runID); err != nil {
+				problems = append(problems, Problem{File: path, Message: fmt.Sprintf("parent transcript %s: %v", parent.Path, err)})
+			} else if !ok {
+				problems = append(problems, Problem{File: path, Message: fmt.Sprintf("parent run %s has no step.call_workflow.started with child_run_id %s", st.parentRunID, st.runID)})
+			}
 		}
 	}
 	valid := true
@@ -262,31 +272,23 @@ func (c *checker) file(path string) {
 		Children: len(st.children), Valid: valid,
 	})
 	for _, id := range childIDs {
-		childPath, err := runstore.ChildPath(path, id)
-		if err != nil {
-			continue
-		}
-		if _, err := os.Stat(childPath); err == nil {
-			c.file(childPath)
+		if child := children[id]; child != nil {
+			if _, err := os.Stat(child.Path); err == nil {
+				c.file(child)
+			}
 		}
 	}
 }
 
 // peekParent returns the parent_run_id of a transcript's first event.
-func peekParent(path string) (string, error) {
-	f, err := safefile.Open(path)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return "", errors.New("missing")
-		}
-		return "", err
-	}
-	defer f.Close()
-	ev, err := transcript.NewReader(f).Next()
-	if err == io.EOF {
+func peekParent(run *runs.Run) (string, error) {
+	ev, err := run.First()
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "", errors.New("missing")
+	case errors.Is(err, transcript.ErrEmpty):
 		return "", errNoEvents
-	}
-	if err != nil && ev.Type == "" {
+	case err != nil && ev.Type == "":
 		return "", fmt.Errorf("unreadable first event: %v", err)
 	}
 	return ev.ParentRunID, nil
@@ -296,29 +298,25 @@ func peekParent(path string) (string, error) {
 var errNoEvents = errors.New("no events")
 
 // parentLinks reports whether the parent transcript names child as a child.
-func parentLinks(path, child string) (bool, error) {
-	f, err := safefile.Open(path)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return false, errors.New("missing")
-		}
-		return false, err
-	}
-	defer f.Close()
-	rd := transcript.NewReader(f)
-	for {
-		ev, err := rd.Next()
-		if err == io.EOF {
-			return false, nil
-		}
-		if ev.Type == transcript.CallWorkflowStarted && ev.ChildRunID == child {
-			return true, nil
-		}
-		var le *transcript.LineError
-		if err != nil && !errors.As(err, &le) {
+func parentLinks(parent *runs.Run, child string) (bool, error) {
+	// Whatever is damaged in the parent is the parent's own check's to
+	// report: this read only looks for the link.
+	parent = runs.Open(parent.Path, runs.Options{})
+	for rec, err := range parent.Events(runs.EnvelopeOnly, transcript.CallWorkflowStarted) {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return false, errors.New("missing")
+			}
+			if errors.Is(err, transcript.ErrEmpty) {
+				return false, nil
+			}
 			return false, err
 		}
+		if rec.Envelope().ChildRunID == child {
+			return true, nil
+		}
 	}
+	return false, nil
 }
 
 type stepKey struct {
@@ -326,13 +324,9 @@ type stepKey struct {
 	iteration int
 }
 
-func (c *checker) scan(path string) (*fileState, []Problem, error) {
-	f, err := safefile.Open(path)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer f.Close()
-	info, err := f.Stat()
+func (c *checker) scan(run *runs.Run) (*fileState, []Problem, error) {
+	path := run.Path
+	info, err := os.Stat(path)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -358,8 +352,6 @@ func (c *checker) scan(path string) (*fileState, []Problem, error) {
 		add(0, "file name: %v", err)
 	}
 
-	rd := transcript.NewReader(f)
-	rd.SetLimits(c.opts.Limits)
 	var (
 		expectSeq    uint64 = 1
 		openSteps    map[stepKey]int
@@ -402,12 +394,14 @@ func (c *checker) scan(path string) (*fileState, []Problem, error) {
 			add(toolCalls[id], "tool.call %s has no tool.result", id)
 		}
 	}
-	for {
-		ev, err := rd.Next()
-		if err == io.EOF {
-			break
+	for rec, err := range run.Events(runs.FullDecode) {
+		if rec == nil {
+			if errors.Is(err, transcript.ErrEmpty) {
+				break
+			}
+			return nil, nil, err
 		}
-		line := rd.Line()
+		ev, line := rec.Event(), rec.Line
 		if err != nil {
 			var le *transcript.LineError
 			if !errors.As(err, &le) {
@@ -494,7 +488,7 @@ func (c *checker) scan(path string) (*fileState, []Problem, error) {
 			}
 		}
 		lastLine = line
-		c.payload(&ev, line, add)
+		c.payload(ev, line, add)
 
 		key := stepKey{ev.Path, ev.Iteration}
 		tracked := len(openSteps) + len(openCalls) + len(toolCalls) + len(toolDone) + len(st.children) + len(spanChildren)

@@ -2,28 +2,22 @@ package webview
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"strings"
 	"time"
 
 	"github.com/reelhq/reel/internal/exectree"
+	"github.com/reelhq/reel/internal/runs"
 	"github.com/reelhq/reel/internal/runstatus"
-	"github.com/reelhq/reel/internal/runstore"
-	"github.com/reelhq/reel/internal/safefile"
 	"github.com/reelhq/reel/internal/textview"
 	"github.com/reelhq/reel/transcript"
 )
 
 // RunOptions tune LoadRun.
 type RunOptions struct {
-	Limits transcript.Limits
 	// Redact, when set, is applied to every event and every string taken
 	// from the transcript before anything is rendered.
 	Redact *Redactor
-	// MaxDepth bounds sub-workflow nesting (default 16).
-	MaxDepth int
 }
 
 // Run is a run page's content: the summary, the execution tree, the
@@ -47,7 +41,10 @@ type Run struct {
 	Tree     []TreeRow
 	Timeline []TimelineRow
 	Events   []Event
-	Warnings []string
+	// Warnings are what could not be read, repeated ones summarised;
+	// WarningCount counts them all, shown or not.
+	Warnings     []string
+	WarningCount int
 }
 
 // TreeRow is one execution in the tree, flattened with its depth.
@@ -114,13 +111,12 @@ type Child struct {
 	Missing  string
 }
 
-// LoadRun reads the transcript at path, and those of the sub-workflows it
-// called, into a run page.
-func LoadRun(path string, opts RunOptions) (*Run, error) {
-	if opts.MaxDepth <= 0 {
-		opts.MaxDepth = 16
-	}
-	tree, err := exectree.Build(path, exectree.Options{Limits: opts.Limits, MaxDepth: opts.MaxDepth})
+// LoadRun reads the run's transcript, and those of the sub-workflows it
+// called, into a run page. Each transcript is read once: the execution
+// tree and the conversation are built from the same read.
+func LoadRun(run *runs.Run, opts RunOptions) (*Run, error) {
+	l := &loader{opts: opts, anchors: map[string]string{}, read: map[string][]transcript.ExchangeEvent{}}
+	tree, err := exectree.Build(run, exectree.Options{Each: l.collect})
 	if err != nil {
 		return nil, err
 	}
@@ -129,22 +125,14 @@ func LoadRun(path string, opts RunOptions) (*Run, error) {
 		ID: root.RunID, Workflow: root.Name, Error: root.Error, ExitCode: root.ExitCode, Started: root.Start,
 		Duration: time.Duration(root.Duration), Usage: root.Usage, CostUSD: root.CostUSD,
 	}
-	l := &loader{opts: opts, start: root.Start, anchors: map[string]string{}}
-	events, meta, err := l.file(path, "", 0)
-	if err != nil {
-		return nil, err
-	}
+	l.start, l.unread = root.Start, tree.Unread
+	events, meta := l.file(run, "")
 	r.Events, r.ParentRunID, r.Ended, r.LastSeq = events, meta.parent, meta.ended, meta.lastSeq
 	if r.ID == "" {
 		r.ID = meta.runID
 	}
-	r.Status = root.Status
-	if r.Ended {
-		r.Status, _ = runstatus.Completed(meta.completed)
-	} else {
-		r.Status = runstatus.Open(path)
-	}
-	r.Warnings = append(tree.Warnings, l.warnings...)
+	r.Status = run.Status()
+	r.Warnings, r.WarningCount = tree.Warnings, run.Warnings().Len()
 	r.Tree, r.Timeline = l.tree(root)
 	seen := map[string]bool{}
 	for _, row := range r.Tree {
@@ -171,15 +159,17 @@ func LoadRun(path string, opts RunOptions) (*Run, error) {
 type fileMeta struct {
 	runID, parent string
 	ended         bool
-	completed     *transcript.StepPayload
 	lastSeq       uint64
 }
 
 // loader turns events into their page form.
 type loader struct {
-	opts     RunOptions
-	start    time.Time
-	warnings []string
+	opts  RunOptions
+	start time.Time
+	// read holds the events of every transcript the tree read, by path,
+	// redacted; unread says why a child's was not, by run id.
+	read   map[string][]transcript.ExchangeEvent
+	unread map[string]string
 	// anchors maps an execution (run, path, iteration, attempt, start) to
 	// its step.started event's anchor, for the tree's links.
 	anchors map[string]string
@@ -206,48 +196,24 @@ func (l *loader) ms(t time.Time) int64 {
 	return max(0, t.Sub(l.start).Milliseconds())
 }
 
-// readEvents reads a transcript tolerantly: damaged lines become warnings.
-func (l *loader) readEvents(path string) ([]transcript.ExchangeEvent, error) {
-	f, err := safefile.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("open transcript %s: %w", path, err)
+// collect keeps, as the tree reads them, the events of every transcript.
+func (l *loader) collect(run *runs.Run, rec *runs.Record) {
+	ev := rec.Event()
+	if ev == nil {
+		return
 	}
-	defer f.Close()
-	rd := transcript.NewReader(f)
-	rd.SetLimits(l.opts.Limits)
-	var out []transcript.ExchangeEvent
-	for {
-		ev, err := rd.Next()
-		if err == io.EOF {
-			return out, nil
-		}
-		if err != nil {
-			if errors.Is(err, transcript.ErrUnknownEventType) || errors.Is(err, transcript.ErrUnknownBlockType) {
-				out = append(out, ev)
-				continue
-			}
-			if errors.Is(err, transcript.ErrTornLine) {
-				l.warnings = append(l.warnings, fmt.Sprintf("%s: %v (a run still being written, or killed mid-line)", path, err))
-				return out, nil
-			}
-			l.warnings = append(l.warnings, fmt.Sprintf("%s: %v", path, err))
-			if errors.Is(err, transcript.ErrFileTooLarge) {
-				return out, nil
-			}
-			continue
-		}
-		out = append(out, ev)
+	e := *ev
+	if l.opts.Redact != nil {
+		l.opts.Redact.Event(&e)
 	}
+	l.read[run.Path] = append(l.read[run.Path], e)
 }
 
 // file renders the events of one transcript; prefix keeps the anchors of
 // an inline child run apart from its parent's.
-func (l *loader) file(path, prefix string, depth int) ([]Event, fileMeta, error) {
+func (l *loader) file(run *runs.Run, prefix string) ([]Event, fileMeta) {
 	var meta fileMeta
-	evs, err := l.readEvents(path)
-	if err != nil {
-		return nil, meta, err
-	}
+	evs := l.read[run.Path]
 	if l.tools == nil {
 		l.tools = map[string][]toolSpan{}
 	}
@@ -273,18 +239,15 @@ func (l *loader) file(path, prefix string, depth int) ([]Event, fileMeta, error)
 	for i := range evs {
 		ev := &evs[i]
 		turn, of := tn.Event(ev.Type, ev.Path, ev.Iteration)
-		if l.opts.Redact != nil {
-			l.opts.Redact.Event(ev)
-		}
 		if meta.runID == "" {
 			meta.runID, meta.parent = ev.RunID, ev.ParentRunID
 		}
 		meta.lastSeq = max(meta.lastSeq, ev.Seq)
 		switch ev.Type {
 		case transcript.RunStarted:
-			meta.ended, meta.completed = false, nil
+			meta.ended = false
 		case transcript.RunCompleted:
-			meta.ended, meta.completed = true, ev.Step()
+			meta.ended = true
 		}
 		e := l.event(ev, prefix, paired)
 		if of > 1 {
@@ -309,37 +272,35 @@ func (l *loader) file(path, prefix string, depth int) ([]Event, fileMeta, error)
 				l.anchors[execKey(ev.RunID, ev.Path, ev.Iteration, sp.Attempt, ev.Timestamp)] = e.Anchor
 			}
 		case transcript.CallWorkflowStarted:
-			e.Child = l.child(path, ev.ChildRunID, depth)
+			e.Child = l.child(run, ev.ChildRunID)
 		}
 		out = append(out, e)
 	}
-	return out, meta, nil
+	return out, meta
 }
 
-func (l *loader) child(parentPath, id string, depth int) *Child {
+// child is a sub-workflow's conversation, from the events the tree read.
+func (l *loader) child(parent *runs.Run, id string) *Child {
 	c := &Child{RunID: id}
-	if depth+1 >= l.opts.MaxDepth {
-		c.Missing = fmt.Sprintf("sub-workflows nested deeper than %d are not shown inline", l.opts.MaxDepth)
-		return c
-	}
-	p, err := runstore.ChildPath(parentPath, id)
+	cr, err := parent.Child(id)
 	if err != nil {
 		c.Missing = err.Error()
 		return c
 	}
-	evs, meta, err := l.file(p, "r"+id[:8]+"-", depth+1)
-	if err != nil {
-		c.Missing = err.Error()
+	if _, ok := l.read[cr.Path]; !ok {
+		c.Missing = l.unread[id]
+		if c.Missing == "" {
+			c.Missing = fmt.Sprintf("child run %s was not read", id)
+		}
 		return c
 	}
-	c.Events = evs
-	for _, e := range evs {
-		if e.Type == string(transcript.RunStarted) {
-			c.Workflow = strings.TrimPrefix(e.Title, "run started: ")
+	c.Events, _ = l.file(cr, "r"+id[:8]+"-")
+	for _, ev := range l.read[cr.Path] {
+		if sp := ev.Step(); ev.Type == transcript.RunStarted && sp != nil {
+			c.Workflow = sp.Name
 			break
 		}
 	}
-	_ = meta
 	return c
 }
 

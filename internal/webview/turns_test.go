@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/reelhq/reel/internal/engine"
+	"github.com/reelhq/reel/internal/runs"
 	"github.com/reelhq/reel/internal/transcripttest"
 	"github.com/reelhq/reel/internal/workflow"
 )
@@ -47,7 +48,7 @@ states:
 	if err != nil || rep.Status != "success" {
 		t.Fatalf("run: %v %+v", err, rep)
 	}
-	run, err := LoadRun(rep.TranscriptPath, RunOptions{})
+	run, err := LoadRun(runs.Open(rep.TranscriptPath, runs.Options{}), RunOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,13 +13,15 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/reelhq/reel/internal/browsertest"
+	"github.com/reelhq/reel/internal/runs"
 	"github.com/reelhq/reel/internal/transcripttest"
 	"github.com/reelhq/reel/transcript"
+	"github.com/reelhq/reel/transcript/secrets"
 )
 
 func standalone(t *testing.T, path string, red *Redactor) []byte {
 	t.Helper()
-	run, err := LoadRun(path, RunOptions{Redact: red})
+	run, err := LoadRun(runs.Open(path, runs.Options{}), RunOptions{Redact: red})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +66,7 @@ func TestRedaction(t *testing.T) {
 	r.Close()
 	path := filepath.Join(dir, id+".jsonl")
 	t.Setenv("DEPLOY_TOKEN", "hunter2hunter2")
-	red, err := NewRedactor(transcript.NewMasker(os.Environ()), []string{`JIRA-\d+`})
+	red, err := NewRedactor(secrets.NewMasker(os.Environ()), []string{`JIRA-\d+`})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +76,7 @@ func TestRedaction(t *testing.T) {
 			t.Errorf("replay still holds %q", secret)
 		}
 	}
-	if !bytes.Contains(html, []byte(Redacted)) || !bytes.Contains(html, []byte(transcript.Masked)) {
+	if !bytes.Contains(html, []byte(Redacted)) || !bytes.Contains(html, []byte(secrets.Masked)) {
 		t.Error("no redaction marker in the replay")
 	}
 	if _, err := NewRedactor(nil, []string{"("}); err == nil {
@@ -99,7 +101,7 @@ func TestRedactionOfSplitStreamDeltas(t *testing.T) {
 	r.Event(transcript.ExchangeEvent{Type: transcript.StepCompleted, Path: "a", Payload: &transcript.StepPayload{Name: "a", Kind: transcript.KindAgent}})
 	r.Event(transcript.ExchangeEvent{Type: transcript.RunCompleted, Payload: &transcript.StepPayload{Name: "stream", Kind: transcript.KindWorkflow, Result: transcript.RunResult{Status: "success"}}})
 	r.Close()
-	red, err := NewRedactor(transcript.NewMasker(nil), nil)
+	red, err := NewRedactor(secrets.NewMasker(nil), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +111,7 @@ func TestRedactionOfSplitStreamDeltas(t *testing.T) {
 			t.Errorf("the page shows %q of the split key", part)
 		}
 	}
-	if !bytes.Contains(html, []byte("now")) || !bytes.Contains(html, []byte(transcript.Masked)) {
+	if !bytes.Contains(html, []byte("now")) || !bytes.Contains(html, []byte(secrets.Masked)) {
 		t.Error("the deltas are not shown masked")
 	}
 }
@@ -201,5 +203,32 @@ func TestBrowserReplayFile(t *testing.T) {
 	}
 	if pendingAtStart == 0 || pendingMid == 0 || pendingMid >= pendingAtStart {
 		t.Errorf("playback: %d hidden at start, %d after 0.6 s at 1×", pendingAtStart, pendingMid)
+	}
+}
+
+// The redactor walks an event's strings once, in place: free-form JSON
+// keeps its keys, their order, its numbers and its literals, and only the
+// strings a pattern matches change; ids and types stay as they are.
+func TestRedactorWalksOnce(t *testing.T) {
+	red, err := NewRedactor(nil, []string{`JIRA-\d+`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := json.RawMessage(`{"z":1.50,"a":"fix JIRA-1 now","list":[true,null,{"k":"JIRA-22"},"x"],"JIRA-3":"key"}`)
+	ev := transcript.ExchangeEvent{Seq: 4, RunID: "JIRA-9", Type: transcript.ToolCall, Path: "step JIRA-5",
+		Payload: &transcript.ToolPayload{Name: "Bash", CallID: "JIRA-7", Input: in, Output: json.RawMessage(`"done JIRA-8"`), Fidelity: transcript.FidelityRouter}}
+	red.Event(&ev)
+	tp := ev.Tool()
+	if got := string(tp.Input.(json.RawMessage)); got != `{"z":1.50,"a":"fix [REDACTED] now","list":[true,null,{"k":"[REDACTED]"},"x"],"JIRA-3":"key"}` {
+		t.Errorf("input %s", got)
+	}
+	if got := string(tp.Output.(json.RawMessage)); got != `"done [REDACTED]"` {
+		t.Errorf("output %s", got)
+	}
+	if ev.Path != "step [REDACTED]" || ev.RunID != "JIRA-9" || tp.CallID != "JIRA-7" || ev.Type != transcript.ToolCall {
+		t.Errorf("event %+v %+v", ev, tp)
+	}
+	if string(in) != `{"z":1.50,"a":"fix JIRA-1 now","list":[true,null,{"k":"JIRA-22"},"x"],"JIRA-3":"key"}` {
+		t.Error("the original value changed")
 	}
 }

@@ -35,10 +35,14 @@ var ignoredStateFields = map[string]string{
 // BuiltinTypes lists the state types with built-in meaning.
 var BuiltinTypes = []string{TypeStep, TypeAgent, TypeTerminal, TypeParallel, TypeForEach, TypeWhile, TypeOperation, TypeCallWorkflow}
 
+// customFields are the fields of a custom step type's state (AWF's
+// documented fields of a plugin step type).
+var customFields = []string{"config", "timeout", "retry"}
+
 func allowedFields(typ string) []string {
 	f, ok := typeFields[typ]
 	if !ok {
-		f = []string{"config"}
+		f = customFields
 	}
 	if typ == TypeTerminal {
 		return append([]string{"type", "description"}, f...)
@@ -171,7 +175,9 @@ func (l *loader) state(k, n *yaml.Node) *State {
 			continue
 		}
 		switch key {
-		case "type", "description":
+		case "type":
+		case "description":
+			s.Description, _ = l.str(v, "description")
 		case "command":
 			s.Command = orPlaceholder(l.template(v, "command"))
 		case "script_file":

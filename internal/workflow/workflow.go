@@ -143,6 +143,8 @@ type State struct {
 	Name string
 	Type string
 	Pos  Pos
+	// Description says what the state is for; it changes nothing in a run.
+	Description string
 
 	// step
 	Command         *Template
@@ -201,7 +203,8 @@ type State struct {
 	// call_workflow
 	Call *CallWorkflow
 
-	// custom step type
+	// custom step type (reel's executable plugins, AWF's plugin step
+	// types): its config, passed to the step type as written
 	Config map[string]any
 
 	// flow

@@ -22,6 +22,7 @@ import (
 	"path/filepath"
 	"time"
 
+	reelruns "github.com/reelhq/reel/internal/runs"
 	"github.com/reelhq/reel/transcript"
 )
 
@@ -36,9 +37,18 @@ func main() {
 		children = flag.Int("children", 200, "child runs of the tree")
 	)
 	flag.Parse()
-	mix, err := transcript.ReadFile(*mixPath)
-	if err != nil || len(mix) == 0 {
-		fatal(fmt.Errorf("read mix: %v (%d events)", err, len(mix)))
+	var mix []transcript.ExchangeEvent
+	var err error
+	src := reelruns.Open(*mixPath, reelruns.Options{})
+	for rec, rerr := range src.Events(reelruns.FullDecode) {
+		if rerr != nil {
+			err = rerr
+			break
+		}
+		mix = append(mix, *rec.Event())
+	}
+	if err != nil || len(mix) == 0 || src.Warnings().Len() > 0 {
+		fatal(fmt.Errorf("read mix: %v %q (%d events)", err, src.Warnings().Strings(), len(mix)))
 	}
 	switch {
 	case *file != "":

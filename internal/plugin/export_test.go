@@ -1,0 +1,4 @@
+package plugin
+
+// MatchPattern is matchPattern, for the tests.
+var MatchPattern = matchPattern

@@ -1,7 +1,0 @@
-//go:build race
-
-package transcript
-
-// raceEnabled is set when the race detector runs, which makes timing
-// meaningless.
-const raceEnabled = true
