@@ -34,6 +34,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -115,6 +116,10 @@ type Run struct {
 	Attempt int
 	// Started is when the launcher started it.
 	Started time.Time
+	// Ignored are the inputs given to Start that the workflow does not
+	// declare: left out, as AWF and `reel run` leave them, for the caller
+	// to warn about.
+	Ignored []string
 
 	cancel context.CancelCauseFunc
 	done   chan struct{}
@@ -145,7 +150,8 @@ func (r *Run) Wait(ctx context.Context) (*engine.Report, error) {
 
 // Start finds the workflow ref names (as `reel run REF` does: a path, a
 // NAME in catalog order, or PACK/WORKFLOW), checks inputs (as text, as
-// --input gives them) and starts the run. It returns once run.started is
+// --input gives them; the ones the workflow does not declare are left out,
+// in Run.Ignored) and starts the run. It returns once run.started is
 // recorded; the run goes on after ctx ends.
 func (l *Launcher) Start(ctx context.Context, ref string, inputs map[string]string) (*Run, error) {
 	e := l.cfg.Engine
@@ -153,11 +159,18 @@ func (l *Launcher) Start(ctx context.Context, ref string, inputs map[string]stri
 	if err != nil {
 		return nil, err
 	}
+	ignored := wf.Undeclared(inputs)
+	if len(ignored) > 0 {
+		inputs = maps.Clone(inputs)
+		for _, k := range ignored {
+			delete(inputs, k)
+		}
+	}
 	opts := engine.RunOptions{Inputs: inputs, Defaults: l.cfg.Defaults, RunID: transcript.NewRunID()}
 	if err := e.Check(wf, opts); err != nil {
 		return nil, err
 	}
-	run := &Run{ID: opts.RunID, Workflow: wf.Name, Attempt: 1}
+	run := &Run{ID: opts.RunID, Workflow: wf.Name, Attempt: 1, Ignored: ignored}
 	return l.launch(ctx, run, func(ctx context.Context, started func(string, string)) (*engine.Report, error) {
 		opts.OnStart = started
 		return e.Run(ctx, wf, opts)
