@@ -35,11 +35,11 @@ const awfServeRecording = "testdata/awfserve.json"
 
 // exchange is one request of the script and what the server answered.
 type exchange struct {
-	Name   string          `json:"name"`
-	Method string          `json:"method"`
-	Path   string          `json:"path"` // {id} stands for the execution the script started
-	Body   string          `json:"body,omitempty"`
-	Status int             `json:"status"`
+	Name   string `json:"name"`
+	Method string `json:"method"`
+	Path   string `json:"path"` // {id} stands for the execution the script started
+	Body   string `json:"body,omitempty"`
+	Status int    `json:"status"`
 	// Response is the JSON answer; Frames the data of an event stream's
 	// frames.
 	Response json.RawMessage   `json:"response,omitempty"`
