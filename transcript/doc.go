@@ -28,6 +28,19 @@
 // tool.call events: one invocation has exactly one tool.call and one
 // tool.result, whichever seam saw it.
 //
+// A CLI agent whose tools go through reel's MCP server (a step's
+// mcp_proxy) is recorded the same way: each call through the server is one
+// router pair, and the agent's own report of it (its stream's tool use
+// and result) is never a second pair. The two are tied by the call id:
+// the router's pair is recorded under the id the agent's stream reports
+// the call by, so the tool_use block in the agent's message.assistant
+// names its pair by tool_id exactly as an unproxied block names the
+// agent's own pair. The step's AgentResult.Proxy (ToolProxy) names the
+// server and the names the agent calls its tools by. In such a step a
+// tool_use of a proxied tool names a router pair, or an agent_emitted
+// pair whose result is an error: a call the agent refused itself before
+// it reached reel.
+//
 // path is the dot-separated location of the step in the workflow
 // definition ("build_all.lint", "each_file.review"); run events have an
 // empty path. iteration is the zero-based index of the innermost enclosing

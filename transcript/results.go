@@ -74,6 +74,26 @@ type AgentResult struct {
 	// ReplayedFrom names the run whose recorded replies this step replayed
 	// instead of calling the provider (reel run --replay-from).
 	ReplayedFrom string `json:"replayed_from,omitempty"`
+	// Proxy is set when the step's CLI agent called its tools through
+	// reel's MCP server (mcp_proxy).
+	Proxy *ToolProxy `json:"proxy,omitempty"`
+}
+
+// ToolProxy describes the MCP server reel put between a CLI agent and its
+// tools (mcp_proxy). Each call through it is one router pair (tool.call
+// and tool.result with fidelity "router", reel's own timing, input,
+// output and error), recorded under the id the agent's own stream reports
+// the call by: the agent's tool_use block in its message.assistant names
+// its pair by tool_id as any block does. The agent's own report is never
+// a second pair. A tool_use of a proxied tool with an agent_emitted pair
+// instead is a call the agent refused itself before it reached reel (that
+// pair's result carries the agent's error).
+type ToolProxy struct {
+	// Server is the name the agent knows reel's MCP server by.
+	Server string `json:"server"`
+	// Tools maps the names the agent calls the proxied tools by (claude's
+	// "mcp__reel__Read") to the tools reel serves ("Read").
+	Tools map[string]string `json:"tools"`
 }
 
 // CommandResult is the Result of a command step's step.completed.

@@ -45,6 +45,7 @@ func newRootCmd() *cobra.Command {
 		newIndexCmd(),
 		newSearchCmd(),
 		newServeCmd(),
+		newMCPServeCmd(),
 		newWorkflowCmd(),
 		newInitCmd(),
 		newErrorCmd(),

@@ -56,9 +56,18 @@
 // tools.Router confined to Dir, so each call is recorded once with router
 // fidelity; the Bash tool's commands get only the variables of
 // tools.BashEnv (PATH, HOME, LANG, LC_* …) and those bash_env names, never
-// the API keys of Env. A conversation keeps the whole chat history (system prompt,
-// user messages, assistant replies with their tool calls, tool messages)
-// and sends it with each next user message; max_turns bounds the model
+// the API keys of Env. A CLI step with Request.MCPProxy (the step's
+// mcp_proxy) serves those same tools, and the plugin operations the step
+// exposes, to its CLI through reel's MCP server:
+// each run of the CLI gets a loopback endpoint of its own, wired into its
+// command line, configuration and environment, and every call through it
+// is recorded once with router fidelity under the agent's own tool id
+// (package mcpproxy); the step's result names the proxy. The options
+// bash_env and bash_timeout apply to it too.
+//
+// A conversation keeps the whole chat history (system prompt, user
+// messages, assistant replies with their tool calls, tool messages) and
+// sends it with each next user message; max_turns bounds the model
 // requests of each user turn.
 package agent
 
@@ -68,6 +77,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/reelhq/reel/internal/mcpproxy"
 	"github.com/reelhq/reel/transcript"
 )
 
@@ -89,6 +99,10 @@ func CheckOptions(provider string, options map[string]any) error {
 		return fmt.Errorf("%w %q", ErrUnknownProvider, provider)
 	}
 	if _, err := optString(options, "command"); err != nil {
+		return err
+	}
+	// bash_env and bash_timeout shape the tools of mcp_proxy.
+	if _, _, err := routerOptions(options); err != nil {
 		return err
 	}
 	_, _, err := cliFlags(spec, options)
@@ -116,6 +130,12 @@ type Request struct {
 	// Continue, when set, resumes another step's session (its Snapshot)
 	// instead of starting a new one.
 	Continue *Snapshot
+	// MCPProxy, when set, puts reel's MCP server between a CLI agent and
+	// its tools (the step's mcp_proxy): each run of the CLI gets its own
+	// endpoint, and every call through it is recorded once with router
+	// fidelity (package mcpproxy). HTTP providers call reel's tools
+	// directly and ignore it.
+	MCPProxy *mcpproxy.Config
 }
 
 // ErrUnknownProvider is returned for a provider Run does not know.

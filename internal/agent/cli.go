@@ -8,10 +8,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/reelhq/reel/internal/mcpproxy"
 	"github.com/reelhq/reel/internal/normalize"
 	"github.com/reelhq/reel/transcript"
 )
@@ -50,6 +52,35 @@ type invocation struct {
 	// prompt is the user message as recorded; sent is the text the CLI
 	// got, which may carry the system prompt or the conversation so far.
 	prompt, sent string
+	// px is the MCP proxy serving this run's tools, if the step has one.
+	px *mcpproxy.Proxy
+}
+
+// proxy wires px into the run: its flags go before the prompt (after
+// those reel composed), its variables into the environment.
+func (inv *invocation) proxy(px *mcpproxy.Proxy) {
+	inv.px = px
+	inv.env = append(slices.Clip(inv.env), px.Env...)
+	inv.args = insertFlags(inv.provider, inv.args, px.Args)
+}
+
+// insertFlags puts flags into a CLI command line args built by its spec:
+// before the "--" that ends claude's and codex's options (and before
+// codex's resume subcommand), before gemini's and copilot's --prompt, at
+// the end otherwise.
+func insertFlags(provider string, args, flags []string) []string {
+	at := len(args)
+	for i, a := range args {
+		if a == "--" || provider == "codex" && a == "resume" && i > 0 ||
+			(provider == "gemini" || provider == "github_copilot") && strings.HasPrefix(a, "--prompt=") {
+			at = i
+			break
+		}
+	}
+	out := make([]string, 0, len(args)+len(flags))
+	out = append(out, args[:at]...)
+	out = append(out, flags...)
+	return append(out, args[at:]...)
 }
 
 func newCLIAgent(req Request) (*cliAgent, error) {
@@ -241,6 +272,12 @@ func (inv *invocation) run(ctx context.Context, req Request, emit Emit) (res *tr
 		return res, sessionTotal, err
 	}
 	assistant := 0
+	down := emit
+	if inv.px != nil {
+		// The agent's own pair of a call through the proxy is not written:
+		// the router's is the record.
+		down = inv.px.Agent
+	}
 	// The prompt is already recorded as the router's message.user; a
 	// parser that finds it in the stream again (as recorded, or as sent
 	// with what reel put around it) must not record it twice.
@@ -255,10 +292,13 @@ func (inv *invocation) run(ctx context.Context, req Request, emit Emit) (res *tr
 		case transcript.MessageAssistant:
 			assistant++
 		}
-		return emit(e)
+		return down(e)
 	}
 	parser, err := normalize.NewParser(inv.format, filtered)
 	if err != nil {
+		if inv.px != nil {
+			inv.px.Close("not started")
+		}
 		return fail(nil, err)
 	}
 
@@ -309,6 +349,16 @@ func (inv *invocation) run(ctx context.Context, req Request, emit Emit) (res *tr
 		if parsed.SessionTotal != nil {
 			sessionTotal = &runningTotal{usage: *parsed.SessionTotal, cost: parsed.SessionCost, query: parsed.QueryUsage}
 		}
+	}
+	if inv.px != nil {
+		why := reason
+		if why == "" {
+			why = filepath.Base(cmd.Path) + " exited"
+		}
+		if perr := inv.px.Close(why); perr != nil && cerr == nil {
+			cerr = perr
+		}
+		res.Proxy = proxyInfo(inv.px)
 	}
 
 	switch {

@@ -147,15 +147,8 @@ func openAIConfigFrom(req Request) (*openAIConfig, error) {
 		}
 		c.topP = &f
 	}
-	if n, ok, err := optInt(o, "bash_timeout"); err != nil {
+	if c.bashEnv, c.bashTimeout, err = routerOptions(o); err != nil {
 		return fail(err)
-	} else if ok {
-		c.bashTimeout = time.Duration(n) * time.Second
-	}
-	if names, ok, err := optStrings(o, "bash_env"); err != nil {
-		return fail(err)
-	} else if ok {
-		c.bashEnv = names
 	}
 	// options.tools selects builtin tools by name; an empty list offers none.
 	all := tools.Definitions()
@@ -341,30 +334,6 @@ func describeAPIError(err error) error {
 	return err
 }
 
-// toolAnswer is what the model gets back for a tool call.
-func toolAnswer(out any, err error) string {
-	var s string
-	switch v := out.(type) {
-	case nil:
-	case string:
-		s = v
-	default:
-		b, merr := json.Marshal(v)
-		if merr != nil {
-			s = fmt.Sprint(v)
-		} else {
-			s = string(b)
-		}
-	}
-	if err != nil {
-		if s != "" {
-			return "error: " + err.Error() + "\n" + s
-		}
-		return "error: " + err.Error()
-	}
-	return s
-}
-
 // openAIChat is an openai_compatible conversation: the history grows by
 // each user message, each assistant reply (with its tool calls) and each
 // tool answer, and every request carries all of it.
@@ -475,7 +444,7 @@ func (ch *openAIChat) send(ctx context.Context, prompt string) (*transcript.Agen
 			if errors.Is(err, tools.ErrRecord) {
 				return fail(err)
 			}
-			ch.messages = append(ch.messages, openai.ToolMessage(toolAnswer(out, err), call.id))
+			ch.messages = append(ch.messages, openai.ToolMessage(tools.Answer(out, err), call.id))
 		}
 	}
 }

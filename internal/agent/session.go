@@ -12,6 +12,7 @@ import (
 
 	"github.com/openai/openai-go/v3"
 
+	"github.com/reelhq/reel/internal/mcpproxy"
 	"github.com/reelhq/reel/transcript"
 )
 
@@ -97,6 +98,15 @@ func NewSession(req Request, emit Emit) (*Session, error) {
 		}
 		return s, nil
 	}
+	if req.MCPProxy != nil {
+		if _, _, err := routerOptions(req.Options); err != nil {
+			return nil, fmt.Errorf("agent %s: %w", req.Provider, err)
+		}
+		// A CLI that keeps its own tools beside the proxy's is told to
+		// use the proxy's, and the record shows what it was told.
+		req.SystemPrompt = mcpproxy.SystemPrompt(req.Provider, *req.MCPProxy, req.SystemPrompt)
+		s.req.SystemPrompt = req.SystemPrompt
+	}
 	a, err := newCLIAgent(req)
 	if err != nil {
 		return nil, err
@@ -122,6 +132,13 @@ func NewSession(req Request, emit Emit) (*Session, error) {
 			return nil, fmt.Errorf("agent %s: turn %d: the previous turn reported no session id, so the conversation cannot be resumed", req.Provider, s.sent)
 		}
 		inv := a.invocation(prompt, resume, first, history)
+		if req.MCPProxy != nil {
+			px, err := startProxy(ctx, s.req, emit)
+			if err != nil {
+				return nil, fmt.Errorf("agent %s: %w", req.Provider, err)
+			}
+			inv.proxy(px)
+		}
 		res, turnTotal, err := inv.run(ctx, s.req, emit)
 		if res != nil && turnTotal != nil {
 			if total != nil && res.SessionID == sessionID {
@@ -254,6 +271,9 @@ func (s *Session) add(t *transcript.AgentResult) {
 	}
 	if t.RequestModel != "" {
 		r.RequestModel = t.RequestModel
+	}
+	if t.Proxy != nil {
+		r.Proxy = t.Proxy
 	}
 	if t.SessionID != "" {
 		r.SessionID = t.SessionID

@@ -172,6 +172,7 @@ func FromTranscript(events []transcript.ExchangeEvent, opts ExportOptions) ([]Re
 			}
 			callTS[tp.CallID] = e.Timestamp
 			meta.Reel.InputWrapped = !isObject(tp.Input)
+			meta.Reel.Fidelity = routerOnly(tp.Fidelity)
 			_, err = b.Add(KindToolCall, e.Timestamp, toolCall{ToolName: tp.Name, ToolCallID: tp.CallID, Arguments: arguments(tp.Input)}, meta)
 		case transcript.ToolResult:
 			tp := e.Tool()
@@ -184,6 +185,7 @@ func FromTranscript(events []transcript.ExchangeEvent, opts ExportOptions) ([]Re
 			}
 			out, null := toolOutput(tp)
 			meta.Reel.ToolError = tp.Error
+			meta.Reel.Fidelity = routerOnly(tp.Fidelity)
 			meta.Reel.OutputNull = null
 			_, err = b.Add(KindToolResult, e.Timestamp, toolResult{ToolCallID: tp.CallID, Output: out, IsError: tp.Error != "", LatencyMS: float64(lat)}, meta)
 		}
@@ -397,6 +399,15 @@ func responseContent(mp *transcript.MessagePayload) (content []contentBlock, sto
 		}
 	}
 	return content, stop, standard
+}
+
+// routerOnly returns f when it is not the agent's own report, the
+// fidelity an agentlog record otherwise implies.
+func routerOnly(f transcript.Fidelity) transcript.Fidelity {
+	if f == transcript.FidelityAgentEmitted {
+		return ""
+	}
+	return f
 }
 
 // arguments renders a tool input as Shadow's arguments object; a value

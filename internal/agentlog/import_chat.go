@@ -315,7 +315,7 @@ func (im *importer) toolCall(st *openStep, rec *Record, meta *recordMeta, ts tim
 			input = rawOrNil(w.Input)
 		}
 	}
-	tp := &transcript.ToolPayload{Name: p.ToolName, CallID: id, Input: input, Fidelity: transcript.FidelityAgentEmitted}
+	tp := &transcript.ToolPayload{Name: p.ToolName, CallID: id, Input: input, Fidelity: recordFidelity(meta)}
 	im.emit(ts, transcript.ToolCall, st.key.path, st.key.iteration, tp)
 	return im.derive(toolCallPayload(tp))
 }
@@ -359,7 +359,7 @@ func (im *importer) toolResult(st *openStep, rec *Record, meta *recordMeta, ts t
 		call = st.calls[idx]
 		st.calls = append(st.calls[:idx], st.calls[idx+1:]...)
 	}
-	tp := &transcript.ToolPayload{Name: call.name, CallID: call.id, Output: rawOrNil(p.Output), Fidelity: transcript.FidelityAgentEmitted}
+	tp := &transcript.ToolPayload{Name: call.name, CallID: call.id, Output: rawOrNil(p.Output), Fidelity: recordFidelity(meta)}
 	if p.IsError {
 		tp.Error = "tool error"
 		if s, ok := jsonString(p.Output); ok && s != "" {
@@ -402,4 +402,13 @@ func exactBlocks(raw json.RawMessage) ([]transcript.ContentBlock, bool) {
 		}
 	}
 	return blocks, true
+}
+
+// recordFidelity is the fidelity of a tool record: reel's router's when
+// its meta says so, else the agent's.
+func recordFidelity(meta *recordMeta) transcript.Fidelity {
+	if meta.Reel != nil && meta.Reel.Fidelity.Known() {
+		return meta.Reel.Fidelity
+	}
+	return transcript.FidelityAgentEmitted
 }

@@ -136,6 +136,10 @@ type reelMeta struct {
 	// InputWrapped says a tool call's input was not an object and went
 	// into arguments as {"input": value}.
 	InputWrapped bool `json:"input_wrapped,omitempty"`
+	// Fidelity is a tool call's or result's when reel's router captured
+	// it (an HTTP provider's tools, a CLI agent's through mcp_proxy);
+	// absent for what the agent reported.
+	Fidelity transcript.Fidelity `json:"fidelity,omitempty"`
 	// Final is set on the last record of a step: how the step completed.
 	Final *stepFinal `json:"final,omitempty"`
 }

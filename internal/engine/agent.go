@@ -11,6 +11,7 @@ import (
 
 	"github.com/reelhq/reel/internal/agent"
 	"github.com/reelhq/reel/internal/agentfiles"
+	"github.com/reelhq/reel/internal/mcpproxy"
 	"github.com/reelhq/reel/internal/workflow"
 	"github.com/reelhq/reel/transcript"
 )
@@ -162,6 +163,13 @@ func (r *run) agentRequest(st *workflow.State, data map[string]any) (agent.Reque
 		OutputFormat: st.OutputFormat,
 		Dir:          r.e.workDir(),
 		Env:          r.e.environ(),
+	}
+	if m := st.MCPProxy; m != nil && m.Enable {
+		cfg := &mcpproxy.Config{InterceptBuiltins: m.InterceptBuiltins, Plugins: r.e.PluginHost}
+		for _, pt := range m.PluginTools {
+			cfg.PluginTools = append(cfg.PluginTools, mcpproxy.PluginTools{Plugin: pt.Plugin, Expose: pt.Expose})
+		}
+		req.MCPProxy = cfg
 	}
 	if c := a.Session; c != nil && c.ContinueFrom != "" {
 		snap, err := r.session(c.ContinueFrom)

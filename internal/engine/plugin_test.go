@@ -16,15 +16,7 @@ import (
 // pluginHarness is a harness whose engine hosts reel's test plugins.
 func pluginHarness(t *testing.T, config map[string]map[string]any, names ...string) *harness {
 	h := newHarness(t)
-	dir := filepath.Join(h.dir, "plugins")
-	for _, n := range names {
-		plugintest.Install(t, dir, n)
-	}
-	h.e.PluginHost = plugin.Open(plugin.Options{Dirs: []string{dir}, Config: config})
-	t.Cleanup(func() {
-		h.e.PluginHost.Close()
-		plugintest.NoneLeft(t, dir)
-	})
+	h.e.PluginHost = plugintest.Open(t, plugin.Options{Config: config}, names...)
 	return h
 }
 

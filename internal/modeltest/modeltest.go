@@ -106,6 +106,9 @@ type Request struct {
 	// toolKinds maps a Responses tool's name to its type (function,
 	// custom), so a call to a custom tool is answered as one.
 	toolKinds map[string]string
+	// namespaced maps the qualified name of a tool inside a Responses
+	// namespace to the namespace and the tool's own name.
+	namespaced map[string][2]string
 }
 
 // Message is one message of a request's conversation. Role is user,

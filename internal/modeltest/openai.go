@@ -20,6 +20,11 @@ func (responsesAPI) decode(req *Request) error {
 		Tools        []struct {
 			Type string `json:"type"`
 			Name string `json:"name"`
+			// Tools are a namespace's own (codex offers an MCP server's
+			// tools as namespace mcp__<server>).
+			Tools []struct {
+				Name string `json:"name"`
+			} `json:"tools"`
 		} `json:"tools"`
 		Input json.RawMessage `json:"input"`
 	}
@@ -35,6 +40,16 @@ func (responsesAPI) decode(req *Request) error {
 		}
 		req.Tools = append(req.Tools, name)
 		req.toolKinds[name] = t.Type
+		for _, c := range t.Tools {
+			// A namespaced tool is scripted by its qualified name,
+			// <namespace>__<tool>, as the client reports it.
+			q := name + "__" + c.Name
+			req.Tools = append(req.Tools, q)
+			if req.namespaced == nil {
+				req.namespaced = map[string][2]string{}
+			}
+			req.namespaced[q] = [2]string{name, c.Name}
+		}
 	}
 	var s string
 	if json.Unmarshal(body.Input, &s) == nil {
@@ -101,6 +116,9 @@ func (responsesAPI) write(w http.ResponseWriter, req *Request, r Reply) {
 	}
 	for i, c := range r.ToolCalls {
 		item := map[string]any{"id": fmt.Sprintf("fc_scripted_%d_%d", req.Turn+1, i), "call_id": c.ID, "name": c.Name, "status": "completed"}
+		if ns, ok := req.namespaced[c.Name]; ok {
+			item["namespace"], item["name"] = ns[0], ns[1]
+		}
 		if req.toolKinds[c.Name] == "custom" {
 			item["type"], item["input"] = "custom_tool_call", inputJSON(c.Input)
 		} else {

@@ -130,7 +130,7 @@ func TestOperationsForTools(t *testing.T) {
 		t.Fatalf("operations: %+v", ops)
 	}
 	b, _ := json.Marshal(ops[0].InputSchema())
-	want := `{"properties":{"loud":{"type":"boolean"},"prefix":{"description":"Prepended to the text.","type":"string"},"repeat":{"description":"How many times.","type":"integer"},"text":{"description":"Text to echo.","type":"string"}},"required":["text"],"type":"object"}`
+	want := `{"properties":{"loud":{"type":"boolean"},"prefix":{"description":"Prepended to the text.","type":"string"},"repeat":{"default":1,"description":"How many times.","type":"integer"},"text":{"description":"Text to echo.","type":"string"}},"required":["text"],"type":"object"}`
 	if string(b) != want {
 		t.Errorf("input schema:\n%s\nwant\n%s", b, want)
 	}
@@ -336,6 +336,66 @@ states:
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("issues:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// mcp_proxy's plugin_tools name plugins and operations the proxy must
+// serve: one that is missing is an error (AWF's
+// USER.MCP_PROXY.UNKNOWN_PLUGIN and UNKNOWN_OPERATION), at its line.
+func TestCheckWorkflowMCPProxy(t *testing.T) {
+	root := t.TempDir()
+	st, _ := plugin.LoadState(filepath.Join(root, plugin.StateFile), "")
+	st.SetEnabled("faulty", false)
+	h, _, _ := open(t, plugin.Options{State: st}, "echo", "faulty")
+	wf, err := workflow.Parse([]byte(`name: c
+states:
+  initial: a
+  a:
+    type: agent
+    provider: claude
+    prompt: hi
+    mcp_proxy:
+      enable: true
+      plugin_tools:
+        - plugin: echo
+          expose: [echo, shout]
+        - plugin: kubernetes
+          expose: [get]
+        - plugin: faulty
+          expose: [ok]
+    on_success: b
+  b:
+    type: agent
+    provider: claude
+    prompt: hi
+    mcp_proxy:
+      enable: false
+      plugin_tools:
+        - plugin: nowhere
+          expose: [x]
+    on_success: done
+  done:
+    type: terminal
+`), "c.yaml", workflow.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, is := range h.CheckWorkflow(ctxFor(t), wf) {
+		got = append(got, fmt.Sprintf("%s %d: %s", is.Severity, is.Pos.Line, is))
+	}
+	want := []string{
+		`error 11: state a: mcp_proxy.plugin_tools: plugin echo has no operation "shout" to expose (it has: echo, fail, emit) (plugin echo)`,
+		`error 13: state a: mcp_proxy.plugin_tools: plugin "kubernetes" is not installed`,
+		`error 15: state a: mcp_proxy.plugin_tools: plugin faulty is disabled (reel plugin enable faulty) (plugin faulty)`,
+	}
+	if len(got) != len(want) {
+		t.Fatalf("issues:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	for i := range want {
+		if !strings.HasPrefix(got[i], want[i]) {
+			t.Errorf("issue %d:\n%s\nwant\n%s", i, got[i], want[i])
+		}
 	}
 }
 

@@ -44,8 +44,10 @@ type Output struct {
 func (o Operation) QualifiedName() string { return o.Plugin + "." + o.Name }
 
 // InputSchema is the operation's inputs as a JSON Schema object (AWF's
-// mapping for MCP tools: the type as is, url and email as formats uri and
-// email).
+// mapping for MCP tools: the type as is, the default as a value of that
+// type, url and email as formats uri and email). An array takes items of
+// any type: OpenAI's function calling refuses an array schema without
+// items, and codex hands the proxy's tools to OpenAI's models.
 func (o Operation) InputSchema() map[string]any {
 	props := map[string]any{}
 	required := []string{}
@@ -54,8 +56,16 @@ func (o Operation) InputSchema() map[string]any {
 		if in.Type != "" {
 			p["type"] = in.Type
 		}
+		if in.Type == "array" {
+			p["items"] = map[string]any{}
+		}
 		if in.Description != "" {
 			p["description"] = in.Description
+		}
+		if in.Default != "" {
+			if v, err := coerceInput(in, in.Default); err == nil {
+				p["default"] = v
+			}
 		}
 		switch in.Validation {
 		case "url":

@@ -206,9 +206,14 @@ func (h *Host) CheckWorkflow(ctx context.Context, wf *workflow.Workflow) []Issue
 		if p, ok := h.pluginOf(st); ok {
 			need[p] = true
 		}
+		for _, pt := range proxiedPlugins(st) {
+			if _, installed := h.installed[pt.Plugin]; installed {
+				need[pt.Plugin] = true
+			}
+		}
 	}
 	if len(need) == 0 {
-		return nil
+		return h.checkProxies(ctx, wf, nil)
 	}
 	var startable []string
 	var out []Issue
@@ -272,7 +277,65 @@ func (h *Host) CheckWorkflow(ctx context.Context, wf *workflow.Workflow) []Issue
 			}
 		}
 	}
-	return dedupe(out)
+	return dedupe(append(out, h.checkProxies(ctx, wf, failed)...))
+}
+
+// proxiedPlugins are the plugin operations a state's enabled mcp_proxy
+// serves.
+func proxiedPlugins(st *workflow.State) []workflow.PluginTools {
+	if m := st.MCPProxy; m != nil && m.Enable {
+		return m.PluginTools
+	}
+	return nil
+}
+
+// checkProxies checks the plugin operations the states' mcp_proxy blocks
+// expose (AWF's USER.MCP_PROXY.UNKNOWN_PLUGIN and UNKNOWN_OPERATION, which
+// are errors: the proxy cannot serve them): each plugin installed and
+// enabled, each operation offered. A plugin in failed (it could not
+// start) is reported already, as a warning.
+func (h *Host) checkProxies(ctx context.Context, wf *workflow.Workflow, failed map[string]error) []Issue {
+	var out []Issue
+	for _, name := range wf.Order {
+		st := wf.States[name]
+		for _, pt := range proxiedPlugins(st) {
+			issue := func(format string, args ...any) {
+				out = append(out, Issue{Plugin: pt.Plugin, Severity: SeverityError, Message: fmt.Sprintf(format, args...),
+					State: name, Field: "mcp_proxy.plugin_tools", Pos: pt.Pos})
+			}
+			in, installed := h.installed[pt.Plugin]
+			switch {
+			case !installed:
+				issue("plugin %q is not installed (%s)", pt.Plugin, h.where())
+				continue
+			case in.Problem != nil:
+				issue("plugin %s cannot run: %v", pt.Plugin, in.Problem)
+				continue
+			case !h.Enabled(pt.Plugin):
+				issue("plugin %s is disabled (reel plugin enable %s)", pt.Plugin, pt.Plugin)
+				continue
+			case failed[pt.Plugin] != nil:
+				continue
+			}
+			ops, err := h.Operations(ctx, pt.Plugin)
+			if err != nil {
+				issue("%v", err)
+				continue
+			}
+			have := map[string]bool{}
+			var names []string
+			for _, op := range ops {
+				have[op.Name] = true
+				names = append(names, op.Name)
+			}
+			for _, op := range pt.Expose {
+				if !have[op] {
+					issue("plugin %s has no operation %q to expose (it has: %s)", pt.Plugin, op, strings.Join(names, ", "))
+				}
+			}
+		}
+	}
+	return out
 }
 
 // pluginOf names the installed plugin a state's operation or type

@@ -176,6 +176,17 @@ func (l *toolLister) file(run *runs.Run) (children []string, err error) {
 	return children, nil
 }
 
+// WithFidelity returns the pairs of fidelity f.
+func WithFidelity(pairs []ToolPair, f transcript.Fidelity) []ToolPair {
+	var out []ToolPair
+	for _, p := range pairs {
+		if p.Fidelity == f {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 func raw(v any) json.RawMessage {
 	switch r := v.(type) {
 	case nil:

@@ -174,7 +174,10 @@ func (r *Router) read(input json.RawMessage) (any, error) {
 	if err != nil {
 		return nil, r.fsErr("Read", in.FilePath, err)
 	}
-	if isBinary(data) {
+	// Every byte read is checked, not only the first few thousand: a
+	// file whose NUL bytes start later (a sparse file, a database) is no
+	// text to show a model either.
+	if bytes.IndexByte(data, 0) >= 0 {
 		return nil, fmt.Errorf("Read %s: binary file (%d bytes), not shown", in.FilePath, st.Size())
 	}
 	truncated := len(data) > max

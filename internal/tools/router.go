@@ -1,8 +1,10 @@
 // Package tools serves reel's builtin tools (Read, Write, Edit, Bash, Glob,
 // Grep) to agents that let the caller run their tools, such as
-// OpenAI-compatible chat models. Every invocation goes through one Router,
-// which confines it to a working directory and records it as a tool.call /
-// tool.result pair with fidelity "router".
+// OpenAI-compatible chat models, or that reach them through reel's MCP
+// server. Every invocation goes through one Router, which confines it to
+// a working directory and records it as a tool.call / tool.result pair
+// with fidelity "router"; tools other than the builtins (plugin
+// operations) go through it too, recorded the same way.
 package tools
 
 import (
@@ -50,6 +52,17 @@ type Options struct {
 	// Allow, when non-nil, lists the only tools the router runs; a call to
 	// any other is refused (and recorded) as not enabled.
 	Allow []string
+	// Extra are tools the router runs besides its builtins (the plugin
+	// operations a step's mcp_proxy exposes), recorded the same way.
+	Extra []Tool
+}
+
+// Tool is a tool other than a builtin: how a model sees it and what a
+// call does. Run gets the call's arguments as sent and returns the
+// output, or the tool's own failure.
+type Tool struct {
+	Definition
+	Run func(ctx context.Context, input json.RawMessage) (any, error)
 }
 
 // Router runs builtin tools inside one directory and records every call.
@@ -131,6 +144,11 @@ func (r *Router) dispatch(ctx context.Context, name string, input json.RawMessag
 	if r.opts.Allow != nil && !slices.Contains(r.opts.Allow, name) {
 		return nil, fmt.Errorf("%w %q: not enabled for this step (enabled: %s)", ErrUnknownTool, name, strings.Join(r.opts.Allow, ", "))
 	}
+	for _, t := range r.opts.Extra {
+		if t.Name == name {
+			return t.Run(ctx, input)
+		}
+	}
 	switch name {
 	case "Read":
 		return bounded(ctx, name, func() (any, error) { return r.read(input) })
@@ -182,4 +200,32 @@ func decode(tool string, input json.RawMessage, v any) error {
 		return fmt.Errorf("%s: invalid arguments: %v", tool, err)
 	}
 	return nil
+}
+
+// Answer is what the model gets back for a call that returned output and
+// err: the output as text (a result struct as JSON), after "error: " and
+// the error when the tool failed. Every front door of the router (the
+// Chat Completions loop, the MCP server) answers with it, so a model sees
+// the same text whichever way it called.
+func Answer(output any, err error) string {
+	var s string
+	switch v := output.(type) {
+	case nil:
+	case string:
+		s = v
+	default:
+		b, merr := json.Marshal(v)
+		if merr != nil {
+			s = fmt.Sprint(v)
+		} else {
+			s = string(b)
+		}
+	}
+	if err != nil {
+		if s != "" {
+			return "error: " + err.Error() + "\n" + s
+		}
+		return "error: " + err.Error()
+	}
+	return s
 }

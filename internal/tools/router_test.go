@@ -472,3 +472,31 @@ func TestAllowListRefusesOtherTools(t *testing.T) {
 		t.Errorf("refusal not recorded: %+v", rec.events)
 	}
 }
+
+// A tool other than the builtins runs through the router and is recorded
+// as one router pair, its failure with it.
+func TestRouterExtraTool(t *testing.T) {
+	var events []transcript.ExchangeEvent
+	emit := func(ev transcript.ExchangeEvent) error { events = append(events, ev); return nil }
+	echo := Tool{Definition: Definition{Name: "echo_echo", Parameters: object(nil, map[string]any{})},
+		Run: func(_ context.Context, in json.RawMessage) (any, error) {
+			if strings.Contains(string(in), "fail") {
+				return map[string]any{"output": "no"}, errors.New("echo: asked to fail")
+			}
+			return map[string]any{"output": string(in)}, nil
+		}}
+	r, err := NewRouter(t.TempDir(), emit, Options{Extra: []Tool{echo}, Allow: []string{"echo_echo", "Read"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := r.Call(context.Background(), "echo_echo", "c1", json.RawMessage(`{"text":"hi"}`))
+	if err != nil || Answer(out, err) != `{"output":"{\"text\":\"hi\"}"}` {
+		t.Fatalf("echo: %v %v", out, err)
+	}
+	if _, err := r.Call(context.Background(), "echo_echo", "c2", json.RawMessage(`{"text":"fail"}`)); err == nil {
+		t.Fatal("no failure")
+	}
+	if len(events) != 4 || events[3].Tool().Error != "echo: asked to fail" || events[2].Tool().Fidelity != transcript.FidelityRouter {
+		t.Fatalf("events %+v", events)
+	}
+}

@@ -1,7 +1,9 @@
 // Package verify checks transcripts, and the child transcripts they link,
 // against the transcript schema and reel's decisions: envelope fields,
 // closed vocabularies, seq order, file properties, lifecycle order and
-// balance, tool pairs and parent/child links.
+// balance, tool pairs, the calls of a step through reel's MCP server
+// (each the router's, named by the agent's tool_use) and parent/child
+// links.
 package verify
 
 import (
@@ -363,6 +365,7 @@ func (c *checker) scan(run *runs.Run) (*fileState, []Problem, error) {
 		sawStarted   bool
 		sawCompleted bool
 		attempt      = 1
+		proxied      proxyCheck
 	)
 	// Balance is checked per attempt: steps an interrupted attempt left
 	// open stay so, and the attempt that resumes it starts afresh.
@@ -370,6 +373,7 @@ func (c *checker) scan(run *runs.Run) (*fileState, []Problem, error) {
 		openSteps, openCalls = map[stepKey]int{}, map[stepKey]int{}
 		toolCalls, toolDone = map[string]int{}, map[string]bool{}
 		spanChildren = map[string]bool{}
+		proxied.reset()
 	}
 	resetSpan()
 	// A completed attempt must have closed everything it opened.
@@ -495,6 +499,7 @@ func (c *checker) scan(run *runs.Run) (*fileState, []Problem, error) {
 		if !track(line, tracked) {
 			continue
 		}
+		proxied.event(ev, line, add)
 		switch ev.Type {
 		case transcript.StepStarted:
 			openSteps[key]++

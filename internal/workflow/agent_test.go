@@ -75,7 +75,6 @@ func TestAWFAgentProblems(t *testing.T) {
 		{"    role: ''\n", "", "f.yaml:11:11: role is empty"},
 		{"    system_prompt: a\n    options: {system_prompt: b}\n", "", `f.yaml:7:3: agent "a" sets both system_prompt and options.system_prompt; keep one`},
 		{"    max_tokens: 0\n", "", "f.yaml:11:17: max_tokens must be at least 1, got 0"},
-		{"    mcp_proxy: {enable: true}\n", "", `f.yaml:11:5: unknown field "mcp_proxy" in agent state "a"`},
 	} {
 		_, err := Parse(twoAgents(c.a, c.b), "f.yaml", Options{})
 		if err == nil || !strings.Contains(err.Error(), c.want) {

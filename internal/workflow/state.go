@@ -13,7 +13,7 @@ import (
 var typeFields = map[string][]string{
 	TypeStep:         {"command", "script_file", "dir", "timeout", "retry", "continue_on_error", "capture", "operation"},
 	TypeAgent:        append([]string{"provider", "prompt", "prompt_file", "system_prompt", "options", "output_format", "timeout", "retry", "conversation", "capture"}, agentFields...),
-	TypeTerminal:     {"status", "message"},
+	TypeTerminal:     {"status", "message", "mcp_proxy"},
 	TypeParallel:     {"parallel", "strategy", "max_concurrent"},
 	TypeForEach:      {"items", "body", "max_iterations", "break_when", "on_complete"},
 	TypeWhile:        {"while", "body", "max_iterations", "break_when", "on_complete"},
@@ -21,7 +21,7 @@ var typeFields = map[string][]string{
 	TypeCallWorkflow: {"call_workflow", "workflow", "inputs", "outputs", "timeout"},
 }
 
-var flowFields = []string{"type", "description", "on_success", "on_failure", "transitions", "hooks", "pre_hook", "post_hook", "depends_on"}
+var flowFields = []string{"type", "description", "on_success", "on_failure", "transitions", "hooks", "pre_hook", "post_hook", "depends_on", "mcp_proxy"}
 
 // ignoredStateFields are state keys AWF's loader does not read: a step's
 // when and loop: are silently skipped by AWF (the step runs once,
@@ -313,6 +313,8 @@ func (l *loader) state(k, n *yaml.Node) *State {
 			l.stepHookField(s, f.key, v)
 		case "capture":
 			s.Capture = l.capture(v)
+		case "mcp_proxy":
+			s.MCPProxy = l.mcpProxy(v)
 		case "depends_on":
 			s.DependsOn = l.strList(v, "depends_on")
 		case "on_success":
@@ -330,6 +332,7 @@ func (l *loader) state(k, n *yaml.Node) *State {
 		s.Call.Timeout = s.Timeout
 	}
 	l.requireFields(k, s)
+	l.finishMCPProxy(s)
 	for _, t := range []struct {
 		what string
 		t    *Template

@@ -215,6 +215,8 @@ type State struct {
 	// AWF's hooks and capture (nil when the state has none)
 	Hooks   *StepHooks
 	Capture *Capture
+	// MCPProxy is the state's mcp_proxy block (nil when it has none).
+	MCPProxy *MCPProxy
 	// DependsOn names states this one is said to follow. As in AWF it
 	// orders nothing: a parallel block starts its branches together.
 	DependsOn []string

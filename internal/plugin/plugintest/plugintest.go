@@ -19,6 +19,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/reelhq/reel/internal/plugin"
 )
 
 // Names are the test plugins.
@@ -155,6 +157,24 @@ func Install(t testing.TB, pluginsDir, name string) string {
 	Copy(t, filepath.Join(Binaries(t), name), filepath.Join(dir, "awf-plugin-"+name), 0o755)
 	Copy(t, filepath.Join(Source(t, name), "plugin.yaml"), filepath.Join(dir, "plugin.yaml"), 0o644)
 	return dir
+}
+
+// Open installs the test plugins names into a directory of their own and
+// opens a host on it with opts (their Dirs replaced); the host is closed
+// when the test ends, and the test fails if a plugin process outlives it.
+func Open(t testing.TB, opts plugin.Options, names ...string) *plugin.Host {
+	t.Helper()
+	dir := t.TempDir()
+	for _, n := range names {
+		Install(t, dir, n)
+	}
+	opts.Dirs = []string{dir}
+	h := plugin.Open(opts)
+	t.Cleanup(func() {
+		h.Close()
+		NoneLeft(t, dir)
+	})
+	return h
 }
 
 // Copy copies a file.
