@@ -114,7 +114,7 @@ func (a *API) streamEvents(ctx context.Context, in *StreamInput) (*huma.StreamRe
 		}
 		from = max(st.attemptSeq, 1)
 	}
-	run := runs.Open(path, runs.Options{Limits: a.opts.Limits, Poll: a.opts.Poll})
+	events := runs.Open(path, runs.Options{Limits: a.opts.Limits, Poll: a.opts.Poll}).Follow(ctx, from)
 	return &huma.StreamResponse{Body: func(hctx huma.Context) {
 		hctx.SetHeader("Content-Type", "text/event-stream")
 		hctx.SetHeader("Cache-Control", "no-cache")
@@ -144,17 +144,20 @@ func (a *API) streamEvents(ctx context.Context, in *StreamInput) (*huma.StreamRe
 		}
 		hctx.SetStatus(http.StatusOK)
 		flush()
-		// Damaged lines are skipped by the read (they are reel verify's to
-		// report); an error ends it.
-		for rec, err := range run.Follow(ctx, from) {
+		// Damaged lines are left out by the reader; the sequence ends
+		// after run.completed, with ctx, or with the writer gone.
+		for rec, err := range events {
 			if errors.Is(err, transcript.ErrWriterGone) {
 				send(Event{Kind: "workflow.failed", RunID: in.ID, Status: "failed", Error: "interrupted: the process running it is gone"}, 0)
 				return
 			}
-			if err != nil || ctx.Err() != nil {
+			if err != nil {
 				return
 			}
 			ev := rec.Event()
+			if ev == nil {
+				continue
+			}
 			e, ok := awfEvent(ev)
 			if !ok {
 				continue

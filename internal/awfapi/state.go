@@ -1,7 +1,6 @@
 package awfapi
 
 import (
-	"errors"
 	"slices"
 	"time"
 
@@ -34,22 +33,33 @@ func awfStepEvent(p *transcript.StepPayload) bool {
 	return p != nil && p.Kind != transcript.KindTerminal && !slices.Contains(hookNames, p.Name)
 }
 
-// readState reads the transcript at path, through package runs. Damaged
-// lines are skipped: they are reel verify's to report.
+// readState reads the transcript at path. Damaged lines are skipped: they
+// are reel verify's to report.
 func readState(path string, limits transcript.Limits) (execState, error) {
 	var st execState
 	// Whether a recorder holds the file is asked before reading it: asked
 	// after, a run that ended between the two would read as interrupted.
 	live, _ := transcript.Writing(path)
 	var open []string
-	for rec, err := range runs.Open(path, runs.Options{Limits: limits}).Events(runs.FullDecode) {
-		if errors.Is(err, transcript.ErrEmpty) {
-			break
-		}
+	types := []transcript.EventType{transcript.RunStarted, transcript.StepStarted, transcript.StepCompleted, transcript.RunCompleted}
+	for rec, err := range runs.Open(path, runs.Options{Limits: limits}).Events(runs.EnvelopeOnly) {
 		if err != nil {
 			return st, err
 		}
+		env := rec.Envelope()
+		if env == nil {
+			continue
+		}
+		if ts, err := time.Parse(time.RFC3339Nano, string(env.Timestamp)); err == nil {
+			st.updated = ts
+		}
+		if !slices.Contains(types, rec.Type) {
+			continue
+		}
 		ev := rec.Event()
+		if ev == nil {
+			continue
+		}
 		p := ev.Step()
 		switch ev.Type {
 		case transcript.RunStarted:
@@ -73,9 +83,6 @@ func readState(path string, limits transcript.Limits) (execState, error) {
 		case transcript.RunCompleted:
 			st.status, _ = runstatus.Completed(p)
 			open = nil
-		}
-		if !ev.Timestamp.IsZero() {
-			st.updated = ev.Timestamp
 		}
 	}
 	if st.status == "" {

@@ -208,13 +208,14 @@ func (l *Launcher) Resume(ctx context.Context, id string, opts ResumeOptions) (*
 	if err := transcript.ValidRunID(id); err != nil {
 		return nil, fmt.Errorf("%w: %q is not a run id", ErrNoRun, id)
 	}
-	path := filepath.Join(transcript.Dir(e.Storage), id+".jsonl")
-	if _, err := os.Stat(path); err != nil {
-		if errors.Is(err, os.ErrNotExist) {
+	found, err := runs.NewStore(e.Storage, runs.Options{}).ID(id)
+	if err != nil {
+		if errors.Is(err, runs.ErrNotFound) {
 			return nil, fmt.Errorf("%w: %s in %s", ErrNoRun, id, e.Storage)
 		}
 		return nil, err
 	}
+	path := found.Path
 	if r, ok := l.Get(id); ok && r.Report() == nil {
 		return nil, &engine.ResumeError{RunID: id, Reasons: []string{"it is still running"}}
 	}
