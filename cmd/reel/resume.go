@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/reelhq/reel/internal/engine"
-	"github.com/reelhq/reel/internal/rerun"
+	"github.com/reelhq/reel/internal/launch"
 	"github.com/reelhq/reel/internal/runs"
 	"github.com/reelhq/reel/internal/runstatus"
 	"github.com/reelhq/reel/transcript"
@@ -83,21 +83,6 @@ func resumeRun(cmd *cobra.Command, path, wfFile, from string, interactive bool, 
 	userErr := func(format string, args ...any) error {
 		return &exitError{code: exitUser, msg: fmt.Sprintf(format, args...)}
 	}
-	// the exchange rebuilds the conversations of kept agent steps
-	rec, err := rerun.Load(path, rerun.Options{Exchange: true})
-	if err != nil {
-		return userErr("%v", err)
-	}
-	if wfFile == "" {
-		src := rec.Input().Workflow
-		if src == nil {
-			return userErr("run %s does not record its workflow file (it was written by an older reel or another tool): name it with --workflow FILE", rec.RunID)
-		}
-		wfFile = src.File
-		if _, err := os.Stat(wfFile); err != nil {
-			return userErr("run %s ran %s, which is gone (%v): name the workflow with --workflow FILE", rec.RunID, wfFile, err)
-		}
-	}
 	proj, err := findProject()
 	if err != nil {
 		return err
@@ -109,10 +94,17 @@ func resumeRun(cmd *cobra.Command, path, wfFile, from string, interactive bool, 
 	if f.maskSecrets {
 		e.Masker = secrets.NewMasker(os.Environ())
 	}
-	wf, err := loadWorkflow(cmd, e, wfFile)
+	t, err := launch.LoadResume(e, path, wfFile)
 	if err != nil {
-		return err
+		if errors.Is(err, launch.ErrResume) {
+			return userErr("%v", err)
+		}
+		if wfFile == "" {
+			wfFile = path
+		}
+		return workflowError(cmd, e.Masker, wfFile, err)
 	}
+	rec, wf := t.Run, t.Workflow
 	given, err := parseInputs(f.inputs)
 	if err != nil {
 		return &exitError{code: exitUser, msg: e.Masker.MaskString(err.Error())}
@@ -120,19 +112,8 @@ func resumeRun(cmd *cobra.Command, path, wfFile, from string, interactive bool, 
 	if len(f.breakpoints) > 0 && !interactive {
 		return userErr("--breakpoint needs --interactive")
 	}
-	opts := engine.ResumeOptions{Inputs: given, From: from, AllowPromptDrift: f.allowDrift}
-	if replayed := rec.Input().ReplayFrom; replayed != "" {
-		// A replay resumes as a replay: the recording it took its agent
-		// replies from, in the same storage, never the providers.
-		storage := filepath.Dir(filepath.Dir(path))
-		src, err := runs.NewStore(storage, runs.Options{}).ID(replayed)
-		if err == nil {
-			opts.ReplayFrom, err = rerun.Load(src.Path, rerun.Options{Exchange: true})
-		}
-		if err != nil {
-			return userErr("run %s replays run %s, which cannot be read (%v): a resumed replay takes its agent replies from the same recording", rec.RunID, replayed, err)
-		}
-	} else if f.allowDrift {
+	opts := engine.ResumeOptions{Inputs: given, From: from, AllowPromptDrift: f.allowDrift, ReplayFrom: t.ReplayFrom}
+	if t.ReplayFrom == nil && f.allowDrift {
 		return userErr("--allow-prompt-drift goes with the resume of a replay (run --replay-from)")
 	}
 	if interactive {
@@ -146,7 +127,7 @@ func resumeRun(cmd *cobra.Command, path, wfFile, from string, interactive bool, 
 	out := &runOutput{json: f.asJSON, quiet: f.quiet, stepOutput: f.stepOutput}
 	out.setup(cmd, e)
 	if src := rec.Input().Workflow; src != nil && src.SHA256 != wf.SHA256 && !f.quiet {
-		fmt.Fprintf(cmd.ErrOrStderr(), "reel: %s changed since run %s started; its recorded steps are checked against it\n", wfFile, rec.RunID)
+		fmt.Fprintf(cmd.ErrOrStderr(), "reel: %s changed since run %s started; its recorded steps are checked against it\n", wf.File, rec.RunID)
 	}
 	opts.OnStart = func(id, p string) {
 		if !f.quiet && !f.asJSON {

@@ -76,6 +76,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -177,8 +178,8 @@ type RunOptions struct {
 	// RunID fixes the run id (a UUID v4); empty means a new one.
 	RunID string
 	// OnStart, when set, is called once the run has its transcript and
-	// its audit trail, before run.started: from then on the run cannot be
-	// refused and always ends with run.completed.
+	// its audit trail and run.started is recorded: from then on the run
+	// cannot be refused and always ends with run.completed.
 	OnStart func(runID, transcriptPath string)
 	// ReplayFrom, when set, makes agent steps take their replies, tool
 	// calls and usage from this recorded run instead of calling their
@@ -360,9 +361,12 @@ func (e *Engine) maxDepth() int {
 	return DefaultMaxDepth
 }
 
+// environ is the steps' environment. Its capacity is clipped: runs of one
+// engine append to it concurrently, and an append into the spare capacity
+// of a shared Environ would hand one run's REEL_RUN_ID to another.
 func (e *Engine) environ() []string {
 	if e.Environ != nil {
-		return e.Environ
+		return slices.Clip(e.Environ)
 	}
 	return os.Environ()
 }

@@ -105,11 +105,13 @@ func status(o outcome) string {
 func (r *run) execute(ctx context.Context) *Report {
 	ctx = r.haltable(ctx)
 	r.started = time.Now()
-	if r.onStart != nil {
-		r.onStart(r.id, r.transcriptPath())
-	}
 	r.emit(transcript.ExchangeEvent{Type: transcript.RunStarted,
 		Payload: &transcript.StepPayload{Name: r.wf.Name, Kind: transcript.KindWorkflow, Attempt: r.attemptField(), Input: r.startInput()}})
+	if r.onStart != nil {
+		// After run.started, so that a reader told about the run (an HTTP
+		// client that follows it) finds this attempt's start in the file.
+		r.onStart(r.id, r.transcriptPath())
+	}
 	r.audit.write(auditEntry{Event: "workflow.started", RunID: r.id, ParentRunID: r.parentID, Workflow: r.wf.Name, Kind: transcript.KindWorkflow})
 	r.publish(plugin.Lifecycle{Type: plugin.WorkflowStarted})
 	r.display(fmt.Sprintf("%s● %s", r.indent(), r.wf.Name))

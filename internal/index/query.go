@@ -26,6 +26,9 @@ type Filter struct {
 	Limit int
 	// After is the cursor of the previous page (Page.Next).
 	After string
+	// TopLevel leaves out sub-workflow runs; Ended leaves out the runs
+	// without a run.completed (running and interrupted ones).
+	TopLevel, Ended bool
 }
 
 // Page is one page of runs, newest first.
@@ -108,6 +111,12 @@ func (f *Filter) where() (string, []any, error) {
 	if !f.Until.IsZero() {
 		conds = append(conds, "started < ?")
 		args = append(args, f.Until.UnixMicro())
+	}
+	if f.TopLevel {
+		conds = append(conds, "parent_run_id = ''")
+	}
+	if f.Ended {
+		conds = append(conds, "ended = 1")
 	}
 	if len(conds) == 0 {
 		return "1", nil, nil
@@ -334,4 +343,54 @@ func (ix *Index) Active(ctx context.Context, workflow string, since, until time.
 		paths = append(paths, ix.file(id))
 	}
 	return paths, rows.Err()
+}
+
+// Outcomes counts the ended runs a filter selects by status, with their
+// mean duration.
+type Outcomes struct {
+	Total                       int
+	Success, Failure, Cancelled int
+	MeanDurationMS              int64
+}
+
+// Outcomes counts the ended runs f selects (its Limit and After do not
+// apply).
+func (ix *Index) Outcomes(ctx context.Context, f Filter) (Outcomes, error) {
+	f.Ended = true
+	where, args, err := f.where()
+	if err != nil {
+		return Outcomes{}, err
+	}
+	rows, err := ix.db.QueryContext(ctx, `SELECT status, count(*), coalesce(sum(duration_ms), 0) FROM runs WHERE `+where+` GROUP BY status`, args...)
+	if err != nil {
+		return Outcomes{}, fmt.Errorf("count runs: %w", err)
+	}
+	defer rows.Close()
+	var o Outcomes
+	var sum int64
+	for rows.Next() {
+		var st string
+		var n int
+		var d int64
+		if err := rows.Scan(&st, &n, &d); err != nil {
+			return Outcomes{}, fmt.Errorf("count runs: %w", err)
+		}
+		switch st {
+		case runstatus.Success:
+			o.Success += n
+		case runstatus.Failure:
+			o.Failure += n
+		case runstatus.Cancelled:
+			o.Cancelled += n
+		}
+		o.Total += n
+		sum += d
+	}
+	if err := rows.Err(); err != nil {
+		return Outcomes{}, fmt.Errorf("count runs: %w", err)
+	}
+	if o.Total > 0 {
+		o.MeanDurationMS = sum / int64(o.Total)
+	}
+	return o, nil
 }

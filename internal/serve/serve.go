@@ -28,10 +28,14 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
+	"github.com/reelhq/reel/internal/awfapi"
+	"github.com/reelhq/reel/internal/engine"
 	"github.com/reelhq/reel/internal/index"
+	"github.com/reelhq/reel/internal/launch"
 	"github.com/reelhq/reel/internal/pricing"
 	"github.com/reelhq/reel/internal/runs"
 	"github.com/reelhq/reel/internal/safefile"
@@ -61,6 +65,15 @@ type Options struct {
 	// Prices price the steps whose provider reported no cost in the run
 	// list (pricing.Default() when nil).
 	Prices *pricing.Table
+	// Engine finds, loads and runs the project's workflows: the AWF API's
+	// workflow routes and the web view's start page read its catalog.
+	// Nil serves runs only (no workflow routes).
+	Engine *engine.Engine
+	// AllowRuns turns on the routes and pages that start, cancel and
+	// resume runs (with Engine); Defaults are the project configuration's
+	// inputs they start runs with.
+	AllowRuns bool
+	Defaults  map[string]any
 }
 
 // ErrTokenRequired is returned for a non-loopback address without a token.
@@ -93,11 +106,12 @@ func isLoopback(host string) bool {
 
 // Server serves one storage directory.
 type Server struct {
-	opts  Options
-	runs  *runs.Store
-	ix    *index.Index
-	views *webview.Views
-	log   *slog.Logger
+	opts     Options
+	runs     *runs.Store
+	ix       *index.Index
+	views    *webview.Views
+	log      *slog.Logger
+	launcher *launch.Launcher // nil unless runs are allowed
 }
 
 // New opens the storage's run index (building it when needed) and parses
@@ -130,11 +144,46 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		return nil, err
 	}
 	store := runs.NewStore(opts.Storage, runs.Options{Limits: opts.Limits, Poll: opts.Poll})
-	return &Server{opts: opts, runs: store, ix: ix, views: views, log: opts.Log}, nil
+	s := &Server{opts: opts, runs: store, ix: ix, views: views, log: opts.Log}
+	if opts.AllowRuns {
+		if opts.Engine == nil {
+			ix.Close()
+			return nil, errors.New("allowing runs needs an engine")
+		}
+		s.launcher = launch.New(launch.Config{Engine: opts.Engine, Defaults: opts.Defaults, OnEnd: s.indexRun})
+	}
+	return s, nil
 }
 
-// Close closes the index.
-func (s *Server) Close() error { return s.ix.Close() }
+// indexRun puts a run the launcher ended into the index at once.
+func (s *Server) indexRun(r *launch.Run) {
+	if r.Transcript == "" {
+		return
+	}
+	if _, err := s.ix.Update(context.Background(), r.Transcript); err != nil {
+		s.log.Warn("index the run", "run", r.ID, "err", err)
+	}
+}
+
+// Launcher is the server's run launcher; nil unless runs are allowed.
+func (s *Server) Launcher() *launch.Launcher { return s.launcher }
+
+// Close cancels the runs the server started, waits for them to end
+// (cancelled, resumable) and closes the index.
+func (s *Server) Close() error {
+	if s.launcher != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := s.launcher.Close(ctx, errors.New("reel serve stopped")); err != nil {
+			s.log.Warn("runs still going at exit", "err", err)
+		}
+	}
+	return s.ix.Close()
+}
+
+// RunsOff is what the running routes answer on a server started without
+// them.
+const RunsOff = "starting, cancelling and resuming runs is off: start reel serve with --allow-runs (or --awf)"
 
 // Handler is the whole app: routes, security headers and the token check.
 func (s *Server) Handler() http.Handler {
@@ -148,6 +197,9 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /api/runs/{id}", s.apiRun)
 	mux.HandleFunc("GET /api/runs/{id}/events", s.apiEvents)
 	mux.HandleFunc("GET /api/search", s.apiSearch)
+	if s.opts.Engine != nil {
+		awfapi.Register(mux, awfapi.Options{Engine: s.opts.Engine, Launcher: s.launcher, Index: s.ix, Limits: s.opts.Limits, Poll: s.opts.Poll, RunsOff: RunsOff})
+	}
 	assets, _ := fs.Sub(webview.Assets, "assets")
 	mux.Handle("GET /assets/", http.StripPrefix("/assets/", http.FileServerFS(assets)))
 	return s.guard(mux)
@@ -166,6 +218,10 @@ func (s *Server) guard(next http.Handler) http.Handler {
 		h.Set("Content-Security-Policy", csp)
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("Referrer-Policy", "no-referrer")
+		if crossSite(r) {
+			http.Error(w, "reel serve refuses requests that change something from another site (Origin "+r.Header.Get("Origin")+")", http.StatusForbidden)
+			return
+		}
 		if s.opts.Token == "" {
 			host := r.Host
 			if hh, _, err := net.SplitHostPort(host); err == nil {
@@ -203,6 +259,28 @@ func (s *Server) guard(next http.Handler) http.Handler {
 		h.Set("WWW-Authenticate", `Bearer realm="reel"`)
 		http.Error(w, "this reel serve needs its token: open the page with ?token=TOKEN once, or send Authorization: Bearer TOKEN", http.StatusUnauthorized)
 	})
+}
+
+// crossSite reports a request that would change something (any method
+// but GET, HEAD and OPTIONS) sent by a page of another site: a browser
+// says so in Sec-Fetch-Site or Origin. Requests without either (curl, an
+// AWF client) are not a browser's and pass. Without this, any page the
+// user opens could start runs on a loopback server through a plain form,
+// which the Host check does not see.
+func crossSite(r *http.Request) bool {
+	switch r.Method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions:
+		return false
+	}
+	if site := r.Header.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" && site != "none" {
+		return true
+	}
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return false
+	}
+	u, err := url.Parse(origin)
+	return err != nil || u.Host != r.Host
 }
 
 func (s *Server) tokenOK(t string) bool {
