@@ -113,10 +113,7 @@ func formatAgentCalls(provider string, calls []agentCall) string {
 
 // agentDeliberate are the agent cases where reel differs from AWF on
 // purpose (docs/awf-compat.md).
-var agentDeliberate = map[string]struct {
-	why   string
-	check func(t *testing.T, got, awf awfOutcome)
-}{
+var agentDeliberate = map[string]awfDifference{
 	"conversation-error/fails": {
 		why: "a failing mode conversation step is retried and its on_failure followed in reel; AWF does neither (the run ends at the step, exit 3)",
 		check: func(t *testing.T, got, awf awfOutcome) {

@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -215,6 +216,16 @@ var awfCases = []awfCase{
 	{name: "awf-untyped-inputs/number", own: true, inputs: []string{"n=5"}},
 	{name: "awf-untyped-inputs/boolean", own: true, inputs: []string{"n=1", "f=TRUE"}},
 	{name: "awf-untyped-inputs/neither", own: true, inputs: []string{"n=1.5", "f=yes"}},
+	// issue 19: the bugs of the second round, and its smaller differences
+	{name: "awf-large-output", own: true, collect: []string{"items.log"}},
+	{name: "awf-timeout-retry", own: true, collect: []string{"tries"}},
+	{name: "awf-http-status", own: true, server: true},
+	{name: "awf-when-default", own: true},
+	{name: "awf-when-default/fancy", own: true, inputs: []string{"mode=fancy"}},
+	{name: "awf-undeclared-inputs", own: true, inputs: []string{"extra=1", "mode=second", "mode=third"}},
+	{name: "awf-missing-script", own: true},
+	{name: "awf-break-when-item", own: true},
+	{name: "awf-exit-codes", own: true, env: []string{"USER="}},
 
 	// Packs, installed by each tool from a stand-in GitHub (the releases
 	// API and the release's assets) and run by PACK/WORKFLOW; and
@@ -269,13 +280,17 @@ var awfOutOfScope = map[string]string{
 	"secrets-masked":         "tests AWF's masking of secret-named inputs in step output; reel masks only with --mask-secrets, by value (DECISIONS §9), see docs/awf-compat.md",
 }
 
+// awfDifference is a case where reel's outcome differs from AWF's on
+// purpose: why, and check, which asserts what reel does instead.
+type awfDifference struct {
+	why   string
+	check func(t *testing.T, got, awf awfOutcome)
+}
+
 // awfDeliberate are cases where reel's outcome differs from AWF's on
 // purpose (docs/awf-compat.md says why). The golden file still holds what
 // AWF did; check asserts what reel does instead.
-var awfDeliberate = map[string]struct {
-	why   string
-	check func(t *testing.T, got, awf awfOutcome)
-}{
+var awfDeliberate = map[string]awfDifference{
 	"input-collection-test/not-an-integer":          inputExit1,
 	"validation-enums/bad-value":                    inputExit1,
 	"validation-numeric/below-minimum":              inputExit1,
@@ -329,6 +344,32 @@ var awfDeliberate = map[string]struct {
 			}
 		},
 	},
+	"awf-timeout-retry": {
+		why: "a timed-out command's exit code is 124 in reel (as timeout(1)), -1 in AWF; the attempts are AWF's (one: the timeout bounds the whole step)",
+		check: func(t *testing.T, got, awf awfOutcome) {
+			if g, a := got.Steps["slow"], awf.Steps["slow"]; g.ExitCode != 124 || a.ExitCode != -1 || g.Status != a.Status {
+				t.Errorf("slow: reel %+v, AWF %+v", g, a)
+			}
+			compareOutcomes(t, withoutExitCodes(got, "slow"), withoutExitCodes(awf, "slow"), nil)
+		},
+	},
+	"awf-exit-codes": {
+		why: "a command killed by a signal exits 128+n in reel (143 for SIGTERM, as a shell's $? says), -1 in AWF, which loses the signal; a state whose dir does not exist exits 1 in reel, as cd does, and 0 in AWF, which reads as success for a command that never ran",
+		check: func(t *testing.T, got, awf awfOutcome) {
+			if g, a := got.Steps["killed"], awf.Steps["killed"]; g.ExitCode != 143 || a.ExitCode != -1 || g.Status != "failed" || g.Output != a.Output {
+				t.Errorf("killed: reel %+v, AWF %+v", g, a)
+			}
+			if g, a := got.Steps["nodir"], awf.Steps["nodir"]; g.ExitCode != 1 || a.ExitCode != 0 || g.Status != "failed" || a.Status != "failed" || g.Output != "" {
+				t.Errorf("nodir: reel %+v, AWF %+v", g, a)
+			}
+			if g, a := got.Steps["report"].Output, awf.Steps["report"].Output; g != "killed 143 failed nodir 1 failed user []\n" || a != "killed -1 failed nodir 0 failed user []\n" {
+				t.Errorf("report: reel %q, AWF %q", g, a)
+			}
+			if got.ExitCode != awf.ExitCode || got.Final != awf.Final || got.Status != awf.Status {
+				t.Errorf("run: reel %+v, AWF %+v", got, awf)
+			}
+		},
+	},
 	"pack-kit/override": {
 		why: "a user's override of one of a pack's scripts (.awf/scripts/kit/create.sh) hides, in AWF, every other script of the pack from the pack's commands (AWF picks one directory for all of them); reel looks for each file in turn, so the pack's check.sh still runs",
 		check: func(t *testing.T, got, awf awfOutcome) {
@@ -362,12 +403,20 @@ var awfDeliberate = map[string]struct {
 	},
 }
 
+// withoutExitCodes is o with the exit codes of the named states zeroed.
+func withoutExitCodes(o awfOutcome, names ...string) awfOutcome {
+	o.Steps = maps.Clone(o.Steps)
+	for _, n := range names {
+		s := o.Steps[n]
+		s.ExitCode = 0
+		o.Steps[n] = s
+	}
+	return o
+}
+
 // inputExit1: an input that fails its validation exits 1 (a user error),
 // as AWF's documentation says; AWF itself exits 3.
-var inputExit1 = struct {
-	why   string
-	check func(t *testing.T, got, awf awfOutcome)
-}{
+var inputExit1 = awfDifference{
 	why: "an invalid input value exits 1 (user error) as AWF documents; AWF exits 3",
 	check: func(t *testing.T, got, awf awfOutcome) {
 		if got.ExitCode != 1 || len(got.Steps) != 0 || awf.ExitCode != 3 || len(awf.Steps) != 0 {
@@ -380,14 +429,8 @@ var inputExit1 = struct {
 // as in AWF; AWF also masks the value of an input whose name looks secret
 // (api_key) in the step's output, which reel does only with
 // --mask-secrets, by value (DECISIONS §9).
-func awfConfigInputs(model string) struct {
-	why   string
-	check func(t *testing.T, got, awf awfOutcome)
-} {
-	return struct {
-		why   string
-		check func(t *testing.T, got, awf awfOutcome)
-	}{
+func awfConfigInputs(model string) awfDifference {
+	return awfDifference{
 		why: "AWF masks secret-named inputs in step output; reel does not by default",
 		check: func(t *testing.T, got, awf awfOutcome) {
 			want := "api_key=from-config model=" + model + "\n"
@@ -424,6 +467,9 @@ type awfStep struct {
 	// capture and does nothing with it); compareOutcomes checks it
 	// against AWF's stdout and stderr.
 	Captured map[string]string `json:"-"`
+	// Truncated: reel's transcript keeps the start of the output
+	// (Engine.OutputLimit); compareOutcomes compares that start.
+	Truncated bool `json:"-"`
 }
 
 func TestAWFDifferential(t *testing.T) {
@@ -521,7 +567,7 @@ func compareOutcomes(t *testing.T, got, awf awfOutcome, capture map[string]*work
 			t.Errorf("state %s ran under reel (%+v) but not under AWF", n, g)
 		case !gok:
 			t.Errorf("state %s ran under AWF (%+v) but not under reel", n, a)
-		case g.Status != a.Status || g.ExitCode != a.ExitCode || g.Output != a.Output || g.Stderr != a.Stderr:
+		case g.Status != a.Status || g.ExitCode != a.ExitCode || !sameOutput(g.Output, a.Output, g.Truncated) || !sameOutput(g.Stderr, a.Stderr, g.Truncated):
 			t.Errorf("state %s:\nreel %+v\nAWF  %+v", n, g, a)
 		}
 		if c := capture[n]; c != nil && gok && aok {
@@ -554,6 +600,15 @@ func compareOutcomes(t *testing.T, got, awf awfOutcome, capture map[string]*work
 			t.Errorf("no state with a capture ran")
 		}
 	}
+}
+
+// sameOutput reports whether reel's recorded output matches AWF's: equal,
+// or when reel's transcript cut it (truncated), the start of AWF's.
+func sameOutput(reel, awf string, truncated bool) bool {
+	if truncated && len(reel) < len(awf) {
+		return strings.HasPrefix(awf, reel)
+	}
+	return reel == awf
 }
 
 // captures returns the case's states that capture, as reel loads them.
@@ -676,11 +731,15 @@ func newAWFProjectAt(t testing.TB, fixtures, proj string) string {
 }
 
 // echoHandler answers the http fixtures with a fixed JSON document naming
-// the method and the body it received.
+// the method and the body it received, with the status ?status= asks for
+// (200 otherwise).
 func echoHandler(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Date", "Mon, 02 Jan 2006 15:04:05 GMT")
+	if code, err := strconv.Atoi(r.URL.Query().Get("status")); err == nil {
+		w.WriteHeader(code)
+	}
 	fmt.Fprintf(w, `{"method":%q,"path":%q,"body":%q}`, r.Method, r.URL.Path, body)
 }
 
@@ -876,7 +935,7 @@ func reelStep(t *testing.T, p *transcript.StepPayload, ce caseEnv) awfStep {
 		var cr transcript.CommandResult
 		if err := transcript.DecodeResult(p.Result, &cr); err == nil {
 			s.ExitCode, s.Output, s.Stderr = cr.ExitCode, awfNormalize(cr.Output, ce), awfNormalize(cr.Stderr, ce)
-			s.Captured = cr.Captured
+			s.Captured, s.Truncated = cr.Captured, cr.Truncated
 		}
 	case transcript.KindOperation:
 		var hr struct {

@@ -166,3 +166,57 @@ states:
 		t.Errorf("--quiet: exit %d, stderr %q", r.code, r.stderr)
 	}
 }
+
+// awfOwnWarn are reel's own differential workflows that load with a
+// warning on purpose; every other one passes validate --strict, as every
+// file AWF runs should when nothing in it is suspect (a for_each
+// break_when reading loop.Item, a transition whose when is empty).
+var awfOwnWarn = map[string]string{
+	"awf-interplay.yaml":      "a state's when, which AWF ignores",
+	"awf-missing-script.yaml": "a script_file that does not exist",
+}
+
+func TestAWFOwnWorkflowsValidateStrict(t *testing.T) {
+	// the project the differential test runs them in: AWF's fixtures
+	// (templates, scripts, prompts) and reel's own workflows
+	fixtures, _ := awfCorpus(t)
+	proj := newAWFProjectAt(t, fixtures, t.TempDir())
+	copyTree(t, filepath.Join("testdata", "awfown"), filepath.Join(proj, ".awf", "workflows"))
+	home := t.TempDir()
+	for _, c := range awfCases {
+		if !c.own {
+			continue
+		}
+		for name, content := range c.files {
+			writeFile(t, filepath.Join(proj, name), content, 0o644)
+		}
+		for name, content := range c.home {
+			writeFile(t, filepath.Join(home, name), content, 0o644)
+		}
+	}
+	env := append(os.Environ(), "REEL_STORAGE=", "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"),
+		"XDG_DATA_HOME="+filepath.Join(home, ".local", "share"), "AWF_WORKFLOWS_PATH=")
+	files, _ := filepath.Glob(filepath.Join("testdata", "awfown", "*.yaml"))
+	for i, f := range files {
+		files[i] = filepath.Join(proj, ".awf", "workflows", filepath.Base(f))
+	}
+	if len(files) < 20 {
+		t.Fatalf("%d workflows in testdata/awfown", len(files))
+	}
+	// one validate for every file that must pass, one per file that warns
+	var clean []string
+	for _, f := range files {
+		why, warns := awfOwnWarn[filepath.Base(f)]
+		if !warns {
+			clean = append(clean, f)
+			continue
+		}
+		if r := runBinaryEnv(t, proj, env, "validate", "--strict", f); r.code != 2 || !strings.Contains(r.stdout+r.stderr, "warning") {
+			t.Errorf("%s (%s): validate --strict exit %d, want 2 with a warning\n%s", filepath.Base(f), why, r.code, r.stderr)
+		}
+	}
+	r := runBinaryEnv(t, proj, env, append([]string{"validate", "--strict"}, clean...)...)
+	if r.code != 0 || strings.Contains(r.stderr+r.stdout, "warning") || strings.Count(r.stdout, ": ok") != len(clean) {
+		t.Errorf("validate --strict of %d files: exit %d\n%s%s", len(clean), r.code, r.stdout, r.stderr)
+	}
+}

@@ -23,6 +23,9 @@ const (
 	// terminal I/O.
 	exitSystem = exitcode.System
 
+	// exitCancelled: SIGINT or SIGTERM stopped the command.
+	exitCancelled = exitcode.Cancelled
+
 	// exitNo and exitTrouble are the reading commands' 1 and 2.
 	exitNo      = 1
 	exitTrouble = 2
@@ -47,3 +50,7 @@ func awfUsage(cmd *cobra.Command) *cobra.Command {
 	})
 	return cmd
 }
+
+// errInterrupted ends a command that SIGINT or SIGTERM stopped before it
+// finished (main's context ended).
+var errInterrupted = &exitError{code: exitCancelled, msg: "interrupted"}

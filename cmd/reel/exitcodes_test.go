@@ -153,7 +153,7 @@ func TestExitCodeTableMatchesTheCode(t *testing.T) {
 	}
 	cases := []exitCase{
 		{"run", 0, []string{"run", "ok.yaml"}, "", nil},
-		{"run", 1, []string{"run", "ok.yaml", "-i", "nope=1"}, "", nil},
+		{"run", 1, []string{"run", "ok.yaml", "-i", "nope"}, "", nil},
 		{"run", 1, []string{"run", filepath.Join(dir, "ok.yaml")}, badConfig, nil},
 		{"run", 2, []string{"run", "bad.yaml"}, "", nil},
 		{"run", 3, []string{"run", "fails.yaml"}, "", nil},

@@ -1,9 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -12,6 +16,7 @@ import (
 
 	"github.com/reelhq/reel/internal/golden"
 	"github.com/reelhq/reel/internal/runstatus"
+	"github.com/reelhq/reel/internal/testfixtures"
 	"github.com/reelhq/reel/transcript"
 )
 
@@ -77,6 +82,89 @@ func TestDryRun(t *testing.T) {
 	if f := plan.Steps[1].Children[0].Fields; len(f) == 0 || f[0]["name"] != "command" || f[0]["value"] != "lint ⟨states.build.Output⟩" {
 		t.Fatalf("--dry-run --json fields: %v", f)
 	}
+}
+
+// A dry run grows linearly with the workflow and plans 60,000 states in
+// under 5 s of CPU (asserted when the machine is not overloaded: on a
+// shared machine running several times more work than it has cores, CPU
+// time itself inflates; the figures are logged either way), and it stops
+// at once on SIGTERM or SIGINT, whether it is loading the file or
+// planning, exiting 130 (issue 26).
+func TestDryRunOfManyStates(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes and plans a 6 MB workflow")
+	}
+	dir := t.TempDir()
+	bin := reelBinary(t)
+	dryRun := func(n int) *exec.Cmd {
+		file := filepath.Join(dir, fmt.Sprintf("linear%d.yaml", n))
+		if _, err := os.Stat(file); err != nil {
+			writeFile(t, file, testfixtures.LinearWorkflow(n), 0o644)
+		}
+		cmd := exec.Command(bin, "run", file, "--dry-run")
+		cmd.Dir = dir
+		return cmd
+	}
+	cpus := map[int]time.Duration{}
+	for _, n := range []int{4000, 20000, 60000} {
+		cmd := dryRun(n)
+		var out bytes.Buffer
+		cmd.Stdout = &out
+		start := time.Now()
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("%d states: %v", n, err)
+		}
+		wall := time.Since(start)
+		cpu := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+		t.Logf("dry run of %d states: %s CPU, %s wall", n, cpu.Round(time.Millisecond), wall.Round(time.Millisecond))
+		if want := fmt.Sprintf("%d. s%d", n+1, n); !strings.Contains(out.String(), want) {
+			t.Fatalf("%d states: the plan lacks %q", n, want)
+		}
+		cpus[n] = cpu
+	}
+	// three times the states: three times the work, not nine
+	if r := float64(cpus[60000]) / float64(cpus[20000]); r > 4.5 {
+		t.Errorf("60,000 states took %.1f times the CPU of 20,000: not linear", r)
+	}
+	if load, busy := overloaded(); busy {
+		t.Logf("load average %.1f on %d CPUs: the 5 s budget is not asserted", load, runtime.NumCPU())
+	} else if cpus[60000] > 5*time.Second {
+		t.Errorf("dry run of 60,000 states took %s of CPU, want under 5 s", cpus[60000])
+	}
+	for _, c := range []struct {
+		sig   syscall.Signal
+		after time.Duration
+	}{{syscall.SIGTERM, 300 * time.Millisecond}, {syscall.SIGINT, 300 * time.Millisecond}, {syscall.SIGTERM, 2 * time.Second}} {
+		cmd := dryRun(60000)
+		var errb bytes.Buffer
+		cmd.Stderr = &errb
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(c.after)
+		sent := time.Now()
+		cmd.Process.Signal(c.sig)
+		cmd.Wait()
+		took := time.Since(sent)
+		t.Logf("%s after %s: exit %d in %s", c.sig, c.after, cmd.ProcessState.ExitCode(), took.Round(time.Millisecond))
+		if code := cmd.ProcessState.ExitCode(); code != 130 || took > time.Second {
+			t.Errorf("%s after %s: exit %d after %s, want 130 within a second\n%s", c.sig, c.after, code, took, errb.String())
+		}
+	}
+}
+
+// overloaded reports the one-minute load average and whether it is more
+// than twice the CPUs (Linux; elsewhere never).
+func overloaded() (float64, bool) {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0, false
+	}
+	var load float64
+	if _, err := fmt.Sscan(string(b), &load); err != nil {
+		return 0, false
+	}
+	return load, load > 2*float64(runtime.NumCPU())
 }
 
 // --step runs one state alone, its mocks standing in for what it reads; the

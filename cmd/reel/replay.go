@@ -9,7 +9,6 @@ import (
 	"github.com/reelhq/reel/internal/safefile"
 	"github.com/reelhq/reel/internal/textview"
 	"github.com/reelhq/reel/internal/webview"
-	"github.com/reelhq/reel/transcript"
 	"github.com/reelhq/reel/transcript/secrets"
 	"github.com/spf13/cobra"
 )

@@ -109,6 +109,7 @@ func resumeRun(cmd *cobra.Command, path, wfFile, from string, interactive bool, 
 	if err != nil {
 		return &exitError{code: exitUser, msg: e.Masker.MaskString(err.Error())}
 	}
+	dropUndeclared(cmd, wf, given, f.quiet)
 	if len(f.breakpoints) > 0 && !interactive {
 		return userErr("--breakpoint needs --interactive")
 	}

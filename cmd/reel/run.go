@@ -157,6 +157,7 @@ func runWorkflow(cmd *cobra.Command, ref string, f *runFlags) error {
 	if err != nil {
 		return userErr(err)
 	}
+	dropUndeclared(cmd, wf, given, f.quiet)
 	if err := resolvePromptInputs(given, proj.Root, os.Getenv); err != nil {
 		return codedError(errcode.UserInputMissingFile, e.Masker.MaskString(err.Error()), nil, "reel config show lists the prompts directories")
 	}
@@ -169,7 +170,10 @@ func runWorkflow(cmd *cobra.Command, ref string, f *runFlags) error {
 		return err
 	}
 	if f.dryRun {
-		plan, err := e.Plan(wf, given)
+		plan, err := e.Plan(cmd.Context(), wf, given)
+		if cmd.Context().Err() != nil {
+			return errInterrupted
+		}
 		if err != nil {
 			return userErr(err)
 		}
@@ -370,11 +374,26 @@ func storageDir(flag string) (string, error) {
 // name in the project's, the global and AWF_WORKFLOWS_PATH's workflows)
 // and loads it, printing every problem of an invalid file.
 func loadWorkflow(cmd *cobra.Command, e *engine.Engine, ref string) (*workflow.Workflow, error) {
-	wf, err := e.LoadWorkflow(ref)
-	if err != nil {
-		return nil, workflowError(cmd, e.Masker, ref, err)
+	// Loading a file of many thousands of states takes a while and cannot
+	// stop halfway: a signal returns at once (the process then exits).
+	type loaded struct {
+		wf  *workflow.Workflow
+		err error
 	}
-	return wf, nil
+	done := make(chan loaded, 1)
+	go func() {
+		wf, err := e.LoadWorkflow(ref)
+		done <- loaded{wf, err}
+	}()
+	select {
+	case l := <-done:
+		if l.err != nil {
+			return nil, workflowError(cmd, e.Masker, ref, l.err)
+		}
+		return l.wf, nil
+	case <-cmd.Context().Done():
+		return nil, errInterrupted
+	}
 }
 
 // workflowError is the error of a workflow that could not be loaded: a
@@ -411,12 +430,21 @@ func parseInputs(kvs []string) (map[string]string, error) {
 		if !ok || k == "" {
 			return nil, fmt.Errorf("--input %q: want key=value", kv)
 		}
-		if _, dup := m[k]; dup {
-			return nil, fmt.Errorf("--input %s given twice", k)
-		}
+		// given twice, the last value wins, as in AWF
 		m[k] = v
 	}
 	return m, nil
+}
+
+// dropUndeclared removes the --input values wf declares no input for, with
+// a warning: AWF ignores them, so a command line written for it runs.
+func dropUndeclared(cmd *cobra.Command, wf *workflow.Workflow, given map[string]string, quiet bool) {
+	for _, k := range wf.Undeclared(given) {
+		delete(given, k)
+		if !quiet {
+			fmt.Fprintf(cmd.ErrOrStderr(), "warning: --input %s: workflow %s declares no such input: ignored\n", k, wf.Name)
+		}
+	}
 }
 
 func parseMocks(kvs []string) (map[string]string, error) {

@@ -21,12 +21,12 @@ import (
 // pair; a retry attempt starts a fresh provider session from turn 1 (or
 // from the session it continues).
 func (r *run) execAgent(ctx context.Context, sc scope, st *workflow.State) outcome {
-	return r.attempts(ctx, st, func(attempt int) outcome {
+	return r.attempts(ctx, st, func(t *try) outcome {
 		data := r.data(sc)
-		sp := r.startStep(ctx, sc, st, transcript.KindAgent, "", attempt)
+		sp := r.startStep(ctx, sc, st, transcript.KindAgent, "", t)
 		req, perr := r.agentRequest(st, data)
 		if perr != nil {
-			o := fail("%v", perr)
+			o := unrenderable(sc, perr)
 			r.setState(st.Name, stateValue(o, "", ""))
 			sp.finish(ctx, o, nil)
 			return o
@@ -34,12 +34,8 @@ func (r *run) execAgent(ctx context.Context, sc scope, st *workflow.State) outco
 		if r.replay != nil {
 			return r.replayAgent(ctx, st, sp, req.Prompt, req.SystemPrompt)
 		}
-		actx := ctx
-		if st.Timeout > 0 {
-			var cancel context.CancelFunc
-			actx, cancel = context.WithTimeout(ctx, st.Timeout)
-			defer cancel()
-		}
+		actx, cancel := t.limit.context(ctx)
+		defer cancel()
 		var res *transcript.AgentResult
 		var conv *conversationLog
 		sess, err := agent.NewSession(req, func(ev transcript.ExchangeEvent) error {
@@ -62,7 +58,7 @@ func (r *run) execAgent(ctx context.Context, sc scope, st *workflow.State) outco
 		case ctx.Err() != nil:
 			o = cancelledOutcome(ctx)
 		case err != nil && errors.Is(actx.Err(), context.DeadlineExceeded):
-			o = fail("timed out after %s", st.Timeout)
+			o = fail("timed out after %s", t.limit)
 			o.exitCode = exitTimeout
 		case err != nil:
 			o = fail("%v", err)

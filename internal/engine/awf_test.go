@@ -3,9 +3,14 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/reelhq/reel/internal/exitcode"
 	"github.com/reelhq/reel/transcript"
@@ -373,5 +378,223 @@ states:
 		if e.Type == transcript.StepStarted && e.Path == "recover" {
 			t.Fatal("on_failure ran after a cycle")
 		}
+	}
+}
+
+// Templates, expressions and loops read a step's whole output, as in AWF;
+// the transcript keeps OutputLimit of it and says it cut. A step printing
+// more than StepOutputMax is stopped and fails, saying so.
+func TestStepOutputIsWholeForTemplates(t *testing.T) {
+	h := newHarness(t)
+	rep := h.run(context.Background(), `
+name: big
+states:
+  initial: a
+  a:
+    type: step
+    command: head -c 70000 /dev/zero | tr '\0' a; head -c 70001 /dev/zero | tr '\0' e >&2
+    on_success: items
+  items:
+    type: step
+    command: 'item=$(head -c 1000 /dev/zero | tr "\0" i); printf "["; n=0; while [ $n -lt 99 ]; do printf "\"%s\"," $item; n=$((n+1)); done; printf "\"last\"]"'
+    on_success: each
+  each:
+    type: for_each
+    items: '{{.states.items.Output}}'
+    body: [count]
+    break_when: loop.Item == "last"
+    on_complete: sizes
+  count: {type: step, command: 'test {{len .loop.Item}} = 1000 || test {{.loop.Index1}} = 100', on_success: each}
+  sizes:
+    type: step
+    command: 'echo {{len .states.a.Output}} {{len .states.a.Stderr}} {{len .states.items.Output}} {{.states.each.Output}}'
+    transitions:
+      - when: len(states.a.Output) == 70000
+        goto: done
+    on_success: wrong
+  wrong: {type: terminal, status: failure}
+  done: {type: terminal}
+`, nil)
+	if rep.Status != "success" {
+		t.Fatalf("report %+v", rep)
+	}
+	evs := readAll(t, rep.TranscriptPath)
+	var cr transcript.CommandResult
+	sizes := find(t, evs, transcript.StepCompleted, "sizes")
+	transcript.DecodeResult(sizes.Step().Result, &cr)
+	if cr.Output != "70000 70001 99305 completed 100 iterations\n" {
+		t.Errorf("sizes: %q", cr.Output)
+	}
+	a := find(t, evs, transcript.StepCompleted, "a")
+	transcript.DecodeResult(a.Step().Result, &cr)
+	if len(cr.Output) != DefaultOutputLimit || len(cr.Stderr) != DefaultOutputLimit || !cr.Truncated {
+		t.Errorf("recorded: %d bytes of output, %d of stderr, truncated %v", len(cr.Output), len(cr.Stderr), cr.Truncated)
+	}
+
+	h.e.StepOutputMax = 1 << 20
+	h.e.StepOutput = HideOutput // the display of a million lines is not what is measured
+	start := time.Now()
+	rep = h.run(context.Background(), `
+name: endless
+states:
+  initial: y
+  y: {type: step, command: yes, timeout: 1m}
+`, nil)
+	if rep.Status != "failure" || !strings.Contains(rep.Error, "stdout passed 1 MiB, the most a step's output may hold: the step was stopped") || time.Since(start) > 30*time.Second {
+		t.Fatalf("report %+v after %s", rep, time.Since(start))
+	}
+}
+
+// A state's timeout bounds all its attempts, as AWF's does: an attempt
+// that timed out is not retried, and no attempt starts once the delay
+// before it would pass the timeout.
+func TestTimeoutBoundsEveryAttempt(t *testing.T) {
+	h := newHarness(t)
+	tries := filepath.Join(h.dir, "tries")
+	rep := h.run(context.Background(), fmt.Sprintf(`
+name: r
+states:
+  initial: slow
+  slow:
+    type: step
+    command: echo slow >> %[1]s; sleep 5
+    timeout: 300ms
+    retry: {max_attempts: 3, initial_delay: 1ms}
+    on_failure: flaky
+  flaky:
+    type: step
+    command: echo flaky >> %[1]s; exit 1
+    timeout: 1500ms
+    retry: {max_attempts: 5, initial_delay: 1s}
+`, tries), nil)
+	if rep.Status != "failure" {
+		t.Fatalf("report %+v", rep)
+	}
+	b, _ := os.ReadFile(tries)
+	if string(b) != "slow\nflaky\nflaky\n" {
+		t.Fatalf("attempts:\n%s", b)
+	}
+	evs := readAll(t, rep.TranscriptPath)
+	slowEv := find(t, evs, transcript.StepCompleted, "slow")
+	slow := slowEv.Step()
+	if slow.Attempt != 1 || !strings.Contains(slow.Error, "timed out after 300ms (not retried: the state's 300ms timeout ends before attempt 2 could start)") {
+		t.Errorf("slow: attempt %d, %q", slow.Attempt, slow.Error)
+	}
+	var last *transcript.StepPayload
+	for i := range evs {
+		if p := evs[i].Step(); p != nil && evs[i].Type == transcript.StepCompleted && p.Name == "flaky" {
+			last = p
+		}
+	}
+	if last == nil || last.Attempt != 2 || !strings.Contains(last.Error, "exit status 1 (not retried: the state's 1.5s timeout ends before attempt 3 could start)") {
+		t.Errorf("flaky: %+v", last)
+	}
+}
+
+// An answer with a status of 400 or more is an answer, as in AWF: the
+// state succeeds with .Response.status_code; only a status listed in
+// retryable_status_codes fails it (after its retries). Templates read up
+// to 1 MiB of the body, AWF's limit; the transcript keeps OutputLimit of
+// it and says it cut.
+func TestHTTPStatusesAreAnswers(t *testing.T) {
+	big := strings.Repeat("b", 100<<10)
+	var unavailable int
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/missing":
+			w.WriteHeader(404)
+			fmt.Fprint(w, `{"error":"no such item"}`)
+		case "/busy":
+			unavailable++
+			w.WriteHeader(503)
+		case "/big":
+			fmt.Fprint(w, big)
+		case "/huge":
+			fmt.Fprint(w, strings.Repeat("h", maxHTTPBody+10))
+		}
+	}))
+	defer srv.Close()
+	h := newHarness(t)
+	rep := h.run(context.Background(), fmt.Sprintf(`
+name: op
+states:
+  initial: missing
+  missing:
+    type: operation
+    operation: http.request
+    inputs: {url: %[1]s/missing, method: GET, retryable_status_codes: [503]}
+    on_success: big
+    on_failure: done
+  big:
+    type: operation
+    operation: http.request
+    inputs: {url: %[1]s/big, method: GET}
+    on_success: huge
+  huge:
+    type: operation
+    operation: http.request
+    inputs: {url: %[1]s/huge, method: GET}
+    on_success: show
+  show:
+    type: step
+    command: 'echo {{.states.missing.Response.status_code}} {{.states.missing.JSON.error}} {{len .states.big.Output}} {{len .states.huge.Output}} {{.states.huge.Response.body_truncated}}'
+    on_success: busy
+  busy:
+    type: operation
+    operation: http.request
+    inputs: {url: %[1]s/busy, method: GET, retryable_status_codes: [503]}
+    retry: {max_attempts: 2, initial_delay: 1ms}
+  done: {type: terminal}
+`, srv.URL), nil)
+	if rep.Status != "failure" || !strings.Contains(rep.Error, "retryable status code 503") || unavailable != 2 {
+		t.Fatalf("report %+v, %d requests to /busy", rep, unavailable)
+	}
+	evs := readAll(t, rep.TranscriptPath)
+	showEv := find(t, evs, transcript.StepCompleted, "show")
+	var cr transcript.CommandResult
+	transcript.DecodeResult(showEv.Step().Result, &cr)
+	if want := fmt.Sprintf("404 no such item %d %d true\n", len(big), maxHTTPBody); cr.Output != want {
+		t.Errorf("show: %q, want %q", cr.Output, want)
+	}
+	bigEv := find(t, evs, transcript.StepCompleted, "big")
+	var res httpResult
+	transcript.DecodeResult(bigEv.Step().Result, &res)
+	if len(res.Body) != DefaultOutputLimit || !res.Truncated || res.BodyTruncated {
+		t.Errorf("big recorded: %d bytes, truncated %v, body_truncated %v", len(res.Body), res.Truncated, res.BodyTruncated)
+	}
+}
+
+// A call_workflow input the child does not declare is ignored, as AWF
+// ignores it: the child runs, the display and the call's result say so.
+func TestCallIgnoresUndeclaredInputs(t *testing.T) {
+	h := newHarness(t)
+	h.write("child.yaml", `
+name: child
+inputs: [{name: word}]
+states:
+  initial: say
+  say: {type: step, command: "echo {{.inputs.word}}"}
+`)
+	rep := h.run(context.Background(), `
+name: parent
+states:
+  initial: call
+  call:
+    type: call_workflow
+    workflow: child.yaml
+    inputs: {word: hi, colour: red, size: "9"}
+`, nil)
+	if rep.Status != "success" {
+		t.Fatalf("report %+v\n%s", rep, h.display.String())
+	}
+	if !strings.Contains(h.display.String(), "! call: workflow child declares no input colour, size: ignored") {
+		t.Errorf("display:\n%s", h.display.String())
+	}
+	var res struct {
+		Ignored []string `json:"ignored_inputs"`
+	}
+	evs := readAll(t, rep.TranscriptPath)
+	if err := transcript.DecodeResult(evs[len(evs)-2].Step().Result, &res); err != nil || fmt.Sprint(res.Ignored) != "[colour size]" {
+		t.Errorf("call result: %+v (%v)", res, err)
 	}
 }

@@ -16,8 +16,10 @@ import (
 	"github.com/reelhq/reel/internal/otlp"
 	"github.com/reelhq/reel/internal/otlptest"
 	"github.com/reelhq/reel/internal/proctest"
+	"github.com/reelhq/reel/internal/testfixtures"
 	"github.com/reelhq/reel/internal/workflow"
 	"github.com/reelhq/reel/transcript"
+	"gopkg.in/yaml.v3"
 )
 
 const benchSteps = 200
@@ -244,6 +246,62 @@ func BenchmarkRenderCommand(b *testing.B) {
 		base += mid.Sub(start)
 	}
 	b.StopTimer()
+	reportVsStdlib(b, reel, base)
+}
+
+// BenchmarkDryRun measures a dry run's work on a linear workflow of
+// 20,000 states: loading the file (parse and validate) and building the
+// plan. The baseline is what the least a dry run could do costs with
+// yaml.v3 and text/template alone: decode the file into plain maps, then
+// parse and execute each state's command once. The ratio is reel's cost
+// relative to it (x-vs-stdlib, below 1 means slower); what reel adds is
+// the validation (references, flow) and the plan's other fields.
+func BenchmarkDryRun(b *testing.B) {
+	const n = 20000
+	src := []byte(testfixtures.LinearWorkflow(n))
+	var reel, base time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		start := time.Now()
+		var doc struct {
+			States map[string]any `yaml:"states"`
+		}
+		if err := yaml.Unmarshal(src, &doc); err != nil {
+			b.Fatal(err)
+		}
+		var sink strings.Builder
+		data := map[string]any{"inputs": map[string]any{"who": "world"}}
+		for _, v := range doc.States {
+			st, _ := v.(map[string]any)
+			cmd, _ := st["command"].(string)
+			if cmd == "" {
+				continue
+			}
+			t := template.Must(template.New("").Parse(cmd))
+			sink.Reset()
+			if err := t.Execute(&sink, data); err != nil {
+				b.Fatal(err)
+			}
+		}
+		mid := time.Now()
+		wf, err := workflow.Parse(src, "linear.yaml", workflow.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		p, err := (&Engine{}).Plan(context.Background(), wf, nil)
+		if err != nil || len(p.Steps) != n+1 {
+			b.Fatalf("plan of %d steps: %v", len(p.Steps), err)
+		}
+		reel += time.Since(mid)
+		base += mid.Sub(start)
+	}
+	b.StopTimer()
+	reportVsStdlib(b, reel, base)
+}
+
+// reportVsStdlib reports reel's and the baseline's time per operation and
+// their ratio (x-vs-stdlib, below 1 means reel is slower).
+func reportVsStdlib(b *testing.B, reel, base time.Duration) {
 	b.ReportMetric(float64(reel.Nanoseconds())/float64(b.N), "reel-ns/op")
 	b.ReportMetric(float64(base.Nanoseconds())/float64(b.N), "stdlib-ns/op")
 	b.ReportMetric(float64(base)/float64(reel), "x-vs-stdlib")

@@ -16,7 +16,7 @@ import (
 
 // execCall runs a sub-workflow as a child run with its own transcript file.
 func (r *run) execCall(ctx context.Context, sc scope, st *workflow.State) outcome {
-	sp := r.startStep(ctx, sc, st, transcript.KindCallWorkflow, "", 0)
+	sp := r.startStep(ctx, sc, st, transcript.KindCallWorkflow, "", nil)
 	failNow := func(format string, args ...any) outcome {
 		o := fail(format, args...)
 		r.setState(st.Name, stateValue(o, "", ""))
@@ -73,6 +73,10 @@ func (r *run) execCall(ctx context.Context, sc scope, st *workflow.State) outcom
 	if err != nil {
 		return failNow("call_workflow %s: %v", child.Name, err)
 	}
+	ignored := child.Undeclared(given)
+	if len(ignored) > 0 {
+		r.display(fmt.Sprintf("%s! %s: workflow %s declares no input %s: ignored", r.indent(), sp.path, child.Name, strings.Join(ignored, ", ")))
+	}
 	childID, runChild, err := r.childRun(ctx, sp, child, inputs, append(append([]string{}, r.stack...), abs))
 	if err != nil {
 		return failNow("call_workflow: %v", err)
@@ -120,6 +124,10 @@ func (r *run) execCall(ctx context.Context, sc scope, st *workflow.State) outcom
 	v["TokensUsed"] = rep.Usage.TotalTokens
 	r.setState(st.Name, v)
 	result := map[string]any{"child_run_id": childID, "workflow": child.Name, "status": rep.Status, "exit_code": rep.ExitCode, "outputs": outs}
+	if len(ignored) > 0 {
+		// AWF passes them without a word; the record says they were dropped
+		result["ignored_inputs"] = ignored
+	}
 	if len(unmapped) > 0 {
 		// a pair that names no output of the child maps nothing; say so
 		result["unmapped_outputs"] = unmapped

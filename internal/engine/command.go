@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -23,35 +24,99 @@ const (
 	exitCancelled = 130
 )
 
+// try is one attempt of a state. The state's timeout bounds all its
+// attempts and the delays between them together, as AWF's does: an attempt
+// gets what is left of it, and no attempt starts once it has run out (so
+// an attempt that timed out is not retried).
+type try struct {
+	// n is the attempt (1-based); 0 for a state without retry, whose
+	// payloads then omit it.
+	n int
+	// limit bounds the attempt's work (zero: no timeout).
+	limit deadline
+	// delay is the wait before the next attempt.
+	delay time.Duration
+	// decided and again cache whether another attempt follows, so that
+	// the post hooks (span.finish) and the retry loop agree; outOfTime
+	// says the state's timeout is why none does.
+	decided, again, outOfTime bool
+}
+
+// deadline bounds a process or a step: it is stopped at at, and its
+// failure says timeout ran out.
+type deadline struct {
+	timeout time.Duration // 0: none
+	at      time.Time
+}
+
+func after(d time.Duration) deadline {
+	if d <= 0 {
+		return deadline{}
+	}
+	return deadline{timeout: d, at: time.Now().Add(d)}
+}
+
+// context returns ctx bounded by the deadline.
+func (d deadline) context(ctx context.Context) (context.Context, context.CancelFunc) {
+	if d.timeout <= 0 {
+		return ctx, func() {}
+	}
+	return context.WithDeadline(ctx, d.at)
+}
+
+func (d deadline) String() string { return d.timeout.String() }
+
+// attemptNo is the attempt number a span records (0 without retry).
+func (t *try) attemptNo() int {
+	if t == nil {
+		return 0
+	}
+	return t.n
+}
+
 // attempts runs fn once per retry attempt until it succeeds, the failure
-// is not retryable, the attempts are used up or ctx ends. attempt is 0 when
-// the state has no retry (the payload then omits it).
-func (r *run) attempts(ctx context.Context, st *workflow.State, fn func(attempt int) outcome) outcome {
+// is not retryable, the attempts or the state's timeout are used up, or
+// ctx ends.
+func (r *run) attempts(ctx context.Context, st *workflow.State, fn func(t *try) outcome) outcome {
+	limit := after(st.Timeout)
 	rt := st.Retry
 	if rt == nil || rt.MaxAttempts <= 1 {
-		return fn(0)
+		return fn(&try{limit: limit})
 	}
 	var out outcome
-	for a := 1; a <= rt.MaxAttempts; a++ {
-		out = fn(a)
-		if !willRetry(st, a, out) {
+	for a := 1; ; a++ {
+		t := &try{n: a, limit: limit, delay: backoff(rt, a)}
+		out = fn(t)
+		if !willRetry(st, t, out) {
 			return out
 		}
-		if !sleepCtx(ctx, backoff(rt, a)) {
+		if !sleepCtx(ctx, t.delay) {
 			return cancelledOutcome(ctx)
 		}
 	}
-	return out
 }
 
-// willRetry reports whether attempt (1-based; 0 for a state without retry)
-// of st, which ended with o, is followed by another one.
-func willRetry(st *workflow.State, attempt int, o outcome) bool {
-	rt := st.Retry
-	if rt == nil || rt.MaxAttempts <= 1 || attempt < 1 {
+// willRetry reports whether attempt t of st, which ended with o, is
+// followed by another one. The answer is decided once per attempt.
+func willRetry(st *workflow.State, t *try, o outcome) bool {
+	if t == nil || t.n < 1 {
 		return false
 	}
-	return !(o.ok || o.cancelled || o.final || o.end != nil || attempt >= rt.MaxAttempts || !retryable(rt, o.exitCode))
+	if !t.decided {
+		t.decided = true
+		t.again = retriable(st, t.n, o)
+		if t.again && t.limit.timeout > 0 && time.Until(t.limit.at) <= t.delay {
+			t.again, t.outOfTime = false, true
+		}
+	}
+	return t.again
+}
+
+// retriable reports whether attempt n of st, which ended with o, may be
+// followed by another, the state's timeout aside.
+func retriable(st *workflow.State, n int, o outcome) bool {
+	rt := st.Retry
+	return !(rt == nil || o.ok || o.cancelled || o.final || o.end != nil || n >= rt.MaxAttempts || !retryable(rt, o.exitCode))
 }
 
 func retryable(rt *workflow.Retry, code int) bool {
@@ -97,27 +162,27 @@ func backoff(rt *workflow.Retry, n int) time.Duration {
 }
 
 func (r *run) execCommand(ctx context.Context, sc scope, st *workflow.State) outcome {
-	return r.attempts(ctx, st, func(attempt int) outcome {
+	return r.attempts(ctx, st, func(t *try) outcome {
 		data := r.data(sc)
 		scr, err := r.script(st, data)
 		if err != nil {
-			sp := r.startStep(ctx, sc, st, transcript.KindCommand, "", attempt)
-			o := fail("%v", err)
+			sp := r.startStep(ctx, sc, st, transcript.KindCommand, "", t)
+			o := unrenderable(sc, err)
 			r.setState(st.Name, stateValue(o, "", ""))
 			sp.finish(ctx, o, transcript.CommandResult{ExitCode: 1})
 			return o
 		}
 		dir, err := r.stepDir(st, data)
-		sp := r.startStep(ctx, sc, st, transcript.KindCommand, scr.text, attempt)
+		sp := r.startStep(ctx, sc, st, transcript.KindCommand, scr.text, t)
 		if err != nil {
 			o := fail("dir: %v", err)
 			r.setState(st.Name, stateValue(o, "", ""))
 			sp.finish(ctx, o, transcript.CommandResult{ExitCode: 1})
 			return o
 		}
-		res, o := r.runScript(ctx, sp.path, scr, dir, st.Timeout)
+		res, o := r.runScript(ctx, sp.path, scr, dir, t.limit)
 		r.setState(st.Name, stateValue(o, res.Output, res.Stderr))
-		sp.finish(ctx, o, res)
+		sp.finish(ctx, o, r.recorded(res))
 		return o
 	})
 }
@@ -134,20 +199,16 @@ func (r *run) shellPath() string {
 
 // shell runs script with `$SHELL -c` in its own process group, so that a
 // timeout or a cancel ends everything it started.
-func (r *run) shell(ctx context.Context, path, script, dir string, timeout time.Duration) (transcript.CommandResult, outcome) {
-	return r.process(ctx, path, []string{r.shellPath(), "-c", script}, dir, timeout)
+func (r *run) shell(ctx context.Context, path, script, dir string, limit deadline) (transcript.CommandResult, outcome) {
+	return r.process(ctx, path, []string{r.shellPath(), "-c", script}, dir, limit)
 }
 
 // process runs argv in its own process group, showing its output under
-// path in the display.
-func (r *run) process(ctx context.Context, path string, argv []string, dir string, timeout time.Duration) (transcript.CommandResult, outcome) {
+// path in the display; limit stops it.
+func (r *run) process(ctx context.Context, path string, argv []string, dir string, limit deadline) (transcript.CommandResult, outcome) {
 	start := time.Now()
-	sctx := ctx
-	if timeout > 0 {
-		var cancel context.CancelFunc
-		sctx, cancel = context.WithTimeout(ctx, timeout)
-		defer cancel()
-	}
+	sctx, cancel := limit.context(ctx)
+	defer cancel()
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = dir
 	if dir == "" {
@@ -157,9 +218,14 @@ func (r *run) process(ctx context.Context, path string, argv []string, dir strin
 	}
 	cmd.Env = append(r.e.environ(), "REEL_RUN_ID="+r.id, "REEL_STEP_PATH="+path)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	limit := r.e.outputLimit()
-	stdout := &cappedBuffer{limit: limit}
-	stderr := &cappedBuffer{limit: limit}
+	// Templates read the whole output, as in AWF, up to stepOutputMax: a
+	// step that prints more is stopped and fails, never silently cut.
+	// The transcript keeps less (recorded).
+	over := make(chan struct{})
+	var overOnce sync.Once
+	overflow := func() { overOnce.Do(func() { close(over) }) }
+	stdout := &cappedBuffer{limit: r.e.stepOutputMax(), full: overflow}
+	stderr := &cappedBuffer{limit: r.e.stepOutputMax(), full: overflow}
 	// one display writer per stream: exec copies each pipe in its own
 	// goroutine
 	showOut, showErr := r.newOutputWriter(path), r.newOutputWriter(path)
@@ -194,11 +260,15 @@ func (r *run) process(ctx context.Context, path string, argv []string, dir strin
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 
-	var stopped bool
+	var stopped, tooLong bool
 	select {
 	case err = <-done:
+	case <-over:
+		stopped, tooLong = true, true
 	case <-sctx.Done():
 		stopped = true
+	}
+	if stopped {
 		_ = syscall.Kill(-pgid, syscall.SIGTERM)
 		grace := time.NewTimer(r.e.killGrace())
 		select {
@@ -223,16 +293,21 @@ func (r *run) process(ctx context.Context, path string, argv []string, dir strin
 	res := transcript.CommandResult{
 		Output:     stdout.String(),
 		Stderr:     stderr.String(),
-		Truncated:  stdout.truncated || stderr.truncated,
 		DurationMS: time.Since(start).Milliseconds(),
 	}
 	var o outcome
 	switch {
+	case tooLong:
+		stream := "stdout"
+		if stderr.truncated {
+			stream = "stderr"
+		}
+		o = fail("%s passed %s, the most a step's output may hold: the step was stopped (its output is not cut silently)", stream, sizeText(r.e.stepOutputMax()))
 	case stopped && ctx.Err() != nil:
 		o = cancelledOutcome(ctx)
 		o.exitCode = exitCancelled
 	case stopped:
-		o = fail("timed out after %s", timeout)
+		o = fail("timed out after %s", limit)
 		o.exitCode = exitTimeout
 	case err == nil:
 		o = outcome{ok: true}
@@ -286,28 +361,58 @@ func exitCode(err error) int {
 	return 1
 }
 
-// cappedBuffer keeps the first limit bytes written and counts the rest.
+// cappedBuffer keeps the first limit bytes written and notes the rest
+// (truncated, and full called once).
 type cappedBuffer struct {
 	limit     int
-	b         []byte
+	b         strings.Builder
 	truncated bool
+	full      func()
 }
 
 func (c *cappedBuffer) Write(p []byte) (int, error) {
-	if room := c.limit - len(c.b); room > 0 {
+	if room := c.limit - c.b.Len(); room > 0 {
 		if len(p) > room {
-			c.b = append(c.b, p[:room]...)
-			c.truncated = true
+			c.b.Write(p[:room])
+			c.cut()
 		} else {
-			c.b = append(c.b, p...)
+			c.b.Write(p)
 		}
 	} else if len(p) > 0 {
-		c.truncated = true
+		c.cut()
 	}
 	return len(p), nil
 }
 
-func (c *cappedBuffer) String() string { return string(c.b) }
+func (c *cappedBuffer) cut() {
+	c.truncated = true
+	if c.full != nil {
+		c.full()
+	}
+}
+
+func (c *cappedBuffer) String() string { return c.b.String() }
+
+// recorded is res as the transcript keeps it: output and stderr cut at
+// the engine's OutputLimit, Truncated saying so (DECISIONS §6); templates
+// read the whole of them.
+func (r *run) recorded(res transcript.CommandResult) transcript.CommandResult {
+	limit := r.e.outputLimit()
+	res.Output = capText(res.Output, limit, &res.Truncated)
+	res.Stderr = capText(res.Stderr, limit, &res.Truncated)
+	return res
+}
+
+// sizeText writes n bytes as reel's docs do (64 MiB, 64 KiB).
+func sizeText(n int) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
 
 // teeWriter writes to both; the display never fails a step.
 type teeWriter struct {

@@ -69,8 +69,8 @@ func (r *run) execCustom(ctx context.Context, sc scope, st *workflow.State) outc
 	if _, executable := r.e.Plugins[st.Type]; !registered && !executable && r.e.PluginHost.ProvidesStepType(st.Type) {
 		return r.execPluginStep(ctx, sc, st)
 	}
-	return r.attempts(ctx, st, func(attempt int) outcome {
-		sp := r.startStep(ctx, sc, st, st.Type, "", attempt)
+	return r.attempts(ctx, st, func(t *try) outcome {
+		sp := r.startStep(ctx, sc, st, st.Type, "", t)
 		req := StepRequest{Type: st.Type, Name: st.Name, Path: sp.path, Iteration: sp.iter, RunID: r.id, Config: st.Config, Inputs: r.inputs}
 		if req.Config == nil {
 			req.Config = map[string]any{}
@@ -131,7 +131,7 @@ func (r *run) runPlugin(ctx context.Context, pl Plugin, req StepRequest) (StepRe
 	if stdout.truncated {
 		return StepResult{}, fmt.Errorf("plugin %s: answer exceeds 16 MiB", req.Type)
 	}
-	if out := bytes.TrimSpace(stdout.b); len(out) > 0 {
+	if out := bytes.TrimSpace([]byte(stdout.String())); len(out) > 0 {
 		if err := json.Unmarshal(out, &answer); err != nil {
 			return StepResult{}, fmt.Errorf("plugin %s: answer is not JSON: %v", req.Type, err)
 		}

@@ -33,9 +33,11 @@
 //     that ran are under states: a template reading another fails its
 //     step, a condition reading one is false. .states.X.Output is the
 //     output as it came (a command's trailing newline included, as in
-//     AWF); the transcript's CommandResult keeps stdout as captured (cut
-//     at OutputLimit, 64 KiB). JSON output is parsed into .JSON. A timeout
-//     gives exit status 124, a cancel 130, a signal 128+n.
+//     AWF), whole up to StepOutputMax (64 MiB: a step printing more is
+//     stopped and fails); the transcript's CommandResult keeps stdout and
+//     stderr cut at OutputLimit (64 KiB) and says when it cut. JSON output
+//     is parsed into .JSON. A timeout gives exit status 124, a cancel
+//     130, a signal 128+n.
 //   - Retry attempts are numbered (payload attempt 1..n) only for states
 //     with retry.max_attempts > 1; otherwise attempt is omitted.
 //   - Processes. Every command runs with $SHELL -c (else /bin/sh), as AWF
@@ -93,8 +95,9 @@ import (
 
 // Defaults.
 const (
-	DefaultOutputLimit = 64 << 10
-	DefaultMaxDepth    = 8
+	DefaultOutputLimit   = 64 << 10
+	DefaultStepOutputMax = 64 << 20
+	DefaultMaxDepth      = 8
 	// maxStateVisits bounds how many states one run may execute through
 	// its transitions, so a cycle without an exit ends with a clear error.
 	maxStateVisits = 100000
@@ -122,9 +125,14 @@ type Engine struct {
 	// commands, agents' replies, hooks); the transcript keeps all of it
 	// whatever the choice.
 	StepOutput StepOutput
-	// OutputLimit caps the stdout and stderr kept per command step
-	// (DefaultOutputLimit when 0).
+	// OutputLimit caps the stdout and stderr a command step's transcript
+	// result keeps (DefaultOutputLimit when 0); the result says when it
+	// cut (truncated). Templates and expressions read the whole output.
 	OutputLimit int
+	// StepOutputMax bounds what a step's stdout or stderr may hold for
+	// templates and expressions (DefaultStepOutputMax when 0): a command
+	// printing more is stopped and its state fails, saying so.
+	StepOutputMax int
 	// MaxDepth bounds call_workflow nesting (DefaultMaxDepth when 0).
 	MaxDepth int
 	// ProjectDir is the project root: where workflows, packs, templates,
@@ -352,6 +360,13 @@ func (e *Engine) outputLimit() int {
 		return e.OutputLimit
 	}
 	return DefaultOutputLimit
+}
+
+func (e *Engine) stepOutputMax() int {
+	if e.StepOutputMax > 0 {
+		return e.StepOutputMax
+	}
+	return DefaultStepOutputMax
 }
 
 func (e *Engine) maxDepth() int {

@@ -320,6 +320,7 @@ func (r *run) setState(name string, v map[string]any) {
 		r.tstates = map[string]map[string]any{}
 	}
 	r.tstates[name] = templateState(v)
+	r.esnap, r.tsnap = nil, nil
 	r.mu.Unlock()
 }
 

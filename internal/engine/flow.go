@@ -174,7 +174,7 @@ func (r *run) loopFail(ctx context.Context, sp *span, st *workflow.State, err er
 }
 
 func (r *run) execForEach(ctx context.Context, sc scope, st *workflow.State) outcome {
-	sp := r.startStep(ctx, sc, st, transcript.KindForEach, "", 0)
+	sp := r.startStep(ctx, sc, st, transcript.KindForEach, "", nil)
 	items, err := r.items(sc, st)
 	if err != nil {
 		return r.loopFail(ctx, sp, st, err)
@@ -202,7 +202,7 @@ func (r *run) execForEach(ctx context.Context, sc scope, st *workflow.State) out
 }
 
 func (r *run) execWhile(ctx context.Context, sc scope, st *workflow.State) outcome {
-	sp := r.startStep(ctx, sc, st, transcript.KindWhile, "", 0)
+	sp := r.startStep(ctx, sc, st, transcript.KindWhile, "", nil)
 	limit, err := r.maxIterations(sc, st)
 	if err != nil {
 		return r.loopFail(ctx, sp, st, err)
@@ -311,7 +311,7 @@ func (it *loopRun) end(ctx context.Context, result map[string]any) outcome {
 }
 
 func (r *run) execParallel(ctx context.Context, sc scope, st *workflow.State) outcome {
-	sp := r.startStep(ctx, sc, st, transcript.KindParallel, "", 0)
+	sp := r.startStep(ctx, sc, st, transcript.KindParallel, "", nil)
 	bsc := scope{prefix: sp.path, iteration: sc.iteration, loop: sc.loop}
 	// A branch's own on_success, on_failure and transitions are not
 	// followed (the block decides what comes next), as in AWF.

@@ -36,13 +36,18 @@ type HookResult struct {
 
 // startStep starts the span of one attempt of st and, before its first
 // attempt, runs its pre hooks inside it.
-func (r *run) startStep(ctx context.Context, sc scope, st *workflow.State, kind, command string, attempt int) *span {
-	sp := r.startSpan(sc, st.Name, kind, command, attempt)
-	sp.st, sp.sc = st, sc
+func (r *run) startStep(ctx context.Context, sc scope, st *workflow.State, kind, command string, t *try) *span {
+	sp := r.startSpan(sc, st.Name, kind, command, t.attemptNo())
+	sp.st, sp.sc, sp.try = st, sc, t
 	// A block a resume passes through silently, and the resume's plan
 	// walk, run no hooks: nothing of theirs runs.
-	if st.Hooks != nil && len(st.Hooks.Pre) > 0 && attempt <= 1 && !sc.silent && !r.planning {
-		r.runHooks(ctx, sc, sp.path, workflow.HookPre, st.Hooks.Pre, st.Timeout, r.data(sc), false)
+	if st.Hooks != nil && len(st.Hooks.Pre) > 0 && t.attemptNo() <= 1 && !sc.silent && !r.planning {
+		// the state's timeout bounds its pre hooks too, as in AWF
+		limit := after(st.Timeout)
+		if t != nil {
+			limit = t.limit
+		}
+		r.runHooks(ctx, sc, sp.path, workflow.HookPre, st.Hooks.Pre, limit, r.data(sc), false)
 	}
 	return sp
 }
@@ -53,12 +58,20 @@ func (r *run) startStep(ctx context.Context, sc scope, st *workflow.State, kind,
 // result.
 func (sp *span) finish(ctx context.Context, o outcome, result any) {
 	st := sp.st
-	if st != nil && willRetry(st, sp.attempt, o) && !sp.silent {
+	if st != nil && willRetry(st, sp.try, o) && !sp.silent {
 		sp.publishRetry(o)
 	}
-	if st != nil && !willRetry(st, sp.attempt, o) {
+	if st != nil && !willRetry(st, sp.try, o) {
+		if sp.try != nil && sp.try.outOfTime {
+			// AWF's timeout bounds the whole state: say why the
+			// attempts stop here
+			o.err += fmt.Sprintf(" (not retried: the state's %s timeout ends before attempt %d could start)", st.Timeout, sp.try.n+1)
+		}
 		if st.Hooks != nil && len(st.Hooks.Post) > 0 && !o.cancelled && ctx.Err() == nil && !sp.silent && !sp.r.planning {
-			sp.r.runHooks(ctx, sp.sc, sp.path, workflow.HookPost, st.Hooks.Post, st.Timeout, sp.r.data(sp.sc), false)
+			// post hooks get a timeout of their own: they also run
+			// after the state timed out (AWF's, given what is left of
+			// it, would not)
+			sp.r.runHooks(ctx, sp.sc, sp.path, workflow.HookPost, st.Hooks.Post, after(st.Timeout), sp.r.data(sp.sc), false)
 		}
 	}
 	if st != nil && st.Capture != nil {
@@ -112,7 +125,7 @@ func (r *run) withCaptured(st *workflow.State, result any) any {
 // runHooks runs one hook list as a command step at at.which (or at which
 // at top level) and reports whether every command succeeded. With
 // stopOnFailure the list stops at its first failing command.
-func (r *run) runHooks(ctx context.Context, sc scope, at, which string, actions []workflow.HookAction, timeout time.Duration, data map[string]any, stopOnFailure bool) (bool, string) {
+func (r *run) runHooks(ctx context.Context, sc scope, at, which string, actions []workflow.HookAction, limit deadline, data map[string]any, stopOnFailure bool) (bool, string) {
 	sp := &span{r: r, path: joinPath(at, which), iter: sc.iteration, name: which, kind: transcript.KindCommand, start: time.Now(), hookOf: at}
 	// Resolve every template first: step.started carries the commands.
 	texts := make([]string, len(actions))
@@ -153,11 +166,11 @@ func (r *run) runHooks(ctx context.Context, sc scope, at, which string, actions 
 			cancelled = true
 			break
 		}
-		limit := a.Timeout
-		if limit == 0 {
-			limit = timeout
+		l := limit
+		if own := after(a.Timeout); own.timeout > 0 && (l.timeout == 0 || own.at.Before(l.at)) {
+			l = own
 		}
-		cr, o := r.shell(ctx, sp.path, texts[i], "", limit)
+		cr, o := r.shell(ctx, sp.path, texts[i], "", l)
 		out.WriteString(cr.Output)
 		errOut.WriteString(cr.Stderr)
 		res.Truncated = res.Truncated || cr.Truncated
@@ -207,7 +220,7 @@ func (r *run) hooked(ctx context.Context, machine func(context.Context) ending) 
 		return machine(ctx)
 	}
 	if len(h.Start) > 0 {
-		if ok, why := r.runHooks(ctx, scope{}, "", workflow.HookWorkflowStart, h.Start, 0, r.data(scope{}), true); !ok {
+		if ok, why := r.runHooks(ctx, scope{}, "", workflow.HookWorkflowStart, h.Start, deadline{}, r.data(scope{}), true); !ok {
 			if ctx.Err() != nil {
 				return cancelledEnding(ctx)
 			}
@@ -223,11 +236,11 @@ func (r *run) hooked(ctx context.Context, machine func(context.Context) ending) 
 	}
 	switch {
 	case end.status == "cancelled" && len(h.Cancel) > 0:
-		r.runHooks(hctx, scope{}, "", workflow.HookWorkflowCancel, h.Cancel, 0, r.data(scope{}), false)
+		r.runHooks(hctx, scope{}, "", workflow.HookWorkflowCancel, h.Cancel, deadline{}, r.data(scope{}), false)
 	case end.status == "failure" && len(h.Error) > 0:
-		r.runHooks(hctx, scope{}, "", workflow.HookWorkflowError, h.Error, 0, r.errorData(end), false)
+		r.runHooks(hctx, scope{}, "", workflow.HookWorkflowError, h.Error, deadline{}, r.errorData(end), false)
 	case end.status == "success" && len(h.End) > 0:
-		r.runHooks(hctx, scope{}, "", workflow.HookWorkflowEnd, h.End, 0, r.data(scope{}), false)
+		r.runHooks(hctx, scope{}, "", workflow.HookWorkflowEnd, h.End, deadline{}, r.data(scope{}), false)
 	}
 	return end
 }

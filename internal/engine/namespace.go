@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"maps"
 	"os"
-	"os/user"
-	"slices"
 	"strconv"
 	"time"
 
@@ -31,14 +29,21 @@ func (r *run) exprEnv(sc scope) map[string]any { return r.namespaces(sc, false) 
 
 func (r *run) namespaces(sc scope, tmpl bool) map[string]any {
 	r.mu.Lock()
+	// A snapshot of the states is shared by every data() until the next
+	// setState: a template runs on it while parallel branches go on, and
+	// a plan (which sets no state) renders thousands of them.
+	snap := &r.esnap
 	src := r.states
 	if tmpl {
-		src = r.tstates
+		snap, src = &r.tsnap, r.tstates
 	}
-	states := make(map[string]any, len(src))
-	for k, v := range src {
-		states[k] = v
+	if *snap == nil {
+		*snap = make(map[string]any, len(src))
+		for k, v := range src {
+			(*snap)[k] = v
+		}
 	}
+	states := *snap
 	inputs := r.inputs
 	if tmpl {
 		if r.tinputs == nil {
@@ -158,12 +163,9 @@ type loopState struct {
 // and the name of the pack wf belongs to).
 func (e *Engine) contextNamespaces(env map[string]any, wf *workflow.Workflow) (ctx map[string]any, awf map[string]string) {
 	getenv := func(k string) string { s, _ := env[k].(string); return s }
+	// $USER as AWF reads it: empty when unset (.context.User is the
+	// environment's word, not the account's)
 	name := getenv("USER")
-	if name == "" {
-		if u, err := user.Current(); err == nil {
-			name = u.Username
-		}
-	}
 	host, _ := os.Hostname()
 	pack := ""
 	if wf.Pack != nil {
@@ -180,13 +182,12 @@ func (e *Engine) contextNamespaces(env map[string]any, wf *workflow.Workflow) (c
 // default. An optional input without any value is nil: it renders as the
 // empty string and compares equal to nothing. Values are converted to the
 // input's type and checked against its validation rules; every problem is
-// reported at once.
+// reported at once. Values for inputs wf does not declare are ignored,
+// as AWF ignores them (callers say so: see Workflow.Undeclared).
 func resolveInputs(wf *workflow.Workflow, given map[string]string, config map[string]any) (map[string]any, error) {
 	out := map[string]any{}
 	var probs []string
-	declared := map[string]bool{}
 	for _, in := range wf.Inputs {
-		declared[in.Name] = true
 		var v any
 		var ok bool
 		if s, g := given[in.Name]; g {
@@ -213,11 +214,6 @@ func resolveInputs(wf *workflow.Workflow, given map[string]string, config map[st
 			continue
 		}
 		out[in.Name] = val
-	}
-	for _, k := range slices.Sorted(maps.Keys(given)) {
-		if !declared[k] {
-			probs = append(probs, fmt.Sprintf("unknown input %q", k))
-		}
 	}
 	if len(probs) > 0 {
 		return nil, &InputError{Problems: probs}

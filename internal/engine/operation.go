@@ -46,22 +46,36 @@ func resolveValue(v any, data map[string]any) (any, error) {
 
 // httpResult is the result of http.request, as the spec names it.
 type httpResult struct {
-	StatusCode    int               `json:"status_code"`
-	Body          string            `json:"body"`
-	Headers       map[string]string `json:"headers"`
-	BodyTruncated bool              `json:"body_truncated"`
-	Captured      map[string]string `json:"captured,omitempty"`
+	StatusCode int               `json:"status_code"`
+	Body       string            `json:"body"`
+	Headers    map[string]string `json:"headers"`
+	// BodyTruncated says the response was longer than maxHTTPBody (AWF's
+	// limit): Body, and what templates read, is its beginning.
+	BodyTruncated bool `json:"body_truncated"`
+	// Truncated says the transcript keeps less of the body than templates
+	// read (Engine.OutputLimit, as for a command's output).
+	Truncated bool              `json:"truncated,omitempty"`
+	Captured  map[string]string `json:"captured,omitempty"`
+}
+
+// maxHTTPBody is how much of a response http.request reads, as AWF (1 MiB).
+const maxHTTPBody = 1 << 20
+
+// recorded is res as the transcript keeps it: the body cut at limit.
+func (res *httpResult) recorded(limit int) *httpResult {
+	if len(res.Body) <= limit {
+		return res
+	}
+	c := *res
+	c.Body = capText(c.Body, limit, &c.Truncated)
+	return &c
 }
 
 func (r *run) execOperation(ctx context.Context, sc scope, st *workflow.State) outcome {
-	return r.attempts(ctx, st, func(attempt int) outcome {
-		sp := r.startStep(ctx, sc, st, transcript.KindOperation, "", attempt)
-		octx := ctx
-		if st.Timeout > 0 {
-			var cancel context.CancelFunc
-			octx, cancel = context.WithTimeout(ctx, st.Timeout)
-			defer cancel()
-		}
+	return r.attempts(ctx, st, func(t *try) outcome {
+		sp := r.startStep(ctx, sc, st, transcript.KindOperation, "", t)
+		octx, cancel := t.limit.context(ctx)
+		defer cancel()
 		in, err := resolveValue(st.Inputs, r.data(sc))
 		if err != nil {
 			o := fail("inputs: %v", err)
@@ -74,7 +88,7 @@ func (r *run) execOperation(ctx context.Context, sc scope, st *workflow.State) o
 		}
 		if _, builtin := workflow.Operations[st.Operation]; !builtin && r.e.PluginHost.ProvidesOperation(st.Operation) {
 			res, o := r.pluginOperation(octx, sp.path, st.Operation, in.(map[string]any))
-			o = timedOut(ctx, octx, o, st.Timeout)
+			o = timedOut(ctx, octx, o, t.limit)
 			r.setState(st.Name, pluginOpValue(o, res))
 			if res == nil {
 				sp.finish(ctx, o, nil)
@@ -85,7 +99,7 @@ func (r *run) execOperation(ctx context.Context, sc scope, st *workflow.State) o
 		}
 		if st.Operation != "http.request" {
 			res, o := r.operate(octx, sp.path, st.Operation, in.(map[string]any))
-			o = timedOut(ctx, octx, o, st.Timeout)
+			o = timedOut(ctx, octx, o, t.limit)
 			r.setState(st.Name, opValue(o, res))
 			if res == nil {
 				sp.finish(ctx, o, nil)
@@ -95,10 +109,10 @@ func (r *run) execOperation(ctx context.Context, sc scope, st *workflow.State) o
 			return o
 		}
 		res, o := r.httpRequest(octx, in.(map[string]any))
-		o = timedOut(ctx, octx, o, st.Timeout)
+		o = timedOut(ctx, octx, o, t.limit)
 		r.setState(st.Name, operationValue(o, res))
 		if res != nil {
-			sp.finish(ctx, o, res)
+			sp.finish(ctx, o, res.recorded(r.e.outputLimit()))
 			return o
 		}
 		sp.finish(ctx, o, nil)
@@ -108,11 +122,11 @@ func (r *run) execOperation(ctx context.Context, sc scope, st *workflow.State) o
 
 // timedOut turns the failure of an operation whose own timeout expired
 // into a timeout (exit status 124).
-func timedOut(ctx, octx context.Context, o outcome, timeout time.Duration) outcome {
+func timedOut(ctx, octx context.Context, o outcome, limit deadline) outcome {
 	if o.ok || ctx.Err() != nil || octx.Err() == nil {
 		return o
 	}
-	t := fail("timed out after %s", timeout)
+	t := fail("timed out after %s", limit)
 	t.exitCode = exitTimeout
 	return t
 }
@@ -191,14 +205,13 @@ func (r *run) httpRequest(ctx context.Context, in map[string]any) (*httpResult, 
 		return nil, fail("http.request %s %s: %v", method, u.Redacted(), err)
 	}
 	defer resp.Body.Close()
-	limit := r.e.outputLimit()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, int64(limit)+1))
+	b, err := io.ReadAll(io.LimitReader(resp.Body, maxHTTPBody+1))
 	if err != nil {
 		return nil, fail("http.request %s %s: read body: %v", method, u.Redacted(), err)
 	}
 	res := &httpResult{StatusCode: resp.StatusCode, Headers: map[string]string{}}
-	if len(b) > limit {
-		b, res.BodyTruncated = b[:limit], true
+	if len(b) > maxHTTPBody {
+		b, res.BodyTruncated = b[:maxHTTPBody], true
 	}
 	res.Body = string(b)
 	keys := make([]string, 0, len(resp.Header))
@@ -209,21 +222,18 @@ func (r *run) httpRequest(ctx context.Context, in map[string]any) (*httpResult, 
 	for _, k := range keys {
 		res.Headers[k] = strings.Join(resp.Header[k], ", ")
 	}
-	o := outcome{ok: true, exitCode: 0}
-	if resp.StatusCode >= 400 {
-		o = fail("http.request %s %s: status %d", method, u.Redacted(), resp.StatusCode)
-		o.final = !retryableStatus(in["retryable_status_codes"], resp.StatusCode)
+	// As in AWF, any status is an answer (templates read
+	// .Response.status_code); only one listed in retryable_status_codes
+	// fails the state, so that its retry tries again.
+	if retryableStatus(in["retryable_status_codes"], resp.StatusCode) {
+		return res, fail("http.request %s %s: retryable status code %d", method, u.Redacted(), resp.StatusCode)
 	}
-	return res, o
+	return res, outcome{ok: true}
 }
 
-// retryableStatus reports whether code is listed (an empty list retries
-// every failure status).
+// retryableStatus reports whether code is in list.
 func retryableStatus(list any, code int) bool {
-	l, ok := list.([]any)
-	if !ok || len(l) == 0 {
-		return true
-	}
+	l, _ := list.([]any)
 	for _, x := range l {
 		if fmt.Sprint(x) == strconv.Itoa(code) {
 			return true

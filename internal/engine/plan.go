@@ -1,7 +1,9 @@
 package engine
 
 import (
+	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/reelhq/reel/internal/workflow"
@@ -46,20 +48,25 @@ type PlanEdge struct {
 }
 
 // Plan resolves the inputs (as Run would) and returns the dry run's plan.
-func (e *Engine) Plan(wf *workflow.Workflow, given map[string]string) (*Plan, error) {
+// It stops with ctx's error when ctx ends.
+func (e *Engine) Plan(ctx context.Context, wf *workflow.Workflow, given map[string]string) (*Plan, error) {
 	inputs, err := resolveInputs(wf, given, nil)
 	if err != nil {
 		return nil, err
 	}
 	p := &Plan{Workflow: wf.Name, Description: wf.Description, File: wf.File, Inputs: inputs}
-	r := &run{e: e, wf: wf, id: "⟨run id⟩", inputs: inputs, states: map[string]map[string]any{}, env: envMap(e.environ())}
+	r := &run{e: e, wf: wf, id: "⟨run id⟩", inputs: inputs, states: make(map[string]map[string]any, len(wf.States)), env: envMap(e.environ())}
 	r.context, r.awf = e.contextNamespaces(r.env, wf)
+	// Every state's result is a placeholder; they hold no JSON, so
+	// templates and expressions share one map each (setState would clone
+	// it for templates).
+	r.tstates = make(map[string]map[string]any, len(wf.States))
 	for name := range wf.States {
-		ph := map[string]any{}
+		ph := make(map[string]any, len(workflow.StateProps))
 		for _, f := range workflow.StateProps {
 			ph[f] = placeholder("states." + name + "." + f)
 		}
-		r.setState(name, ph)
+		r.states[name], r.tstates[name] = ph, ph
 	}
 	if h := wf.Hooks; h != nil {
 		for _, x := range []struct {
@@ -71,34 +78,37 @@ func (e *Engine) Plan(wf *workflow.Workflow, given map[string]string) (*Plan, er
 			}
 		}
 	}
+	// Depth first from the initial state, each state before the ones it
+	// leads to, in the order of its ways out; a stack rather than
+	// recursion, for workflows of many thousands of states.
 	seen := map[string]bool{}
-	var visit func(name string)
-	visit = func(name string) {
+	stack := []string{wf.Initial}
+	for len(stack) > 0 {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		name := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
 		st := wf.States[name]
 		if st == nil || seen[name] {
-			return
+			continue
 		}
 		seen[name] = true
 		p.Steps = append(p.Steps, r.planStep(st, "", seen))
-		for _, n := range st.Successors() {
-			if !isChildOf(st, n) {
-				visit(n)
+		next := st.Successors()
+		for i := len(next) - 1; i >= 0; i-- {
+			if !isChildOf(st, next[i]) {
+				stack = append(stack, next[i])
 			}
 		}
 	}
-	visit(wf.Initial)
 	return p, nil
 }
 
 func placeholder(ref string) string { return "⟨" + ref + "⟩" }
 
 func isChildOf(st *workflow.State, name string) bool {
-	for _, c := range append(append([]string{}, st.Body...), st.Parallel...) {
-		if c == name {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(st.Body, name) || slices.Contains(st.Parallel, name)
 }
 
 func (r *run) planStep(st *workflow.State, prefix string, seen map[string]bool) *PlanStep {

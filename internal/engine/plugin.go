@@ -88,14 +88,10 @@ func pluginOpValue(o outcome, res *pluginOpResult) map[string]any {
 // output and data are .states.NAME.Output and .Data; an exit code other
 // than 0 fails the state as a command's does.
 func (r *run) execPluginStep(ctx context.Context, sc scope, st *workflow.State) outcome {
-	return r.attempts(ctx, st, func(attempt int) outcome {
-		sp := r.startStep(ctx, sc, st, st.Type, "", attempt)
-		sctx := ctx
-		if st.Timeout > 0 {
-			var cancel context.CancelFunc
-			sctx, cancel = context.WithTimeout(ctx, st.Timeout)
-			defer cancel()
-		}
+	return r.attempts(ctx, st, func(t *try) outcome {
+		sp := r.startStep(ctx, sc, st, st.Type, "", t)
+		sctx, cancel := t.limit.context(ctx)
+		defer cancel()
 		cfg, err := renderConfig(st.Config, r.data(sc))
 		if err != nil {
 			o := fail("config: %v", err)
@@ -120,7 +116,7 @@ func (r *run) execPluginStep(ctx context.Context, sc scope, st *workflow.State) 
 		default:
 			o = outcome{ok: true}
 		}
-		o = timedOut(ctx, sctx, o, st.Timeout)
+		o = timedOut(ctx, sctx, o, t.limit)
 		if res == nil {
 			r.setState(st.Name, stateValue(o, "", ""))
 			sp.finish(ctx, o, nil)

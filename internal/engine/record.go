@@ -36,8 +36,11 @@ type run struct {
 	mu      sync.Mutex
 	states  map[string]map[string]any
 	tstates map[string]map[string]any // states as templates see them (see data)
-	tinputs map[string]any            // inputs as templates see them
-	einputs map[string]any            // inputs as expressions see them
+	// esnap and tsnap are the states as data() hands them out, until the
+	// next setState (see namespaces)
+	esnap, tsnap map[string]any
+	tinputs      map[string]any // inputs as templates see them
+	einputs      map[string]any // inputs as expressions see them
 	// lastState is the top-level state started last (.error.State of the
 	// workflow_error hook).
 	lastState string
@@ -80,6 +83,7 @@ type span struct {
 	// hook's); hookOf is the path of the step a hook span belongs to.
 	st     *workflow.State
 	sc     scope
+	try    *try // the attempt of a state that retries (nil for others)
 	hookOf string
 	silent bool // writes nothing: see scope.silent
 }

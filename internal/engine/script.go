@@ -2,14 +2,15 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
+	"github.com/reelhq/reel/internal/exitcode"
 	"github.com/reelhq/reel/internal/workflow"
 	"github.com/reelhq/reel/transcript"
 )
@@ -88,21 +89,51 @@ func (r *run) readStepFile(kind, what, raw string, data map[string]any) (content
 	}
 	path, err = r.files().Resolve(kind, name)
 	if err != nil {
-		return "", "", fmt.Errorf("%s: %w", what, err)
+		return "", "", &stepFileError{fmt.Errorf("%s: %w", what, err)}
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return "", "", fmt.Errorf("%s: %w", what, err)
+		return "", "", &stepFileError{fmt.Errorf("%s: %w", what, err)}
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err == nil && fi.IsDir() {
+		return "", "", &stepFileError{fmt.Errorf("%s %s: is a directory", what, path)}
+	}
 	b, err := io.ReadAll(io.LimitReader(f, maxStepFile+1))
 	if err != nil {
-		return "", "", fmt.Errorf("%s %s: %w", what, path, err)
+		return "", "", &stepFileError{fmt.Errorf("%s %s: %w", what, path, err)}
 	}
 	if len(b) > maxStepFile {
-		return "", "", fmt.Errorf("%s %s: larger than the %d byte limit", what, path, maxStepFile)
+		return "", "", &stepFileError{fmt.Errorf("%s %s: larger than the %d byte limit", what, path, maxStepFile)}
 	}
 	return string(b), path, nil
+}
+
+// stepFileError is a script_file or prompt_file that cannot be read
+// (missing, unreadable, a directory, too large).
+type stepFileError struct{ err error }
+
+func (e *stepFileError) Error() string { return e.err.Error() }
+func (e *stepFileError) Unwrap() error { return e.err }
+
+// unrenderable is the outcome of a step whose command, script or prompt
+// could not be prepared. A script_file or prompt_file that cannot be read
+// is a user error, as in AWF: at the top level it ends the run with exit
+// status 1, past on_failure and retries (AWF's docs and its run agree);
+// inside a loop body or a parallel branch the state fails and its block
+// handles the failure, as AWF's blocks do. Any other error (a template
+// that does not render) fails the state, which follows its on_failure.
+func unrenderable(sc scope, err error) outcome {
+	o := fail("%v", err)
+	var fe *stepFileError
+	if !errors.As(err, &fe) {
+		return o
+	}
+	o.final = true
+	if sc.prefix == "" {
+		o.end = &ending{status: "failure", exitCode: exitcode.User, message: o.err}
+	}
+	return o
 }
 
 func (r *run) getenv(key string) string {
@@ -113,9 +144,9 @@ func (r *run) getenv(key string) string {
 // runScript runs a step's script: a command or a script_file without a
 // shebang with the shell, a script_file with one as an executable of its
 // own, written to a private temporary file for the run of the step.
-func (r *run) runScript(ctx context.Context, path string, s stepScript, dir string, timeout time.Duration) (transcript.CommandResult, outcome) {
+func (r *run) runScript(ctx context.Context, path string, s stepScript, dir string, limit deadline) (transcript.CommandResult, outcome) {
 	if !s.shebang {
-		return r.shell(ctx, path, s.text, dir, timeout)
+		return r.shell(ctx, path, s.text, dir, limit)
 	}
 	if interp := shebangInterpreter(s.text); filepath.IsAbs(interp) {
 		if fi, err := os.Stat(interp); err != nil || fi.IsDir() {
@@ -139,7 +170,7 @@ func (r *run) runScript(ctx context.Context, path string, s stepScript, dir stri
 		o := fail("script_file %s: write a temporary copy to run: %v", s.file, err)
 		return transcript.CommandResult{ExitCode: 1, Stderr: o.err}, o
 	}
-	return r.process(ctx, path, []string{f.Name()}, dir, timeout)
+	return r.process(ctx, path, []string{f.Name()}, dir, limit)
 }
 
 // shebangInterpreter returns the interpreter a #! line names.

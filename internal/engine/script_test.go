@@ -119,6 +119,64 @@ states:
 	}
 }
 
+// A script_file or prompt_file that cannot be read ends the run with exit
+// status 1 (a user error), past on_failure and retries, when its state is
+// at the top level, as in AWF; in a loop body or a parallel branch the
+// state fails and the block handles it, as AWF's blocks do.
+func TestUnreadableStepFileEndsTheRun(t *testing.T) {
+	h := newHarness(t)
+	h.write("scripts/ok.sh", "echo ok\n")
+	h.write("scripts/directory.sh/x", "")
+	for _, c := range []struct{ name, state, want string }{
+		{"missing", "a: {type: step, script_file: scripts/none.sh, retry: {max_attempts: 3}, on_success: done, on_failure: handle}", "script_file: file not found"},
+		{"directory", "a: {type: step, script_file: 'scripts/{{.workflow.Name}}.sh', on_success: done, on_failure: handle}", "is a directory"},
+		{"templated", "a: {type: step, script_file: 'scripts/{{.workflow.Name}}.sh', on_success: done, on_failure: handle}", "script_file: file not found"},
+		{"prompt", "a: {type: agent, provider: claude, prompt_file: 'prompts/{{.workflow.Name}}.md', on_success: done, on_failure: handle}", "prompt_file: file not found"},
+	} {
+		rep := h.run(context.Background(), `
+name: `+c.name+`
+states:
+  initial: a
+  `+c.state+`
+  handle: {type: step, command: echo handled, on_success: done}
+  done: {type: terminal}
+`, nil)
+		if rep.Status != "failure" || rep.ExitCode != exitcode.User || !strings.Contains(rep.Error, c.want) {
+			t.Errorf("%s: report %+v", c.name, rep)
+		}
+		n := 0
+		for _, ev := range readAll(t, rep.TranscriptPath) {
+			if p := ev.Step(); p != nil && ev.Type == transcript.StepStarted {
+				n++
+				if p.Name != "a" {
+					t.Errorf("%s: state %s ran", c.name, p.Name)
+				}
+			}
+		}
+		if n != 1 {
+			t.Errorf("%s: %d attempts", c.name, n)
+		}
+	}
+	rep := h.run(context.Background(), `
+name: nested
+states:
+  initial: each
+  each: {type: for_each, items: '["ok", "none"]', body: [b], on_complete: done, on_failure: handle}
+  b: {type: step, script_file: 'scripts/{{.loop.Item}}.sh', on_success: each}
+  handle: {type: step, command: echo handled, on_success: par}
+  par: {type: parallel, parallel: [x, y], strategy: best_effort, on_success: done}
+  x: {type: step, script_file: scripts/none.sh}
+  y: {type: step, command: echo y}
+  done: {type: terminal}
+`, nil)
+	if rep.Status != "success" {
+		t.Fatalf("nested: report %+v\n%s", rep, h.display.String())
+	}
+	if cr, _ := commandResult(t, rep, "handle"); cr.Output != "handled\n" {
+		t.Errorf("the loop's on_failure: %q", cr.Output)
+	}
+}
+
 // AWF's script-file-shebang.yaml fixture runs with AWF's scripts where AWF
 // finds them (beside the workflow).
 func TestAWFScriptFileFixture(t *testing.T) {

@@ -1,11 +1,13 @@
 // Package testfixtures locates the shared recordings that tests read in
 // place (../shared/fixtures beside the checkout) and skips a test clearly
-// when they are absent.
+// when they are absent, and generates the inputs of size tests.
 package testfixtures
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -51,4 +53,16 @@ func Bench(t testing.TB, name string) string {
 		t.Skipf("bench file %s not found: %v", p, err)
 	}
 	return p
+}
+
+// LinearWorkflow is a workflow of n command states run one after the
+// other, each rendering an input: what dry-run and load size tests scale.
+func LinearWorkflow(n int) string {
+	var b strings.Builder
+	b.WriteString("name: linear\ninputs:\n  - name: who\n    default: world\nstates:\n  initial: s0\n")
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&b, "  s%d:\n    type: step\n    command: echo \"step %d {{.inputs.who}}\"\n    on_success: s%d\n", i, i, i+1)
+	}
+	fmt.Fprintf(&b, "  s%d:\n    type: terminal\n", n)
+	return b.String()
 }

@@ -254,7 +254,7 @@ func (l *loader) finishAgent(k *yaml.Node, s *State) {
 	if s.Provider == "" {
 		l.errf(k, "agent %q is missing provider", s.Name)
 	} else if strings.Contains(s.Provider, "{{") {
-		t, err := parseTemplate(s.Provider, s.Pos)
+		t, err := l.parseTemplate(s.Provider, s.Pos)
 		if err != nil {
 			l.errf(k, "agent %q: provider: bad template: %v", s.Name, cleanTemplateErr(err))
 		} else {

@@ -214,7 +214,7 @@ func (l *loader) checkFiles(wf *Workflow, s *State) {
 		if f.path == "" {
 			continue
 		}
-		t, err := parseTemplate(f.path, s.Pos)
+		t, err := l.parseTemplate(f.path, s.Pos)
 		if err != nil {
 			l.errAt(s.Pos, "state %q: %s: bad template: %v", s.Name, f.what, cleanTemplateErr(err))
 			continue
@@ -236,8 +236,8 @@ func (l *loader) checkFiles(wf *Workflow, s *State) {
 		if _, err := search.Resolve(f.kind, p); err != nil {
 			if f.kind == Scripts && errors.Is(err, ErrFileNotFound) {
 				// AWF's validate does not look for script files (its run
-				// fails at the step); reel says so without failing.
-				l.warnAt(s.Pos, "state %q: %s: %v (the step will fail when it runs)", s.Name, f.what, err)
+				// ends at the step, exit 1); reel says so without failing.
+				l.warnAt(s.Pos, "state %q: %s: %v (the run will end there, exit 1, unless the file is created first)", s.Name, f.what, err)
 				continue
 			}
 			l.errAt(s.Pos, "state %q: %s: %v", s.Name, f.what, err)

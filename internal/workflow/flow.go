@@ -104,7 +104,11 @@ func (l *loader) transitions(n *yaml.Node) []Transition {
 		for _, f := range fs {
 			switch f.key.Value {
 			case "when":
-				t.When = l.expr(f.val, "when", true)
+				// An empty or null when is AWF's default branch: it
+				// always matches, like a transition without when.
+				if f.val.Kind != yaml.ScalarNode || (f.val.Value != "" && f.val.Tag != "!!null") {
+					t.When = l.expr(f.val, "when", true)
+				}
 			case "goto":
 				t.Goto, _ = l.str(f.val, "goto")
 				t.Pos = pos(f.val)

@@ -21,7 +21,7 @@ func FuzzTemplate(f *testing.F) {
 	}
 	data := sampleData()
 	f.Fuzz(func(t *testing.T, src string) {
-		tm, err := parseTemplate(src, Pos{Line: 1, Col: 1})
+		tm, err := parseTemplate(nil, src, Pos{Line: 1, Col: 1})
 		if err != nil {
 			return
 		}
@@ -35,7 +35,7 @@ func FuzzTemplate(f *testing.F) {
 			if !strings.Contains(src, "{{."+ns+".") {
 				continue
 			}
-			twin, perr := parseTemplate(strings.ReplaceAll(src, "{{."+ns+".", "{{"+ns+"."), Pos{})
+			twin, perr := parseTemplate(nil, strings.ReplaceAll(src, "{{."+ns+".", "{{"+ns+"."), Pos{})
 			if perr != nil {
 				t.Fatalf("dot-less twin of %q does not parse: %v", src, perr)
 			}

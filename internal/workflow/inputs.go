@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -184,6 +185,20 @@ func (l *loader) outputs(n *yaml.Node) []Output {
 		}
 		out = append(out, o)
 	})
+	return out
+}
+
+// Undeclared returns the names among given that wf declares no input for,
+// sorted. AWF ignores such values (an --input, a call_workflow input);
+// reel ignores them too, and says so.
+func (wf *Workflow) Undeclared(given map[string]string) []string {
+	var out []string
+	for name := range given {
+		if !slices.ContainsFunc(wf.Inputs, func(in Input) bool { return in.Name == name }) {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
 	return out
 }
 

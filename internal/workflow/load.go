@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"text/template"
 
 	"gopkg.in/yaml.v3"
 
@@ -116,6 +117,8 @@ type loader struct {
 	// computed once per file by the reference checks (refs.go)
 	flow       *flowGraph
 	loopStates map[string]bool
+	// tmplBase gives the file's templates (see newTemplateBase)
+	tmplBase *template.Template
 }
 
 func pos(n *yaml.Node) Pos { return Pos{n.Line, n.Column} }

@@ -100,7 +100,7 @@ func TestTemplateMissingKeyFails(t *testing.T) {
 		{"{{.loop.Item}}", `.loop.Item: not inside a loop`},
 		{"{{.states.a.output}}", `.states.a.output: no value for "output"`},
 	} {
-		tm, err := parseTemplate(c.src, Pos{})
+		tm, err := parseTemplate(nil, c.src, Pos{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -11,7 +11,7 @@ import (
 
 func render(t *testing.T, src string, data map[string]any) string {
 	t.Helper()
-	tm, err := parseTemplate(src, Pos{})
+	tm, err := parseTemplate(nil, src, Pos{})
 	if err != nil {
 		t.Fatalf("parse %q: %v", src, err)
 	}
@@ -56,7 +56,7 @@ func TestDotlessReferencesReadTheRootData(t *testing.T) {
 			t.Errorf("%s = %q, want %q", c.src, got, c.want)
 		}
 	}
-	if _, err := parseTemplate(`{{inputs "name"}}`, Pos{}); err == nil || !strings.Contains(err.Error(), "inputs is a namespace, not a function") {
+	if _, err := parseTemplate(nil, `{{inputs "name"}}`, Pos{}); err == nil || !strings.Contains(err.Error(), "inputs is a namespace, not a function") {
 		t.Errorf("namespace called with an argument: %v", err)
 	}
 }
@@ -125,7 +125,7 @@ func TestTemplateFunctions(t *testing.T) {
 		{`{{readFile "` + filepath.Join(dir, "none") + `"}}`, "no such file"},
 		{`{{join "text" ","}}`, "join: want a list"},
 	} {
-		tm, err := parseTemplate(c.src, Pos{})
+		tm, err := parseTemplate(nil, c.src, Pos{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -190,7 +190,7 @@ func TestValidateChecksStepFiles(t *testing.T) {
 		got := fmt.Sprint(err)
 		if err == nil {
 			got = wf.Warnings.Error()
-			if !strings.Contains(c.states, "script_file") || !strings.HasSuffix(got, "(the step will fail when it runs)") || !strings.Contains(got, ": warning: ") {
+			if !strings.Contains(c.states, "script_file") || !strings.HasSuffix(got, "(the run will end there, exit 1, unless the file is created first)") || !strings.Contains(got, ": warning: ") {
 				t.Errorf("%s: no error, warnings %q", c.states, got)
 			}
 		}

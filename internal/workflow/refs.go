@@ -107,6 +107,9 @@ type Site struct {
 	AnyOrder bool
 	// ErrorHook allows .error (a workflow_error hook).
 	ErrorHook bool
+	// LoopScope allows .loop in a field of a loop state that is read
+	// inside the loop's iterations (while, break_when), as in AWF.
+	LoopScope bool
 	// Lenient makes a bad reference a warning instead of a problem. AWF's
 	// validate checks the references of command, dir, a loop's items and
 	// max_iterations and hooks only; elsewhere (prompts, messages, call
@@ -226,7 +229,7 @@ func (l *loader) checkRef(wf *Workflow, r ref, p Pos, site Site, shown string, i
 		}
 		prop(ErrorProps, ".error")
 	case NSLoop:
-		if site.State != nil && !l.inLoop(wf, site.State.Name) {
+		if site.State != nil && !site.LoopScope && !l.inLoop(wf, site.State.Name) {
 			// AWF's validate accepts this and its run fails; reel warns
 			// (the verdict stays AWF's) and the run fails as clearly.
 			l.warnAt(p, "%s: %s: .loop is only set in the body of a for_each or while loop, and %q is in none: this fails when the state runs", where, shown, site.State.Name)

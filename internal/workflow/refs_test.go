@@ -302,3 +302,83 @@ func TestExprSemantics(t *testing.T) {
 		t.Error("an unknown variable compiles")
 	}
 }
+
+// TestLoopConditionsReadTheirIteration: a loop's while and break_when are
+// evaluated in each iteration, with its .loop, as in AWF: reading it there
+// is no finding, so validate --strict accepts the file.
+func TestLoopConditionsReadTheirIteration(t *testing.T) {
+	src := `name: loops
+states:
+  initial: each
+  each:
+    type: for_each
+    items: '["a", "stop", "c"]'
+    body: [show]
+    break_when: loop.Item == "stop" || loop.Index >= 5
+    on_complete: again
+  show:
+    type: step
+    command: echo {{.loop.Item}}
+    on_success: each
+  again:
+    type: while
+    while: loop.Index < 3 && !loop.Last
+    break_when: loop.Index1 == 2
+    body: [tick]
+    on_complete: done
+  tick:
+    type: step
+    command: echo tick
+    on_success: again
+  done:
+    type: terminal
+`
+	errs, warns := findings(t, src)
+	if len(errs)+len(warns) > 0 {
+		t.Fatalf("problems %q, warnings %q", errs, warns)
+	}
+	// .loop in another field of the loop state is still outside the loop
+	errs, warns = findings(t, strings.Replace(src, "items: '[\"a\", \"stop\", \"c\"]'", "items: '{{.loop.Item}}'", 1))
+	if len(errs)+len(warns) != 1 {
+		t.Fatalf(".loop in items: problems %q, warnings %q", errs, warns)
+	}
+}
+
+// TestEmptyWhenIsTheDefaultBranch: a transition whose when is empty or null
+// always matches, as AWF's default branch does; one of blanks is refused.
+func TestEmptyWhenIsTheDefaultBranch(t *testing.T) {
+	for _, when := range []string{`""`, `''`, ``, `null`, `~`} {
+		src := `name: w
+states:
+  initial: a
+  a:
+    type: step
+    command: echo a
+    transitions:
+      - when: inputs.x == "1"
+        goto: done
+      - when: ` + when + `
+        goto: b
+  b:
+    type: step
+    command: echo b
+    on_success: done
+  done:
+    type: terminal
+inputs:
+  - name: x
+`
+		wf, err := Parse([]byte(src), "f.yaml", Options{})
+		if err != nil {
+			t.Fatalf("when: %s: %v", when, err)
+		}
+		tr := wf.States["a"].Transitions
+		if len(tr) != 2 || tr[0].When == nil || tr[1].When != nil || tr[1].Goto != "b" {
+			t.Errorf("when: %s: transitions %+v", when, tr)
+		}
+	}
+	errs, _ := findings(t, "name: w\nstates:\n  initial: a\n  a:\n    type: step\n    command: echo\n    transitions:\n      - when: ' '\n        goto: done\n  done:\n    type: terminal\n")
+	if len(errs) != 1 || !strings.Contains(errs[0], "when is empty") {
+		t.Errorf("a blank when: %q", errs)
+	}
+}

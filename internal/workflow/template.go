@@ -84,7 +84,24 @@ func execMessage(err error) string {
 
 // ParseTemplate parses src as a workflow template (for text read at run
 // time, such as a script_file).
-func ParseTemplate(src string) (*Template, error) { return parseTemplate(src, Pos{}) }
+func ParseTemplate(src string) (*Template, error) { return parseTemplate(nil, src, Pos{}) }
+
+// newTemplateBase returns a template whose New gives templates with the
+// workflow functions and options. Templates made from one base share their
+// function tables (text/template's common part), so a file of thousands
+// of templates does not copy them thousands of times; each keeps its own
+// tree.
+func newTemplateBase() *template.Template {
+	return template.New("").Funcs(templateFuncs).Funcs(namespaceFuncs).Option("missingkey=error")
+}
+
+// parseTemplate parses src with the loader's template base.
+func (l *loader) parseTemplate(src string, pos Pos) (*Template, error) {
+	if l.tmplBase == nil {
+		l.tmplBase = newTemplateBase()
+	}
+	return parseTemplate(l.tmplBase, src, pos)
+}
 
 // namespaceFuncs declare the namespaces as functions so that the dot-less
 // form parses; rewriteNamespaces replaces every use before a template
@@ -97,13 +114,17 @@ var namespaceFuncs = func() template.FuncMap {
 	return m
 }()
 
-// parseTemplate parses src. Sources without "{{" are kept as literals.
-func parseTemplate(src string, pos Pos) (*Template, error) {
+// parseTemplate parses src as a template of base (a fresh base when nil).
+// Sources without "{{" are kept as literals.
+func parseTemplate(base *template.Template, src string, pos Pos) (*Template, error) {
 	t := &Template{Source: src, Pos: pos}
 	if !strings.Contains(src, "{{") {
 		return t, nil
 	}
-	tmpl, err := template.New("").Funcs(templateFuncs).Funcs(namespaceFuncs).Option("missingkey=error").Parse(src)
+	if base == nil {
+		base = newTemplateBase()
+	}
+	tmpl, err := base.New("").Parse(src)
 	if err != nil {
 		return nil, err
 	}

@@ -85,8 +85,10 @@ func (l *loader) checkStateRefs(wf *Workflow, s *State) {
 	for _, ts := range s.templateSites() {
 		l.checkTemplate(wf, ts.t, ts.site)
 	}
-	l.checkExpr(wf, s.While, Site{State: s, What: "while", AnyOrder: true, Lenient: true})
-	l.checkExpr(wf, s.BreakWhen, Site{State: s, What: "break_when", AnyOrder: true, Lenient: true})
+	// while and break_when are evaluated in each iteration, with the
+	// iteration's .loop
+	l.checkExpr(wf, s.While, Site{State: s, What: "while", AnyOrder: true, LoopScope: true, Lenient: true})
+	l.checkExpr(wf, s.BreakWhen, Site{State: s, What: "break_when", AnyOrder: true, LoopScope: true, Lenient: true})
 	for _, t := range s.Transitions {
 		l.checkExpr(wf, t.When, Site{State: s, What: "transition", SelfOK: true, Lenient: true})
 	}

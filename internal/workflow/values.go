@@ -105,7 +105,7 @@ func (l *loader) template(n *yaml.Node, what string) *Template {
 	if !ok {
 		return nil
 	}
-	t, err := parseTemplate(s, pos(n))
+	t, err := l.parseTemplate(s, pos(n))
 	if err != nil {
 		l.errf(n, "%s: bad template: %v", what, cleanTemplateErr(err))
 		return nil
