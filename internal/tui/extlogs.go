@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -58,14 +59,13 @@ type session struct {
 	size    int64
 }
 
-// tail is the session being followed: the normalizer fed with what was
-// appended since the last look. A Gemini session is one JSON document
-// rewritten whole, so it is read again from the start when it changes.
+// tail is the session being followed, and what the last read of it
+// found.
 type tail struct {
 	path   string
 	format normalize.Format
-	off    int64
-	parser *normalize.Parser
+	size   int64
+	mod    time.Time
 	lines  []string
 	err    error
 }
@@ -233,8 +233,18 @@ func (t *logsTab) follow() {
 	t.read()
 }
 
-// read feeds the normalizer what the session file gained since the last
-// read and shows the events it made.
+// liveReason is what the normalizer is told when it is closed on a live
+// file: its answers to tool calls still open say it, and are left out.
+const liveReason = "the session goes on"
+
+// tailWindow is how much of the end of a session file the tail reads.
+const tailWindow = 4 << 20
+
+// read shows the session's events when its file changed: the last
+// tailWindow bytes, whole lines only, through a fresh normalizer closed at
+// the end, so that the last message shows at once (the normalizer holds a
+// message until it knows it ended). Tool calls still waiting for their
+// result are left open, not answered with the normalizer's "no result".
 func (t *logsTab) read() {
 	tl := t.t
 	if tl == nil {
@@ -245,57 +255,54 @@ func (t *logsTab) read() {
 		tl.err = err
 		return
 	}
-	whole := tl.format == normalize.GeminiSession
-	if st.Size() < tl.off || whole && st.Size() != tl.off {
-		// rewritten or truncated: read it again from the start
-		tl.off, tl.parser, tl.lines = 0, nil, nil
-	}
-	if st.Size() == tl.off && tl.parser != nil {
+	if st.Size() == tl.size && st.ModTime().Equal(tl.mod) {
 		return
 	}
+	tl.size, tl.mod, tl.err = st.Size(), st.ModTime(), nil
 	f, err := safefile.Open(tl.path)
 	if err != nil {
 		tl.err = err
 		return
 	}
 	defer f.Close()
-	if _, err := f.Seek(tl.off, io.SeekStart); err != nil {
+	from := max(0, st.Size()-tailWindow)
+	data := make([]byte, st.Size()-from)
+	n, err := f.ReadAt(data, from)
+	if err != nil && err != io.EOF {
 		tl.err = err
 		return
 	}
-	data, err := io.ReadAll(io.LimitReader(f, 64<<20))
+	data = data[:n]
+	if tl.format != normalize.GeminiSession {
+		if from > 0 {
+			// start at a whole line
+			if i := bytes.IndexByte(data, '\n'); i >= 0 {
+				data = data[i+1:]
+			}
+		}
+		// a line still being written is shown once its newline is there
+		data = data[:bytes.LastIndexByte(data, '\n')+1]
+	}
+	var lines []string
+	p, err := normalize.NewParser(tl.format, func(ev transcript.ExchangeEvent) error {
+		if tp := ev.Tool(); ev.Type == transcript.ToolResult && tp != nil && strings.HasSuffix(tp.Error, liveReason) {
+			return nil
+		}
+		lines = append(lines, sessionLine(&ev))
+		return nil
+	})
 	if err != nil {
 		tl.err = err
 		return
 	}
-	if tl.parser == nil {
-		tl.parser, err = normalize.NewParser(tl.format, func(ev transcript.ExchangeEvent) error {
-			tl.lines = append(tl.lines, sessionLine(&ev))
-			return nil
-		})
-		if err != nil {
-			tl.err = err
-			return
-		}
+	p.Write(data)
+	p.Close(liveReason)
+	if len(lines) > maxTailLines {
+		lines = lines[len(lines)-maxTailLines:]
 	}
-	if !whole {
-		// whole lines only: the rest is read when its newline is there
-		if i := strings.LastIndexByte(string(data), '\n'); i >= 0 {
-			data = data[:i+1]
-		} else {
-			data = nil
-		}
-	}
-	tl.off += int64(len(data))
-	tl.parser.Write(data)
-	if whole {
-		tl.parser.Close("end of the session file")
-	}
-	if len(tl.lines) > maxTailLines {
-		tl.lines = append(tl.lines[:0:0], tl.lines[len(tl.lines)-maxTailLines/2:]...)
-	}
+	tl.lines = lines
 	atBottom := t.pane.AtBottom() || t.pane.TotalLineCount() == 0
-	t.pane.SetContent(strings.Join(tl.lines, "\n"))
+	t.pane.SetContent(strings.Join(lines, "\n"))
 	if atBottom {
 		t.pane.GotoBottom()
 	}

@@ -298,8 +298,8 @@ func (t *workflowsTab) view(w, h int) string {
 		head += " · newest first"
 	}
 	if t.filter.Focused() || t.filter.Value() != "" {
-		t.filter.SetWidth(max(10, w-10))
-		b.WriteString(t.filter.View() + "\n")
+		t.filter.SetWidth(max(10, w-30))
+		b.WriteString(t.filter.View() + "  " + st.dim.Render(head) + "\n")
 	} else {
 		b.WriteString(st.title.Render(head) + "\n")
 	}
@@ -324,7 +324,9 @@ func (t *workflowsTab) view(w, h int) string {
 			mark = "✗"
 		}
 		if i == t.cur.pos {
-			mark = "›"
+			mark = "›" + mark
+		} else {
+			mark = " " + mark
 		}
 		scope := it.entry.Scope
 		line := fmt.Sprintf("%s %s %s %s", mark, fit(it.entry.Name, nameW), fit(scope, 6), it.description())
