@@ -3,7 +3,6 @@ package transcript
 import (
 	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math/bits"
 	"strconv"
@@ -42,8 +41,6 @@ type decoder struct {
 }
 
 const maxDepth = 10000
-
-var errSyntax = errors.New("syntax error")
 
 type syntaxError struct {
 	msg string

@@ -277,7 +277,7 @@ var awfOutOfScope = map[string]string{
 	"subworkflow-nested-b":   "run as the child of subworkflow-nested-a",
 	"subworkflow-nested-c":   "run as the grandchild of subworkflow-nested-a",
 	"valid-with-dir":         "its first state runs in /tmp/project: the outcome depends on whether that directory exists on the machine",
-	"secrets-masked":         "tests AWF's masking of secret-named inputs in step output; reel masks only with --mask-secrets, by value (DECISIONS §9), see docs/awf-compat.md",
+	"secrets-masked":         "tests AWF's masking of secret-named inputs in step output; reel masks only with --mask-secrets, by value (docs/decisions.md §9), see docs/awf-compat.md",
 }
 
 // awfDifference is a case where reel's outcome differs from AWF's on
@@ -428,7 +428,7 @@ var inputExit1 = awfDifference{
 // awfConfigInputs: inputs come from .awf/config.yaml, --input overriding,
 // as in AWF; AWF also masks the value of an input whose name looks secret
 // (api_key) in the step's output, which reel does only with
-// --mask-secrets, by value (DECISIONS §9).
+// --mask-secrets, by value (docs/decisions.md §9).
 func awfConfigInputs(model string) awfDifference {
 	return awfDifference{
 		why: "AWF masks secret-named inputs in step output; reel does not by default",
@@ -889,7 +889,7 @@ func runReelCase(t *testing.T, fixtures string, c awfCase) awfOutcome {
 		ev := &events[i]
 		p := ev.Step()
 		if p == nil || hookSpan[p.Name] {
-			// hooks are recorded as command steps (DECISIONS §11); AWF
+			// hooks are recorded as command steps (docs/decisions.md §11); AWF
 			// keeps no state for them (their effects are in collect)
 			continue
 		}

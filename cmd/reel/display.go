@@ -89,7 +89,7 @@ func writePlan(w io.Writer, plan *engine.Plan, p palette) error {
 	var step func(s *engine.PlanStep, depth int)
 	step = func(s *engine.PlanStep, depth int) {
 		ind := strings.Repeat("    ", depth)
-		label := s.Name
+		var label string
 		if depth == 0 {
 			n++
 			label = fmt.Sprintf("%d. %s", n, s.Name)

@@ -15,18 +15,18 @@ import (
 	"github.com/reelhq/reel/internal/index"
 )
 
-// readmeExitTable parses the README's "Exit codes" table: its code columns
+// readmeExitTable parses the "Exit codes" table of docs/lifecycle.md: its code columns
 // and, for each command a row names, the codes whose cell says something
 // (the "other" column's codes are the numbers before a colon).
 func readmeExitTable(t *testing.T) (columns []string, table map[string]map[int]string) {
 	t.Helper()
-	b, err := os.ReadFile("../../README.md")
+	b, err := os.ReadFile("../../docs/lifecycle.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, sec, ok := strings.Cut(string(b), "\n### Exit codes\n")
+	_, sec, ok := strings.Cut(string(b), "\n## Exit codes\n")
 	if !ok {
-		t.Fatal("README has no Exit codes section")
+		t.Fatal("docs/lifecycle.md has no Exit codes section")
 	}
 	table = map[string]map[int]string{}
 	cmdName := regexp.MustCompile("`([a-z][a-z ]*)`")
@@ -52,7 +52,7 @@ func readmeExitTable(t *testing.T) (columns []string, table map[string]map[int]s
 			continue
 		}
 		if len(cells) != len(columns) {
-			t.Fatalf("README exit table row has %d cells, the header %d: %s", len(cells), len(columns), line)
+			t.Fatalf("docs/lifecycle.md exit table row has %d cells, the header %d: %s", len(cells), len(columns), line)
 		}
 		codes := map[int]string{}
 		for i, c := range cells[1:] {
@@ -73,12 +73,12 @@ func readmeExitTable(t *testing.T) (columns []string, table map[string]map[int]s
 		}
 	}
 	if len(table) == 0 {
-		t.Fatal("README exit table: no rows")
+		t.Fatal("docs/lifecycle.md exit table: no rows")
 	}
 	return columns, table
 }
 
-// The README's exit-code table is what the code returns: its columns are
+// The exit-code table of docs/lifecycle.md is what the code returns: its columns are
 // package exitcode's constants, and every status it gives a command is
 // produced by a real run of that command here (or is listed, with the
 // reason, as not practical to provoke); every case here is in the table.
@@ -87,10 +87,10 @@ func TestExitCodeTableMatchesTheCode(t *testing.T) {
 	want := []string{"command", strconv.Itoa(exitcode.OK), strconv.Itoa(exitcode.User), strconv.Itoa(exitcode.Workflow),
 		strconv.Itoa(exitcode.Execution), strconv.Itoa(exitcode.System), "other"}
 	if strings.Join(columns, "|") != strings.Join(want, "|") {
-		t.Fatalf("README exit table columns %q, want %q", columns, want)
+		t.Fatalf("docs/lifecycle.md exit table columns %q, want %q", columns, want)
 	}
 	if _, ok := table["run"][exitcode.Cancelled]; !ok {
-		t.Fatalf("README exit table: run lacks %d (exitcode.Cancelled)", exitcode.Cancelled)
+		t.Fatalf("docs/lifecycle.md exit table: run lacks %d (exitcode.Cancelled)", exitcode.Cancelled)
 	}
 	if exitUser != exitcode.User || exitWorkflow != exitcode.Workflow || exitExecution != exitcode.Execution || exitSystem != exitcode.System {
 		t.Fatal("cmd/reel's exit statuses are not package exitcode's")
@@ -224,7 +224,7 @@ func TestExitCodeTableMatchesTheCode(t *testing.T) {
 			t.Errorf("reel %s: exit %d, want %d\nstderr: %s", strings.Join(c.args, " "), res.code, c.code, res.stderr)
 		}
 		if _, ok := table[c.command][c.code]; !ok {
-			t.Errorf("reel %s exits %d: the README's table does not give %s that status", strings.Join(c.args, " "), c.code, c.command)
+			t.Errorf("reel %s exits %d: docs/lifecycle.md's table does not give %s that status", strings.Join(c.args, " "), c.code, c.command)
 		}
 		if tested[c.command] == nil {
 			tested[c.command] = map[int]bool{}
@@ -258,7 +258,7 @@ func TestExitCodeTableMatchesTheCode(t *testing.T) {
 	for command, codes := range table {
 		for code := range codes {
 			if !tested[command][code] && untested[command][code] == "" {
-				t.Errorf("README: %s exits %d, but no case here provokes it", command, code)
+				t.Errorf("docs/lifecycle.md: %s exits %d, but no case here provokes it", command, code)
 			}
 		}
 	}

@@ -311,7 +311,7 @@ func TestImportAgainIsIdempotentAndFollowsGrowth(t *testing.T) {
 	fmt.Fprintln(f, `{"parentUuid":"u9","isSidechain":false,"cwd":"/w","sessionId":"s-2","type":"user","message":{"role":"user","content":"And tomorrow?"},"uuid":"u10","timestamp":"2025-11-01T10:05:00.000Z"}`)
 	fmt.Fprintln(f, `{"parentUuid":"u10","isSidechain":false,"sessionId":"s-2","type":"assistant","message":{"model":"claude-sonnet-4-5","id":"msg_z","type":"message","role":"assistant","content":[{"type":"text","text":"Rain."}],"usage":{"input_tokens":4,"output_tokens":2}},"uuid":"u11","timestamp":"2025-11-01T10:05:02.000Z"}`)
 	f.Close()
-	third, errOut := importJSON(t, "--storage", storage, src)
+	third, _ := importJSON(t, "--storage", storage, src)
 	outcomes := map[string]string{}
 	for _, r := range third {
 		outcomes[r.Format] = string(r.Outcome)

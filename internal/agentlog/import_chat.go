@@ -50,7 +50,7 @@ func newMessages(msgs []message) []message {
 }
 
 // requestBlocks renders a request as message.user blocks: the new user
-// text as blocks[0] and the system prompt as blocks[1] (DECISIONS §5), or,
+// text as blocks[0] and the system prompt as blocks[1] (docs/decisions.md §5), or,
 // for a request that only sends tool results back, those results as
 // tool_result blocks.
 func requestBlocks(all, added []message) []transcript.ContentBlock {

@@ -25,7 +25,7 @@ func normalize(b []byte) []byte {
 	return durShownRE.ReplaceAll(b, []byte("(<d>)"))
 }
 
-// DECISIONS §10: the audit trail and the display are the same with and
+// docs/decisions.md §10: the audit trail and the display are the same with and
 // without the transcript.
 func TestAuditAndDisplayIdenticalWithoutTranscript(t *testing.T) {
 	const body = `

@@ -394,7 +394,7 @@ func (c *cappedBuffer) cut() {
 func (c *cappedBuffer) String() string { return c.b.String() }
 
 // recorded is res as the transcript keeps it: output and stderr cut at
-// the engine's OutputLimit, Truncated saying so (DECISIONS §6); templates
+// the engine's OutputLimit, Truncated saying so (docs/decisions.md §6); templates
 // read the whole of them.
 func (r *run) recorded(res transcript.CommandResult) transcript.CommandResult {
 	limit := r.e.outputLimit()

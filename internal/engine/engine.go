@@ -51,7 +51,7 @@
 //     nesting deeper than MaxDepth ends the run at the call, past its
 //     on_failure, as AWF ends it.
 //   - Hooks (AWF's). Each hook list runs as one command step nested under
-//     what it hooks (DECISIONS §11); a failing workflow_start command ends
+//     what it hooks (docs/decisions.md §11); a failing workflow_start command ends
 //     the run with exit status 3, every other hook failure is recorded and
 //     changes nothing. See hooks.go.
 //   - Operations. http.request, github.* (package github) and notify.send
@@ -73,7 +73,6 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -473,6 +472,3 @@ func envMap(environ []string) map[string]any {
 	}
 	return m
 }
-
-// errCancelled marks an outcome cut short by the run's context.
-var errCancelled = errors.New("cancelled")

@@ -157,14 +157,6 @@ func (r *run) maxIterations(sc scope, st *workflow.State) (int, error) {
 	return n, nil
 }
 
-func truncate(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n]) + "…"
-}
-
 // loopFail ends a loop that could not start.
 func (r *run) loopFail(ctx context.Context, sp *span, st *workflow.State, err error) outcome {
 	o := fail("%v", err)

@@ -11,7 +11,7 @@ import (
 	"github.com/reelhq/reel/transcript"
 )
 
-// Hooks (DECISIONS §11). Each hook list runs as one command step nested
+// Hooks (docs/decisions.md §11). Each hook list runs as one command step nested
 // under what it hooks: a state's at <path>.pre_hook / <path>.post_hook,
 // inside the state's own step.started … step.completed; the workflow's at
 // top level under the hook's name, after run.started and before

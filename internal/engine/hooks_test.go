@@ -58,7 +58,7 @@ func readLog(t *testing.T, p string) string {
 	return string(b)
 }
 
-// DECISIONS §11: each hook list is one command step nested under what it
+// docs/decisions.md §11: each hook list is one command step nested under what it
 // hooks, and the hooks run in AWF's order (hooks-lifecycle.yaml).
 func TestHooksRunInOrderAndNest(t *testing.T) {
 	h, logf := hookHarness(t)
@@ -380,7 +380,7 @@ states:
 }
 
 // capture adds the captured variables to the capturing step's result
-// (DECISIONS §11), cut at max_size; templates read the output as
+// (docs/decisions.md §11), cut at max_size; templates read the output as
 // .states.NAME.Output as in AWF.
 func TestCaptureInResult(t *testing.T) {
 	h := newHarness(t)
@@ -413,7 +413,7 @@ states:
 	}
 }
 
-// DECISIONS §10 holds for hooks: the audit trail and the display are the
+// docs/decisions.md §10 holds for hooks: the audit trail and the display are the
 // same with and without the transcript; the display of a hooked run is
 // golden (testdata/hooks_display.golden).
 func TestHooksAuditAndDisplay(t *testing.T) {

@@ -44,7 +44,7 @@ func (r *run) namespaces(sc scope, tmpl bool) map[string]any {
 		}
 	}
 	states := *snap
-	inputs := r.inputs
+	var inputs map[string]any
 	if tmpl {
 		if r.tinputs == nil {
 			r.tinputs = make(map[string]any, len(r.inputs))

@@ -20,7 +20,7 @@ import (
 	"github.com/reelhq/reel/transcript/secrets"
 )
 
-// A resume continues a run from its transcript (DECISIONS §11): it appends
+// A resume continues a run from its transcript (docs/decisions.md §11): it appends
 // to the run's own file a new run.started (attempt N), the steps not yet
 // completed, and one run.completed.
 //

@@ -295,7 +295,7 @@ func TestResumeMaskedInput(t *testing.T) {
 	}
 }
 
-// DECISIONS §11 and docs/lifecycle.md: a resume runs the workflow's hooks
+// docs/decisions.md §11 and docs/lifecycle.md: a resume runs the workflow's hooks
 // again (workflow_start, then workflow_end or workflow_error), but not the
 // pre and post hooks of the steps it keeps, nor the hooks of a kept
 // sub-workflow; a kept step's captured output and a kept sub-workflow's

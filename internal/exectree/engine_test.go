@@ -178,7 +178,7 @@ states:
 	}
 }
 
-// Hooks (DECISIONS §11) hang under the step they hook; a loop's own hooks
+// Hooks (docs/decisions.md §11) hang under the step they hook; a loop's own hooks
 // sit beside its iterations, not inside one; the workflow's hooks are top
 // level.
 func TestHookNodes(t *testing.T) {

@@ -4,7 +4,7 @@
 // Every step execution is its own node: each loop iteration, each retry
 // attempt, each parallel branch. Nodes are matched by the order of
 // step.started and step.completed events at a path and iteration, which is
-// what keeps executions of nested loops apart (DECISIONS §3).
+// what keeps executions of nested loops apart (docs/decisions.md §3).
 package exectree
 
 import (
@@ -150,7 +150,7 @@ func (n *Node) addTool(name string) {
 	for i := 0; i < len(name); i++ {
 		h = (h ^ uint64(name[i])) * 1099511628211
 	}
-	n.ToolsDigest = (h ^ 0) * 1099511628211
+	n.ToolsDigest = h * 1099511628211
 }
 
 // Millis marshals a duration as whole milliseconds.
@@ -544,11 +544,6 @@ func decodeAgentResult(result any, ar *transcript.AgentResult) error {
 	return transcript.DecodeResult(result, ar)
 }
 
-// isAncestor reports whether a is a proper ancestor path of p.
-func isAncestor(a, p string) bool {
-	return a == "" || len(p) > len(a) && p[len(a)] == '.' && strings.HasPrefix(p, a)
-}
-
 // push opens n.
 func (b *builder) push(n *Node) {
 	b.byPath[n.Path] = append(b.byPath[n.Path], n)
@@ -614,7 +609,7 @@ func (b *builder) parentFor(p string, iteration int) *Node {
 }
 
 // isHookOf reports whether p is the path of a hook of the step at a
-// (DECISIONS §11): a loop's own hooks run outside its iterations.
+// (docs/decisions.md §11): a loop's own hooks run outside its iterations.
 func isHookOf(a, p string) bool {
 	rest, ok := strings.CutPrefix(p, a+".")
 	return ok && (rest == "pre_hook" || rest == "post_hook")

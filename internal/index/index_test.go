@@ -146,10 +146,8 @@ func TestPaging(t *testing.T) {
 	storage := t.TempDir()
 	dir := transcript.Dir(storage)
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	var ids []string
 	for i := range 23 {
 		id := transcript.NewRunID()
-		ids = append(ids, id)
 		r := transcripttest.NewRun(t, dir, id, "", start.Add(time.Duration(i%7)*time.Minute)) // ties in start time
 		r.Event(transcript.ExchangeEvent{Type: transcript.RunStarted, Payload: &transcript.StepPayload{Name: "w", Kind: transcript.KindWorkflow}})
 		r.Event(transcript.ExchangeEvent{Type: transcript.RunCompleted, Payload: &transcript.StepPayload{Name: "w", Kind: transcript.KindWorkflow, Result: transcript.RunResult{Status: "success"}}})

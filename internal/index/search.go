@@ -435,11 +435,11 @@ func (m *matcher) snippet(payload []byte, idx int) []Segment {
 		pos += size
 	}
 	tk.flush()
-	lo, hi := 0, len(text)
+	lo := 0
 	if len(spans) > 0 {
 		lo = max(0, spans[0].start-snippetWidth/3)
 	}
-	hi = min(len(text), lo+snippetWidth)
+	hi := min(len(text), lo+snippetWidth)
 	for lo > 0 && !utf8.RuneStart(text[lo]) {
 		lo++
 	}

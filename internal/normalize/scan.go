@@ -16,8 +16,6 @@ import (
 // come back as sub-slices of the line; the helpers below turn the few that
 // are kept into transcript values and never keep a reference to the line.
 
-var errSyntax = rawjson.ErrSyntax
-
 // eachField calls fn for every member of the object d. A duplicated key is
 // reported each time, so assigning in fn makes the last one win, as with
 // encoding/json. On malformed input it returns rawjson.ErrSyntax after

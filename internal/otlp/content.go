@@ -120,7 +120,7 @@ type message struct {
 // last user message as gen_ai.input.messages (the history of the last
 // turn), the assistant messages after it as gen_ai.output.messages, and
 // the system prompt reel composed (the second router block of the first
-// user message, DECISIONS §5) as gen_ai.system_instructions.
+// user message, docs/decisions.md §5) as gen_ai.system_instructions.
 func appendMessages(a []attribute.KeyValue, msgs []*transcript.MessagePayload) []attribute.KeyValue {
 	lastUser := -1
 	for i, m := range msgs {

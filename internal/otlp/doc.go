@@ -17,7 +17,7 @@
 //     replies, tool arguments and results, command lines and output) is
 //     exported only when asked. docs/opentelemetry.md lists every span
 //     and attribute.
-//   - The ids (DECISIONS §11). The trace id is the top-level run id's 16
+//   - The ids (docs/decisions.md §11). The trace id is the top-level run id's 16
 //     bytes; a span id is the first 8 bytes of SHA-256 of the run id, the
 //     step's path, iteration and attempt, in the byte layout appendStepKey
 //     documents (executions sharing all four are told apart by their

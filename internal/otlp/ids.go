@@ -12,7 +12,7 @@ import (
 )
 
 // TraceID is the trace id of a top-level run: the run id's 16 bytes
-// (DECISIONS §11). Child runs use their top-level run's.
+// (docs/decisions.md §11). Child runs use their top-level run's.
 func TraceID(runID string) (trace.TraceID, error) {
 	var id trace.TraceID
 	b, err := uuidBytes(runID)
@@ -68,7 +68,7 @@ type stepKey struct {
 //	attempt    int64, big endian two's complement
 //	occurrence uint64, big endian, only when it is not 0
 //
-// Without an occurrence this is exactly DECISIONS §11's run_id + path +
+// Without an occurrence this is exactly docs/decisions.md §11's run_id + path +
 // iteration + attempt.
 func appendStepKey(b []byte, k stepKey, withOccurrence bool) []byte {
 	b = append(b, k.run[:]...)

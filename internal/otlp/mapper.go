@@ -140,7 +140,7 @@ func (m *mapper) event(ev *transcript.ExchangeEvent) {
 	switch ev.Type {
 	case transcript.RunStarted:
 		if m.run != nil {
-			// A resumed run (DECISIONS §11): what the interrupted attempt
+			// A resumed run (docs/decisions.md §11): what the interrupted attempt
 			// left open ends where it stopped.
 			m.closeAll(m.last, nil)
 		}

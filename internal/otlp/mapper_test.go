@@ -113,7 +113,7 @@ func TestRevisitedStateGetsItsOwnSpanIDs(t *testing.T) {
 		}
 	}
 	if polls[0].id != stepSpanID(stepKey{run: u, path: "poll"}) {
-		t.Error("the first execution's id is not DECISIONS §11's plain run_id+path+iteration+attempt")
+		t.Error("the first execution's id is not docs/decisions.md §11's plain run_id+path+iteration+attempt")
 	}
 }
 

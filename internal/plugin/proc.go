@@ -156,7 +156,7 @@ func (p *proc) launch(ctx context.Context) error {
 		req.Config[k] = b
 	}
 	if _, err := svc.plugin.Init(ctx, req); err != nil {
-		return fmt.Errorf("Init: %v", p.rpcError(ctx, err))
+		return fmt.Errorf("init: %v", p.rpcError(ctx, err))
 	}
 	// AWF serves a plugin's operations whatever its capabilities say, so
 	// every plugin is asked (one that declares none may not answer).

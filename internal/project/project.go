@@ -4,7 +4,7 @@
 // directory its runs go to, and the project configuration it reads.
 //
 // Storage is chosen in this order: the --storage flag; $REEL_STORAGE
-// (DECISIONS §1: the flag and the variable override the default); the
+// (docs/decisions.md §1: the flag and the variable override the default); the
 // project's .reel/storage; and, outside any project, a per-user directory,
 // $XDG_DATA_HOME/reel/storage (~/.local/share/reel/storage).
 //

@@ -39,7 +39,7 @@ type ToolPair struct {
 }
 
 // DanglingPrefix opens the error of the tool.result that closes a call
-// which never got a result (DECISIONS §6).
+// which never got a result (docs/decisions.md §6).
 const DanglingPrefix = "no result"
 
 // Limits of a Tools listing, so that memory follows what is listed, up to

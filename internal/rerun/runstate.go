@@ -7,7 +7,7 @@
 // A transcript may hold several attempts of one run: the run that was
 // interrupted, failed or cancelled, then each resume, each opened by its own
 // run.started (payload attempt 2, 3, …) and appended to the same file
-// (DECISIONS §11). A resumed attempt does not write the steps it kept
+// (docs/decisions.md §11). A resumed attempt does not write the steps it kept
 // again; its run.started names them instead (RunInput.Reused, by ordinal).
 // Load merges the attempts into the executions the run now stands on: those
 // each attempt kept from the ones before, then its own.
@@ -201,7 +201,7 @@ type builder struct {
 }
 
 // endHook reports whether a step at path named name is one of the
-// workflow hooks that run as a run ends (DECISIONS §11: at top level, under
+// workflow hooks that run as a run ends (docs/decisions.md §11: at top level, under
 // the hook's name).
 func endHook(path, name string) bool {
 	if path != name {

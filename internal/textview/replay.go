@@ -501,7 +501,7 @@ func (r *renderer) message(ev *transcript.ExchangeEvent, mp *transcript.MessageP
 			if ev.Type == transcript.MessageUser {
 				who, color = "prompt", r.pal.user
 				// blocks[1] of a user message with router fidelity is the
-				// composed system prompt (DECISIONS §5).
+				// composed system prompt (docs/decisions.md §5).
 				if i == 1 && b.Fidelity == transcript.FidelityRouter {
 					who = "system prompt"
 				} else if b.Fidelity != transcript.FidelityRouter {

@@ -458,7 +458,7 @@ func (c *checker) scan(run *runs.Run) (*fileState, []Problem, error) {
 		}
 		// Lifecycle order. A resumed run's file holds one span per
 		// attempt, each opened by a run.started whose attempt counts
-		// them (DECISIONS §11); only a run.started may follow a
+		// them (docs/decisions.md §11); only a run.started may follow a
 		// run.completed.
 		if st.events == 1 && ev.Type != transcript.RunStarted {
 			add(line, "first event is %s, want run.started", ev.Type)

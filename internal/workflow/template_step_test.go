@@ -78,14 +78,14 @@ states:
     retry: {max_attempts: 5}
 `,
 	})
-	wf, err := loadIn(t, dir, "wf.yaml")
+	_, err := loadIn(t, dir, "wf.yaml")
 	if err == nil || !strings.Contains(err.Error(), `state "c" is unreachable`) {
 		t.Fatalf("err = %v", err)
 	}
 	// load again without the unreachable state
 	b, _ := os.ReadFile(filepath.Join(dir, "wf.yaml"))
 	os.WriteFile(filepath.Join(dir, "wf.yaml"), []byte(strings.Replace(string(b), "    capture: {stdout: out}\n", "    capture: {stdout: out}\n    on_success: c\n", 1)), 0o644)
-	wf, err = loadIn(t, dir, "wf.yaml")
+	wf, err := loadIn(t, dir, "wf.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -295,6 +295,8 @@ func describeRequests(s *modeltest.Server) string {
 // with opts (and the state fields in extra, YAML indented by four), in a
 // fresh directory with env. It returns the directory, reel's combined
 // output and error, and the transcript, which reel verify must accept.
+//
+//lint:ignore ST1008 runErr is the outcome of reel under test, not this helper's failure
 func runRealCLIStep(t *testing.T, provider string, opts map[string]any, env []string, extra string) (dir, out string, runErr error, path string, events []transcript.ExchangeEvent) {
 	t.Helper()
 	dir = t.TempDir()
