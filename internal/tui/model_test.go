@@ -195,7 +195,7 @@ func TestLaunchForm(t *testing.T) {
 	press(m, "tab")
 	press(m, "backspace", "backspace", "backspace")
 	press(m, "7", "enter", "enter", "enter")
-	s = until(t, m, 10*time.Second, "✓ form", "success")
+	until(t, m, 10*time.Second, "✓ form", "success")
 	if m.active != TabMonitoring {
 		t.Errorf("not switched to Monitoring")
 	}
