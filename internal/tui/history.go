@@ -88,6 +88,11 @@ func (t *historyTab) stop() {
 // reload reads the first page of the runs the filter selects.
 func (t *historyTab) reload() tea.Cmd {
 	t.gen++
+	return t.first(false)
+}
+
+// first reads the first page, with the index brought up to date.
+func (t *historyTab) first(keep bool) tea.Cmd {
 	t.loading = true
 	gen, f, ix, ctx := t.gen, t.filter, t.env.ix, t.env.ctx
 	f.Limit = pageSize
@@ -96,23 +101,12 @@ func (t *historyTab) reload() tea.Cmd {
 			return pageMsg{gen: gen, err: err}
 		}
 		p, err := ix.List(ctx, f)
-		return pageMsg{gen: gen, page: p, err: err}
+		return pageMsg{gen: gen, page: p, keep: keep, err: err}
 	}
 }
 
 // refresh reads the first page again, keeping the selection.
-func (t *historyTab) refresh() tea.Cmd {
-	t.loading = true
-	gen, f, ix, ctx := t.gen, t.filter, t.env.ix, t.env.ctx
-	f.Limit = pageSize
-	return func() tea.Msg {
-		if err := ix.Sync(ctx); err != nil {
-			return pageMsg{gen: gen, err: err}
-		}
-		p, err := ix.List(ctx, f)
-		return pageMsg{gen: gen, page: p, keep: true, err: err}
-	}
-}
+func (t *historyTab) refresh() tea.Cmd { return t.first(true) }
 
 // more reads the page after what the list holds.
 func (t *historyTab) more() tea.Cmd {
@@ -549,9 +543,8 @@ func describeFilter(f index.Filter) string {
 // filterForm is AWF's history filter dialog: workflow, status as numbered
 // choices, provider, and a date range.
 type filterForm struct {
-	fields []textinput.Model
-	at     int
-	err    string
+	fieldSet
+	err string
 }
 
 var filterLabels = []string{"Workflow (optional)", "Status (optional): 1) all 2) success 3) failure 4) cancelled 5) running 6) interrupted", "Provider (optional)", "From (YYYY-MM-DD, optional)", "To (YYYY-MM-DD, optional)"}
@@ -576,43 +569,25 @@ func newFilterForm(f index.Filter) *filterForm {
 	return ff
 }
 
-func (f *filterForm) focus() tea.Cmd {
-	for i := range f.fields {
-		f.fields[i].Blur()
-	}
-	return f.fields[f.at].Focus()
-}
-
 func (f *filterForm) update(t *historyTab, k tea.KeyPressMsg) tea.Cmd {
-	switch k.String() {
-	case "esc":
+	if k.String() == "esc" {
 		t.form = nil
 		return nil
-	case "tab", "down":
-		f.at = (f.at + 1) % len(f.fields)
-		return f.focus()
-	case "shift+tab", "up":
-		f.at = (f.at + len(f.fields) - 1) % len(f.fields)
-		return f.focus()
-	case "enter":
-		if f.at < len(f.fields)-1 {
-			f.at++
-			return f.focus()
-		}
-		flt, err := f.filter()
-		if err != nil {
-			f.err = err.Error()
-			return nil
-		}
-		t.filter = flt
-		t.form = nil
-		t.inSearch = false
-		return t.reload()
 	}
-	var cmd tea.Cmd
-	f.fields[f.at], cmd = f.fields[f.at].Update(k)
-	f.err = ""
-	return cmd
+	cmd, submit := f.key(k)
+	if !submit {
+		f.err = ""
+		return cmd
+	}
+	flt, err := f.filter()
+	if err != nil {
+		f.err = err.Error()
+		return nil
+	}
+	t.filter = flt
+	t.form = nil
+	t.inSearch = false
+	return t.reload()
 }
 
 func (f *filterForm) filter() (index.Filter, error) {

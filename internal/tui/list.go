@@ -3,6 +3,9 @@ package tui
 import (
 	"strings"
 
+	"charm.land/bubbles/v2/textinput"
+	tea "charm.land/bubbletea/v2"
+
 	"github.com/charmbracelet/x/ansi"
 )
 
@@ -84,4 +87,39 @@ func columns(left, right string, lw, rw, h int, rule string) string {
 		}
 	}
 	return b.String()
+}
+
+// fieldSet is a form's text fields, one of them focused: Tab, Shift-Tab and
+// the arrows move between them, Enter moves on until the last.
+type fieldSet struct {
+	fields []textinput.Model
+	at     int
+}
+
+func (f *fieldSet) focus() tea.Cmd {
+	for i := range f.fields {
+		f.fields[i].Blur()
+	}
+	return f.fields[f.at].Focus()
+}
+
+// key handles a key: it moves between the fields, or reports submit for
+// Enter on the last, or types into the focused field.
+func (f *fieldSet) key(k tea.KeyPressMsg) (cmd tea.Cmd, submit bool) {
+	switch k.String() {
+	case "tab", "down":
+		f.at = (f.at + 1) % len(f.fields)
+		return f.focus(), false
+	case "shift+tab", "up":
+		f.at = (f.at + len(f.fields) - 1) % len(f.fields)
+		return f.focus(), false
+	case "enter":
+		if f.at < len(f.fields)-1 {
+			f.at++
+			return f.focus(), false
+		}
+		return nil, true
+	}
+	f.fields[f.at], cmd = f.fields[f.at].Update(k)
+	return cmd, false
 }

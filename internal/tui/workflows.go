@@ -365,12 +365,11 @@ func (t *workflowsTab) view(w, h int) string {
 // its type, whether it is required and its default; enums (and booleans)
 // as numbered choices.
 type launchForm struct {
-	env    *env
-	item   *wfItem
-	fields []textinput.Model
-	at     int
-	err    error
-	busy   bool
+	fieldSet
+	env  *env
+	item *wfItem
+	err  error
+	busy bool
 }
 
 type launchedMsg struct{ id, workflow string }
@@ -402,35 +401,17 @@ func choices(in workflow.Input) []string {
 	return nil
 }
 
-func (f *launchForm) focus() tea.Cmd {
-	for i := range f.fields {
-		f.fields[i].Blur()
-	}
-	return f.fields[f.at].Focus()
-}
-
 func (f *launchForm) update(k tea.KeyPressMsg) tea.Cmd {
 	if f.busy {
 		return nil
 	}
-	switch k.String() {
-	case "esc":
+	if k.String() == "esc" {
 		return func() tea.Msg { return launchedMsg{} } // closes the form
-	case "tab", "down":
-		f.at = (f.at + 1) % len(f.fields)
-		return f.focus()
-	case "shift+tab", "up":
-		f.at = (f.at + len(f.fields) - 1) % len(f.fields)
-		return f.focus()
-	case "enter":
-		if f.at < len(f.fields)-1 {
-			f.at++
-			return f.focus()
-		}
+	}
+	cmd, submit := f.key(k)
+	if submit {
 		return f.submit()
 	}
-	var cmd tea.Cmd
-	f.fields[f.at], cmd = f.fields[f.at].Update(k)
 	f.err = nil
 	return cmd
 }
