@@ -185,8 +185,7 @@ func (t *convoTab) view(w, h int) string {
 	if !t.rendered {
 		return st.title.Render(fit(head, w)) + "\nrendering…"
 	}
-	t.pane.SetWidth(w)
-	t.pane.SetHeight(h - 1)
+	sizePane(&t.pane, w, h-1)
 	return st.title.Render(fit(fmt.Sprintf("%s · %d%%", head, int(t.pane.ScrollPercent()*100)), w)) + "\n" + t.pane.View()
 }
 

@@ -419,8 +419,7 @@ func (t *logsTab) view(w, h int) string {
 		state += " · " + t.t.err.Error()
 	}
 	b.WriteString(st.dim.Render(fit("── "+state+" "+strings.Repeat("─", w), w)) + "\n")
-	t.pane.SetWidth(w)
-	t.pane.SetHeight(h - listH - 1)
+	sizePane(&t.pane, w, h-listH-1)
 	b.WriteString(t.pane.View())
 	return b.String()
 }

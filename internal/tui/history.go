@@ -179,8 +179,10 @@ func (t *historyTab) update(msg tea.Msg) tea.Cmd {
 		case msg.append:
 			t.runs = append(t.runs, msg.page.Runs...)
 		case msg.keep:
+			// the selection stays on its run; at the top it stays at
+			// the top, on the newest run
 			var id string
-			if r := t.selected(); r != nil {
+			if r := t.selected(); r != nil && t.cur.pos > 0 {
 				id = r.RunID
 			}
 			t.runs = msg.page.Runs
@@ -405,7 +407,11 @@ func outputLines(s string) []string {
 }
 
 func runCell(s query.RunSide) string {
-	return fmt.Sprintf("%s %s %s %s %s", icon(s.Status), s.Workflow, s.Status, exectree.FormatDuration(time.Duration(s.DurationMS)*time.Millisecond), exectree.FormatUsage(s.Usage))
+	out := fmt.Sprintf("%s %s %s %s %s", icon(s.Status), s.Workflow, s.Status, exectree.FormatDuration(time.Duration(s.DurationMS)*time.Millisecond), tokens(s.Usage.TotalTokens))
+	if s.CostUSD > 0 {
+		out += fmt.Sprintf(" $%.4f", s.CostUSD)
+	}
+	return out
 }
 
 func sideCell(label string, s *query.Side) string {
@@ -414,7 +420,7 @@ func sideCell(label string, s *query.Side) string {
 	}
 	out := fmt.Sprintf("%s %s %s", icon(s.Status), label, exectree.FormatDuration(time.Duration(s.DurationMS)*time.Millisecond))
 	if n := s.Usage.InputTokens + s.Usage.OutputTokens; n > 0 {
-		out += fmt.Sprintf(" %d tok", n)
+		out += " " + tokens(n)
 	}
 	if s.ToolCalls > 0 {
 		out += fmt.Sprintf(" %d tools", s.ToolCalls)
@@ -432,8 +438,7 @@ func (t *historyTab) view(w, h int) string {
 			t.diffW = w
 			t.diff.SetContent(sideBySide(t.diffOf, w))
 		}
-		t.diff.SetWidth(w)
-		t.diff.SetHeight(h - 1)
+		sizePane(t.diff, w, h-1)
 		return st.title.Render(fit(fmt.Sprintf("diff %s ↔ %s  (= same, ~ differs, - only in A, + only in B)", short(t.diffAB[0]), short(t.diffAB[1])), w)) + "\n" + t.diff.View()
 	case t.form != nil:
 		return t.form.view(st, w)
@@ -486,7 +491,7 @@ func (t *historyTab) view(w, h int) string {
 		}
 		return b.String()
 	}
-	b.WriteString(st.dim.Render(fit(fmt.Sprintf("  %-8s %-16s %-11s %-16s %9s %8s %8s", "ID", "WORKFLOW", "STATUS", "STARTED", "DURATION", "TOKENS", "COST"), w)) + "\n")
+	b.WriteString(st.dim.Render(fit(fmt.Sprintf("  %-8s %-14s %-11s %-11s %8s %7s %8s", "ID", "WORKFLOW", "STATUS", "STARTED", "DURATION", "TOKENS", "COST"), w)) + "\n")
 	if len(t.runs) == 0 && !t.loading {
 		b.WriteString("no runs")
 	}
@@ -508,8 +513,8 @@ func (t *historyTab) view(w, h int) string {
 		if r.CostUSD != nil {
 			cost = fmt.Sprintf("$%.4f", *r.CostUSD)
 		}
-		line := fit(fmt.Sprintf("%s %-8s %-16s %s %-9s %-16s %9s %8d %8s", mark, short(r.RunID), fit(name, 16), icon(r.Status), r.Status,
-			r.Started.Local().Format("2006-01-02 15:04"), query.FormatMS(r.DurationMS), r.Tokens, cost), w)
+		line := fit(fmt.Sprintf("%s %-8s %-14s %s %-9s %-11s %8s %7d %8s", mark, short(r.RunID), fit(name, 14), icon(r.Status), r.Status,
+			r.Started.Local().Format("01-02 15:04"), query.FormatMS(r.DurationMS), r.Tokens, cost), w)
 		if i == t.cur.pos {
 			line = st.sel.Render(line)
 		} else {

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"charm.land/bubbles/v2/textinput"
+	"charm.land/bubbles/v2/viewport"
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/charmbracelet/x/ansi"
@@ -122,4 +123,18 @@ func (f *fieldSet) key(k tea.KeyPressMsg) (cmd tea.Cmd, submit bool) {
 	}
 	f.fields[f.at], cmd = f.fields[f.at].Update(k)
 	return cmd, false
+}
+
+// sizePane gives a pane its size for this frame. A pane at its bottom
+// stays there (a tail keeps showing the newest lines as the window
+// changes); any other keeps its place, within the new bounds.
+func sizePane(p *viewport.Model, w, h int) {
+	atBottom := p.AtBottom()
+	p.SetWidth(w)
+	p.SetHeight(h)
+	if atBottom {
+		p.GotoBottom()
+	} else {
+		p.SetYOffset(p.YOffset())
+	}
 }

@@ -439,7 +439,7 @@ func nodeHeader(n *exectree.Node) string {
 		facts = append(facts, "run "+n.RunID)
 	}
 	if n.Usage.TotalTokens > 0 {
-		facts = append(facts, exectree.FormatUsage(n.Usage)+" tokens")
+		facts = append(facts, exectree.FormatUsage(n.Usage))
 	}
 	if n.CostUSD > 0 {
 		facts = append(facts, fmt.Sprintf("$%.4f", n.CostUSD))
@@ -451,7 +451,7 @@ func nodeHeader(n *exectree.Node) string {
 		facts = append(facts, fmt.Sprintf("exit %d", *n.ExitCode))
 	}
 	if n.Tools > 0 {
-		facts = append(facts, fmt.Sprintf("%d tool calls", n.Tools))
+		facts = append(facts, fmt.Sprintf("%d tool call(s)", n.Tools))
 	}
 	if n.Superseded != "" {
 		facts = append(facts, "superseded by a "+n.Superseded)
@@ -482,7 +482,7 @@ func rowLabel(r treeRow) string {
 		s += " (" + exectree.FormatDuration(time.Duration(n.Duration)) + ")"
 	}
 	if n.Kind == transcript.KindAgent && n.Usage.TotalTokens > 0 {
-		s += " " + exectree.FormatUsage(n.Usage)
+		s += " " + tokens(n.Usage.TotalTokens)
 	}
 	return s
 }
@@ -500,7 +500,7 @@ func (v *runView) header() string {
 	}
 	s += "  " + exectree.FormatDuration(d)
 	if n.Usage.TotalTokens > 0 {
-		s += "  " + exectree.FormatUsage(n.Usage) + " tokens"
+		s += "  " + tokens(n.Usage.TotalTokens)
 	}
 	if n.CostUSD > 0 {
 		s += fmt.Sprintf("  $%.4f", n.CostUSD)
@@ -546,12 +546,22 @@ func (v *runView) view(w, h int) string {
 		}
 		left.WriteString(line + "\n")
 	}
-	v.pane.SetWidth(rw)
-	v.pane.SetHeight(h - 1)
+	sizePane(&v.pane, rw, h-1)
 	right := st.dim.Render(fit("["+strings.Join(flags, " · ")+"]", rw)) + "\n" + v.pane.View()
 	return head + "\n" + columns(left.String(), right, lw, rw, h, st.dim.Render("│"))
 }
 
 func (v *runView) help() string {
 	return "↑↓ step · j/k pgup/pgdn scroll · e events · a auto-scroll · f failed · c conversation · ctrl+c cancel"
+}
+
+// tokens says a token count briefly: 950 tok, 7.0k tok, 1.2M tok.
+func tokens(n int64) string {
+	switch {
+	case n >= 1_000_000:
+		return fmt.Sprintf("%.1fM tok", float64(n)/1e6)
+	case n >= 1000:
+		return fmt.Sprintf("%.1fk tok", float64(n)/1e3)
+	}
+	return fmt.Sprintf("%d tok", n)
 }
