@@ -116,8 +116,12 @@ func runServe(cmd *cobra.Command, o *serveOptions) error {
 	if err != nil {
 		return err
 	}
+	// Runs the server starts use the project's plugins, closed after the
+	// server (and its runs) stopped.
+	e := newEngine(proj, dir, cmd.ErrOrStderr())
+	defer e.PluginHost.Close()
 	s, err := serve.New(cmd.Context(), serve.Options{Storage: dir, Addr: addr, Token: o.token, Log: log, Prices: proj.Prices(),
-		Engine: newEngine(proj, dir, pluginLog(cmd, false)), AllowRuns: o.allowRuns || o.awf, Defaults: proj.Config.Inputs})
+		Engine: e, AllowRuns: o.allowRuns || o.awf, Defaults: proj.Config.Inputs})
 	if err != nil {
 		return err
 	}

@@ -40,10 +40,7 @@ package awfapi
 
 import (
 	"errors"
-	"fmt"
 	"net/http"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -52,6 +49,7 @@ import (
 	"github.com/reelhq/reel/internal/engine"
 	"github.com/reelhq/reel/internal/index"
 	"github.com/reelhq/reel/internal/launch"
+	"github.com/reelhq/reel/internal/runs"
 	"github.com/reelhq/reel/transcript"
 )
 
@@ -125,14 +123,11 @@ func (a *API) Huma() huma.API { return a.huma }
 // transcriptOf is the transcript of run id in the storage, or an error
 // when there is none.
 func (a *API) transcriptOf(id string) (string, error) {
-	if err := transcript.ValidRunID(id); err != nil {
-		return "", fmt.Errorf("%q is not a run id", id)
-	}
-	p := filepath.Join(transcript.Dir(a.opts.Engine.Storage), id+".jsonl")
-	if _, err := os.Stat(p); err != nil {
+	r, err := runs.NewStore(a.opts.Engine.Storage, runs.Options{}).ID(id)
+	if err != nil {
 		return "", err
 	}
-	return p, nil
+	return r.Path, nil
 }
 
 func notFoundExecution(id string) error {

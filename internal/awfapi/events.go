@@ -4,13 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 	"reflect"
 	"strconv"
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"github.com/reelhq/reel/internal/runs"
 	"github.com/reelhq/reel/internal/runstatus"
 	"github.com/reelhq/reel/transcript"
 )
@@ -114,12 +114,8 @@ func (a *API) streamEvents(ctx context.Context, in *StreamInput) (*huma.StreamRe
 		}
 		from = max(st.attemptSeq, 1)
 	}
-	fl, err := transcript.Follow(ctx, path, from, transcript.FollowOptions{Limits: a.opts.Limits, Poll: a.opts.Poll})
-	if err != nil {
-		return nil, huma.Error500InternalServerError("follow execution " + in.ID + ": " + err.Error())
-	}
+	events := runs.Open(path, runs.Options{Limits: a.opts.Limits, Poll: a.opts.Poll}).Follow(ctx, from)
 	return &huma.StreamResponse{Body: func(hctx huma.Context) {
-		defer fl.Close()
 		hctx.SetHeader("Content-Type", "text/event-stream")
 		hctx.SetHeader("Cache-Control", "no-cache")
 		hctx.SetHeader("X-Accel-Buffering", "no")
@@ -148,25 +144,21 @@ func (a *API) streamEvents(ctx context.Context, in *StreamInput) (*huma.StreamRe
 		}
 		hctx.SetStatus(http.StatusOK)
 		flush()
-		for {
-			ev, err := fl.Next(ctx)
-			if errors.Is(err, io.EOF) || ctx.Err() != nil {
-				return
-			}
+		// Damaged lines are left out by the reader; the sequence ends
+		// after run.completed, with ctx, or with the writer gone.
+		for rec, err := range events {
 			if errors.Is(err, transcript.ErrWriterGone) {
 				send(Event{Kind: "workflow.failed", RunID: in.ID, Status: "failed", Error: "interrupted: the process running it is gone"}, 0)
 				return
 			}
 			if err != nil {
-				var le *transcript.LineError
-				if errors.As(err, &le) && ev.Seq == 0 {
-					continue // a damaged line: skip it, keep following
-				}
-				if !errors.As(err, &le) {
-					return
-				}
+				return
 			}
-			e, ok := awfEvent(&ev)
+			ev := rec.Event()
+			if ev == nil {
+				continue
+			}
+			e, ok := awfEvent(ev)
 			if !ok {
 				continue
 			}

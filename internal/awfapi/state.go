@@ -1,13 +1,11 @@
 package awfapi
 
 import (
-	"errors"
-	"io"
 	"slices"
 	"time"
 
+	"github.com/reelhq/reel/internal/runs"
 	"github.com/reelhq/reel/internal/runstatus"
-	"github.com/reelhq/reel/internal/safefile"
 	"github.com/reelhq/reel/internal/workflow"
 	"github.com/reelhq/reel/transcript"
 )
@@ -42,27 +40,25 @@ func readState(path string, limits transcript.Limits) (execState, error) {
 	// Whether a recorder holds the file is asked before reading it: asked
 	// after, a run that ended between the two would read as interrupted.
 	live, _ := transcript.Writing(path)
-	f, err := safefile.Open(path)
-	if err != nil {
-		return st, err
-	}
-	defer f.Close()
-	rd := transcript.NewReader(f)
-	rd.SetLimits(limits)
 	var open []string
-	for {
-		ev, err := rd.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
+	types := []transcript.EventType{transcript.RunStarted, transcript.StepStarted, transcript.StepCompleted, transcript.RunCompleted}
+	for rec, err := range runs.Open(path, runs.Options{Limits: limits}).Events(runs.EnvelopeOnly) {
 		if err != nil {
-			var le *transcript.LineError
-			if errors.As(err, &le) && ev.Seq == 0 {
-				continue
-			}
-			if !errors.As(err, &le) {
-				return st, err
-			}
+			return st, err
+		}
+		env := rec.Envelope()
+		if env == nil {
+			continue
+		}
+		if ts, err := time.Parse(time.RFC3339Nano, string(env.Timestamp)); err == nil {
+			st.updated = ts
+		}
+		if !slices.Contains(types, rec.Type) {
+			continue
+		}
+		ev := rec.Event()
+		if ev == nil {
+			continue
 		}
 		p := ev.Step()
 		switch ev.Type {
@@ -87,9 +83,6 @@ func readState(path string, limits transcript.Limits) (execState, error) {
 		case transcript.RunCompleted:
 			st.status, _ = runstatus.Completed(p)
 			open = nil
-		}
-		if !ev.Timestamp.IsZero() {
-			st.updated = ev.Timestamp
 		}
 	}
 	if st.status == "" {

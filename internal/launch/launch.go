@@ -34,6 +34,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -42,6 +43,7 @@ import (
 
 	"github.com/reelhq/reel/internal/engine"
 	"github.com/reelhq/reel/internal/rerun"
+	"github.com/reelhq/reel/internal/runs"
 	"github.com/reelhq/reel/internal/workflow"
 	"github.com/reelhq/reel/transcript"
 )
@@ -114,6 +116,10 @@ type Run struct {
 	Attempt int
 	// Started is when the launcher started it.
 	Started time.Time
+	// Ignored are the inputs given to Start that the workflow does not
+	// declare: left out, as AWF and `reel run` leave them, for the caller
+	// to warn about.
+	Ignored []string
 
 	cancel context.CancelCauseFunc
 	done   chan struct{}
@@ -144,7 +150,8 @@ func (r *Run) Wait(ctx context.Context) (*engine.Report, error) {
 
 // Start finds the workflow ref names (as `reel run REF` does: a path, a
 // NAME in catalog order, or PACK/WORKFLOW), checks inputs (as text, as
-// --input gives them) and starts the run. It returns once run.started is
+// --input gives them; the ones the workflow does not declare are left out,
+// in Run.Ignored) and starts the run. It returns once run.started is
 // recorded; the run goes on after ctx ends.
 func (l *Launcher) Start(ctx context.Context, ref string, inputs map[string]string) (*Run, error) {
 	e := l.cfg.Engine
@@ -152,11 +159,18 @@ func (l *Launcher) Start(ctx context.Context, ref string, inputs map[string]stri
 	if err != nil {
 		return nil, err
 	}
+	ignored := wf.Undeclared(inputs)
+	if len(ignored) > 0 {
+		inputs = maps.Clone(inputs)
+		for _, k := range ignored {
+			delete(inputs, k)
+		}
+	}
 	opts := engine.RunOptions{Inputs: inputs, Defaults: l.cfg.Defaults, RunID: transcript.NewRunID()}
 	if err := e.Check(wf, opts); err != nil {
 		return nil, err
 	}
-	run := &Run{ID: opts.RunID, Workflow: wf.Name, Attempt: 1}
+	run := &Run{ID: opts.RunID, Workflow: wf.Name, Attempt: 1, Ignored: ignored}
 	return l.launch(ctx, run, func(ctx context.Context, started func(string, string)) (*engine.Report, error) {
 		opts.OnStart = started
 		return e.Run(ctx, wf, opts)
@@ -180,13 +194,14 @@ func (l *Launcher) Resume(ctx context.Context, id string, opts ResumeOptions) (*
 	if err := transcript.ValidRunID(id); err != nil {
 		return nil, fmt.Errorf("%w: %q is not a run id", ErrNoRun, id)
 	}
-	path := filepath.Join(transcript.Dir(e.Storage), id+".jsonl")
-	if _, err := os.Stat(path); err != nil {
-		if errors.Is(err, os.ErrNotExist) {
+	found, err := runs.NewStore(e.Storage, runs.Options{}).ID(id)
+	if err != nil {
+		if errors.Is(err, runs.ErrNotFound) {
 			return nil, fmt.Errorf("%w: %s in %s", ErrNoRun, id, e.Storage)
 		}
 		return nil, err
 	}
+	path := found.Path
 	if r, ok := l.Get(id); ok && r.Report() == nil {
 		return nil, &engine.ResumeError{RunID: id, Reasons: []string{"it is still running"}}
 	}
@@ -243,7 +258,11 @@ func LoadResume(e *engine.Engine, path, wfFile string) (*ResumeTarget, error) {
 		// A replay resumes as a replay: the recording it took its agent
 		// replies from, in the same storage, never the providers.
 		storage := filepath.Dir(filepath.Dir(path))
-		if t.ReplayFrom, err = rerun.Load(filepath.Join(transcript.Dir(storage), replayed+".jsonl"), rerun.Options{Exchange: true}); err != nil {
+		src, err := runs.NewStore(storage, runs.Options{}).ID(replayed)
+		if err == nil {
+			t.ReplayFrom, err = rerun.Load(src.Path, rerun.Options{Exchange: true})
+		}
+		if err != nil {
 			return nil, fmt.Errorf("%w: run %s replays run %s, which cannot be read (%v): a resumed replay takes its agent replies from the same recording", ErrResume, rec.RunID, replayed, err)
 		}
 	}

@@ -22,6 +22,7 @@ import (
 )
 
 func (s *Server) page(w http.ResponseWriter, r *http.Request, status int, p *webview.Page) {
+	p.Workflows = s.opts.Engine != nil
 	var buf bytes.Buffer
 	if err := s.views.Render(&buf, p); err != nil {
 		s.log.Error("render", "page", p.Name, "err", err)
@@ -145,7 +146,7 @@ func (s *Server) loadRun(w http.ResponseWriter, r *http.Request) (*webview.Page,
 		s.fail(w, r, http.StatusInternalServerError, "unreadable run", err)
 		return nil, false
 	}
-	p := &webview.Page{Name: "run", Title: run.Workflow, Data: run}
+	p := &webview.Page{Name: "run", Title: run.Workflow, Data: run, Actions: s.actions(run)}
 	if !run.Ended {
 		p.Live = &webview.Live{Events: "/api/runs/" + id + "/events?format=html", Overview: "/runs/" + id + "/overview", From: run.LastSeq + 1}
 	}

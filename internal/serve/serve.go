@@ -198,6 +198,10 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /api/runs/{id}/events", s.apiEvents)
 	mux.HandleFunc("GET /api/search", s.apiSearch)
 	if s.opts.Engine != nil {
+		mux.HandleFunc("GET /workflows", s.workflows)
+		mux.HandleFunc("POST /workflows/run", s.startRun)
+		mux.HandleFunc("POST /runs/{id}/cancel", s.cancelRun)
+		mux.HandleFunc("POST /runs/{id}/resume", s.resumeRun)
 		awfapi.Register(mux, awfapi.Options{Engine: s.opts.Engine, Launcher: s.launcher, Index: s.ix, Limits: s.opts.Limits, Poll: s.opts.Poll, RunsOff: RunsOff})
 	}
 	assets, _ := fs.Sub(webview.Assets, "assets")

@@ -151,7 +151,7 @@ var funcs = template.FuncMap{
 // New parses the templates.
 func New() (*Views, error) {
 	v := &Views{pages: map[string]*template.Template{}}
-	for _, name := range []string{"run", "list", "search", "diff", "error"} {
+	for _, name := range []string{"run", "list", "search", "diff", "error", "workflows"} {
 		t, err := template.New(name).Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html")
 		if err != nil {
 			return nil, fmt.Errorf("parse %s templates: %w", name, err)
@@ -176,10 +176,20 @@ type Page struct {
 	Query string
 	// Compare links a run page to the comparison with the previous run.
 	Compare string
+	// Workflows shows the start page in the navigation.
+	Workflows bool
+	// Actions are the buttons of a run page that act on the run.
+	Actions *Actions
 	Data    any
 
 	CSS template.CSS
 	JS  template.JS
+}
+
+// Actions are the forms that cancel or resume a run; an empty one is not
+// offered.
+type Actions struct {
+	Cancel, Resume string
 }
 
 // Live names the live update endpoints of a run page.
