@@ -51,6 +51,7 @@ func newRootCmd() *cobra.Command {
 		newInitCmd(),
 		newErrorCmd(),
 		newPluginCmd(),
+		newTUICmd(),
 	)
 	addCompletions(root)
 	return root

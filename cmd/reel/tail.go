@@ -6,11 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"time"
-	"unicode"
 
 	"github.com/reelhq/reel/internal/runs"
+	"github.com/reelhq/reel/internal/textview"
 	"github.com/reelhq/reel/internal/warn"
 	"github.com/reelhq/reel/transcript"
 	"github.com/spf13/cobra"
@@ -143,58 +142,5 @@ func writeTailEvent(w io.Writer, ev *transcript.ExchangeEvent, asJSON bool) {
 	if p == "" {
 		p = "-"
 	}
-	fmt.Fprintf(w, "%6d  %s  %-28s  %-24s  %s\n", ev.Seq, transcript.FormatTime(ev.Timestamp), ev.Type, p, tailSummary(ev))
-}
-
-func tailSummary(ev *transcript.ExchangeEvent) string {
-	var s string
-	switch {
-	case ev.Step() != nil:
-		sp := ev.Step()
-		s = sp.Name + " (" + sp.Kind + ")"
-		if sp.Attempt > 1 {
-			s += fmt.Sprintf(" attempt %d", sp.Attempt)
-		}
-		if sp.Command != "" {
-			s += " $ " + sp.Command
-		}
-		if ev.ChildRunID != "" {
-			s += " child " + ev.ChildRunID
-		}
-		if sp.Error != "" {
-			s += " error: " + sp.Error
-		}
-	case ev.Message() != nil:
-		for _, b := range ev.Message().Blocks {
-			switch b.Type {
-			case transcript.BlockText:
-				s += b.Text + " "
-			case transcript.BlockThinking:
-				s += "[thinking] "
-			case transcript.BlockToolUse:
-				s += "[tool_use " + b.ToolName + "] "
-			case transcript.BlockCommand:
-				s += "$ " + b.Command + " "
-			default:
-				s += "[" + string(b.Type) + "] "
-			}
-		}
-	case ev.Tool() != nil:
-		tp := ev.Tool()
-		s = tp.Name + " " + tp.CallID + " " + string(tp.Fidelity)
-		if tp.Error != "" {
-			s += " error: " + tp.Error
-		}
-	}
-	s = strings.Join(strings.Fields(s), " ")
-	s = strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) {
-			return '\uFFFD'
-		}
-		return r
-	}, s)
-	if r := []rune(s); len(r) > 100 {
-		s = string(r[:99]) + "…"
-	}
-	return s
+	fmt.Fprintf(w, "%6d  %s  %-28s  %-24s  %s\n", ev.Seq, transcript.FormatTime(ev.Timestamp), ev.Type, p, textview.Summary(ev))
 }

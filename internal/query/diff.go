@@ -234,15 +234,8 @@ func RenderDiff(w io.Writer, d *Diff) error {
 	tw := tabwriter.NewWriter(&sb, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "\n \tSTEP\tKIND\tSTATUS\tDURATION\tTOKENS\tTOOLS\tOUTPUT")
 	for _, s := range d.Steps {
-		mark := "="
-		switch {
-		case s.A == nil:
-			mark = "+"
-		case s.B == nil:
-			mark = "-"
-		case len(s.Changed) > 0:
-			mark = "~"
-		default:
+		mark := s.Mark()
+		if mark == "=" {
 			same++
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", mark, s.Label, s.Kind,
@@ -256,6 +249,20 @@ func RenderDiff(w io.Writer, d *Diff) error {
 	fmt.Fprintf(&sb, "%d executions, %d identical, %d differ\n", len(d.Steps), same, len(d.Steps)-same)
 	_, err := io.WriteString(w, sb.String())
 	return err
+}
+
+// Mark is the execution's mark in a rendered diff: '=' it matches, '~' it
+// differs, '-' it is only in A, '+' only in B.
+func (s StepDiff) Mark() string {
+	switch {
+	case s.A == nil:
+		return "+"
+	case s.B == nil:
+		return "-"
+	case len(s.Changed) > 0:
+		return "~"
+	}
+	return "="
 }
 
 func pair(s StepDiff, f func(*Side) string) string {
