@@ -195,7 +195,9 @@ func (st *stepTranscript) put(place int, ts time.Time, typ transcript.EventType,
 	st.buf = append(st.buf, pending{place: place, order: len(st.buf), ts: ts, typ: typ, p: p})
 }
 
-func (st *stepTranscript) emit(ts time.Time, typ transcript.EventType, p any) { st.put(st.at, ts, typ, p) }
+func (st *stepTranscript) emit(ts time.Time, typ transcript.EventType, p any) {
+	st.put(st.at, ts, typ, p)
+}
 
 // flushSystem writes a system prompt no user message took, as a user
 // message of its own.
