@@ -52,13 +52,9 @@ func (r *run) execCall(ctx context.Context, sc scope, st *workflow.State) outcom
 		return failNow("call_workflow %s: %v", file, err)
 	}
 	data := r.data(sc)
-	given := make(map[string]string, len(call.Inputs))
-	for _, k := range slices.Sorted(maps.Keys(call.Inputs)) {
-		v, err := call.Inputs[k].Execute(data)
-		if err != nil {
-			return failNow("call_workflow input %q: %v", k, err)
-		}
-		given[k] = v
+	given, err := callInputs(call.Inputs, data)
+	if err != nil {
+		return failNow("%v", err)
 	}
 	if err := r.e.checkEnv(child); err != nil {
 		return failNow("call_workflow %s: %v", child.Name, err)
@@ -115,6 +111,19 @@ func (r *run) execCall(ctx context.Context, sc scope, st *workflow.State) outcom
 		r.recordFailed(fmt.Errorf("child run %s: %w", childID, rep.RecordError))
 	}
 	return o
+}
+
+// callInputs renders the inputs a call gives its child, in name order.
+func callInputs(in map[string]*workflow.Template, data map[string]any) (map[string]string, error) {
+	given := make(map[string]string, len(in))
+	for _, k := range slices.Sorted(maps.Keys(in)) {
+		v, err := in[k].Execute(data)
+		if err != nil {
+			return nil, fmt.Errorf("call_workflow input %q: %v", k, err)
+		}
+		given[k] = v
+	}
+	return given, nil
 }
 
 // callCycle is the chain of workflow files, by name, when calling abs
