@@ -260,19 +260,7 @@ func (r *run) process(ctx context.Context, path string, argv []string, dir strin
 		stopped = true
 	}
 	if stopped {
-		_ = syscall.Kill(-pgid, syscall.SIGTERM)
-		grace := time.NewTimer(r.e.killGrace())
-		select {
-		case err = <-done:
-		case <-grace.C:
-			_ = syscall.Kill(-pgid, syscall.SIGKILL)
-			err = <-done
-		}
-		grace.Stop()
-	}
-	if stopped {
-		// nothing of a stopped step may outlive it
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		err = r.stopGroup(pgid, done)
 	}
 	if errors.Is(err, exec.ErrWaitDelay) {
 		// the shell exited cleanly; a background child kept the pipes
@@ -307,6 +295,24 @@ func (r *run) process(ctx context.Context, path string, argv []string, dir strin
 	}
 	res.ExitCode = o.exitCode
 	return res, o
+}
+
+// stopGroup stops a step's process group: SIGTERM, SIGKILL after the
+// grace period, and SIGKILL to whatever of the group is left, since nothing
+// of a stopped step may outlive it. It returns what Wait returned.
+func (r *run) stopGroup(pgid int, done <-chan error) error {
+	var err error
+	_ = syscall.Kill(-pgid, syscall.SIGTERM)
+	grace := time.NewTimer(r.e.killGrace())
+	select {
+	case err = <-done:
+	case <-grace.C:
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		err = <-done
+	}
+	grace.Stop()
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	return err
 }
 
 // startCommand starts cmd, again when a script just written is still held open
