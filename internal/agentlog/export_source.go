@@ -16,34 +16,7 @@ import (
 // line up with it (steps added, events removed); the caller then exports
 // the transcript the ordinary way.
 func fromSource(events []transcript.ExchangeEvent) (recs []Record, ok bool, err error) {
-	var records []SourceRecord
-	synthCall, synthResult := map[string]bool{}, map[string]bool{}
-	collect := func(result any) {
-		var r struct {
-			Agentlog *struct {
-				Trace *Trace `json:"trace"`
-			} `json:"agentlog"`
-		}
-		if result == nil || transcript.DecodeResult(result, &r) != nil || r.Agentlog == nil || r.Agentlog.Trace == nil {
-			return
-		}
-		tr := r.Agentlog.Trace
-		records = append(records, tr.Records...)
-		for _, id := range tr.SyntheticCalls {
-			synthCall[id] = true
-		}
-		for _, id := range tr.SyntheticResults {
-			synthResult[id] = true
-		}
-	}
-	for i := range events {
-		switch events[i].Type {
-		case transcript.StepCompleted, transcript.RunCompleted:
-			if sp := events[i].Step(); sp != nil {
-				collect(sp.Result)
-			}
-		}
-	}
+	records, synthCall, synthResult := keptTrace(events)
 	if len(records) == 0 {
 		return nil, false, nil
 	}
@@ -54,23 +27,7 @@ func fromSource(events []transcript.ExchangeEvent) (recs []Record, ok bool, err 
 		}
 	}
 
-	// The events the records became, in order.
-	var evs []*transcript.ExchangeEvent
-	for i := range events {
-		e := &events[i]
-		switch e.Type {
-		case transcript.MessageUser, transcript.MessageAssistant:
-			evs = append(evs, e)
-		case transcript.ToolCall:
-			if tp := e.Tool(); tp != nil && !synthCall[tp.CallID] {
-				evs = append(evs, e)
-			}
-		case transcript.ToolResult:
-			if tp := e.Tool(); tp != nil && !synthResult[tp.CallID] {
-				evs = append(evs, e)
-			}
-		}
-	}
+	evs := traceEvents(events, synthCall, synthResult)
 
 	newID := map[string]string{}
 	var prevMessages []json.RawMessage
@@ -168,4 +125,59 @@ func allStream(mp *transcript.MessagePayload) bool {
 		}
 	}
 	return true
+}
+
+// keptTrace gathers the agentlog trace an import kept in the results of a
+// transcript's steps and run, with the ids of the calls and results the
+// import made up.
+func keptTrace(events []transcript.ExchangeEvent) (records []SourceRecord, synthCall, synthResult map[string]bool) {
+	synthCall, synthResult = map[string]bool{}, map[string]bool{}
+	collect := func(result any) {
+		var r struct {
+			Agentlog *struct {
+				Trace *Trace `json:"trace"`
+			} `json:"agentlog"`
+		}
+		if result == nil || transcript.DecodeResult(result, &r) != nil || r.Agentlog == nil || r.Agentlog.Trace == nil {
+			return
+		}
+		tr := r.Agentlog.Trace
+		records = append(records, tr.Records...)
+		for _, id := range tr.SyntheticCalls {
+			synthCall[id] = true
+		}
+		for _, id := range tr.SyntheticResults {
+			synthResult[id] = true
+		}
+	}
+	for i := range events {
+		switch events[i].Type {
+		case transcript.StepCompleted, transcript.RunCompleted:
+			if sp := events[i].Step(); sp != nil {
+				collect(sp.Result)
+			}
+		}
+	}
+	return records, synthCall, synthResult
+}
+
+// traceEvents are the events the trace's records became, in order.
+func traceEvents(events []transcript.ExchangeEvent, synthCall, synthResult map[string]bool) []*transcript.ExchangeEvent {
+	var evs []*transcript.ExchangeEvent
+	for i := range events {
+		e := &events[i]
+		switch e.Type {
+		case transcript.MessageUser, transcript.MessageAssistant:
+			evs = append(evs, e)
+		case transcript.ToolCall:
+			if tp := e.Tool(); tp != nil && !synthCall[tp.CallID] {
+				evs = append(evs, e)
+			}
+		case transcript.ToolResult:
+			if tp := e.Tool(); tp != nil && !synthResult[tp.CallID] {
+				evs = append(evs, e)
+			}
+		}
+	}
+	return evs
 }

@@ -41,14 +41,8 @@ func (r *run) execCall(ctx context.Context, sc scope, st *workflow.State) outcom
 	}
 	file := ref.File
 	abs, _ := filepath.Abs(file)
-	for _, f := range r.stack {
-		if f == abs {
-			chain := append(append([]string{}, r.stack...), abs)
-			for i := range chain {
-				chain[i] = filepath.Base(chain[i])
-			}
-			return fatal("call_workflow cycle: %s", strings.Join(chain, " → "))
-		}
+	if cycle := r.callCycle(abs); cycle != "" {
+		return fatal("call_workflow cycle: %s", cycle)
 	}
 	if r.depth+1 > r.e.maxDepth() {
 		return fatal("call_workflow: nesting deeper than %d levels", r.e.maxDepth())
@@ -58,13 +52,9 @@ func (r *run) execCall(ctx context.Context, sc scope, st *workflow.State) outcom
 		return failNow("call_workflow %s: %v", file, err)
 	}
 	data := r.data(sc)
-	given := make(map[string]string, len(call.Inputs))
-	for _, k := range slices.Sorted(maps.Keys(call.Inputs)) {
-		v, err := call.Inputs[k].Execute(data)
-		if err != nil {
-			return failNow("call_workflow input %q: %v", k, err)
-		}
-		given[k] = v
+	given, err := callInputs(call.Inputs, data)
+	if err != nil {
+		return failNow("%v", err)
 	}
 	if err := r.e.checkEnv(child); err != nil {
 		return failNow("call_workflow %s: %v", child.Name, err)
@@ -97,23 +87,7 @@ func (r *run) execCall(ctx context.Context, sc scope, st *workflow.State) outcom
 	rep := runChild(cctx)
 	r.addUsage(rep.Usage, rep.CostUSD)
 
-	var o outcome
-	switch {
-	case rep.Status == "success":
-		o = outcome{ok: true}
-	case ctx.Err() != nil:
-		o = cancelledOutcome(ctx)
-	default:
-		o = outcome{exitCode: rep.ExitCode, err: fmt.Sprintf("workflow %s %s: %s", child.Name, rep.Status, rep.Error)}
-		if o.exitCode == 0 {
-			o.exitCode = 1
-		}
-		if rep.fatal {
-			e := failed(o.err)
-			e.fatal = true
-			o.end = &e
-		}
-	}
+	o := callOutcome(ctx, child.Name, rep)
 	outs, unmapped := callOutputs(call.Outputs, child, rep.Outputs)
 	runResult := transcript.RunResult{Status: rep.Status, ExitCode: rep.ExitCode, DurationMS: rep.Duration.Milliseconds(), Usage: rep.Usage, CostUSD: rep.CostUSD}
 	r.emit(transcript.ExchangeEvent{Type: transcript.CallWorkflowCompleted, Path: sp.path, Iteration: sp.iter, ChildRunID: childID,
@@ -135,6 +109,53 @@ func (r *run) execCall(ctx context.Context, sc scope, st *workflow.State) outcom
 	sp.finish(ctx, o, result)
 	if rep.RecordError != nil {
 		r.recordFailed(fmt.Errorf("child run %s: %w", childID, rep.RecordError))
+	}
+	return o
+}
+
+// callInputs renders the inputs a call gives its child, in name order.
+func callInputs(in map[string]*workflow.Template, data map[string]any) (map[string]string, error) {
+	given := make(map[string]string, len(in))
+	for _, k := range slices.Sorted(maps.Keys(in)) {
+		v, err := in[k].Execute(data)
+		if err != nil {
+			return nil, fmt.Errorf("call_workflow input %q: %v", k, err)
+		}
+		given[k] = v
+	}
+	return given, nil
+}
+
+// callCycle is the chain of workflow files, by name, when calling abs
+// would call a workflow already running in this chain of calls.
+func (r *run) callCycle(abs string) string {
+	if !slices.Contains(r.stack, abs) {
+		return ""
+	}
+	chain := append(append([]string{}, r.stack...), abs)
+	for i := range chain {
+		chain[i] = filepath.Base(chain[i])
+	}
+	return strings.Join(chain, " → ")
+}
+
+// callOutcome is a call_workflow step's outcome from its child run's
+// report; a child that ended fatally (a cycle, too deep) ends this run too.
+func callOutcome(ctx context.Context, child string, rep *Report) outcome {
+	switch {
+	case rep.Status == "success":
+		return outcome{ok: true}
+	case ctx.Err() != nil:
+		return cancelledOutcome(ctx)
+	}
+	o := outcome{exitCode: rep.ExitCode, err: fmt.Sprintf("workflow %s %s: %s", child, rep.Status, rep.Error)}
+	if o.exitCode == 0 {
+		o.exitCode = 1
+	}
+	if rep.fatal {
+		e := failed(o.err)
+		e.fatal = true
+		o.end = &e
 	}
 	return o
 }

@@ -241,16 +241,7 @@ func (r *run) process(ctx context.Context, path string, argv []string, dir strin
 			return transcript.CommandResult{ExitCode: 1, Stderr: o.err}, o
 		}
 	}
-	err := cmd.Start()
-	for try := 1; errors.Is(err, syscall.ETXTBSY) && try <= 10; try++ {
-		// A script just written can be held open for a moment by another
-		// goroutine's fork (golang/go#22315): try again.
-		time.Sleep(time.Duration(try) * 5 * time.Millisecond)
-		c := exec.Command(argv[0], argv[1:]...)
-		c.Dir, c.Env, c.SysProcAttr, c.Stdout, c.Stderr, c.WaitDelay = cmd.Dir, cmd.Env, cmd.SysProcAttr, cmd.Stdout, cmd.Stderr, cmd.WaitDelay
-		cmd = c
-		err = cmd.Start()
-	}
+	cmd, err := startCommand(cmd, argv)
 	if err != nil {
 		o := fail("start %s: %v", argv[0], err)
 		o.exitCode = 127
@@ -269,19 +260,7 @@ func (r *run) process(ctx context.Context, path string, argv []string, dir strin
 		stopped = true
 	}
 	if stopped {
-		_ = syscall.Kill(-pgid, syscall.SIGTERM)
-		grace := time.NewTimer(r.e.killGrace())
-		select {
-		case err = <-done:
-		case <-grace.C:
-			_ = syscall.Kill(-pgid, syscall.SIGKILL)
-			err = <-done
-		}
-		grace.Stop()
-	}
-	if stopped {
-		// nothing of a stopped step may outlive it
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		err = r.stopGroup(pgid, done)
 	}
 	if errors.Is(err, exec.ErrWaitDelay) {
 		// the shell exited cleanly; a background child kept the pipes
@@ -312,21 +291,60 @@ func (r *run) process(ctx context.Context, path string, argv []string, dir strin
 	case err == nil:
 		o = outcome{ok: true}
 	default:
-		o = outcome{exitCode: exitCode(err), err: "exit status " + fmt.Sprint(exitCode(err))}
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-				o.err = "killed by signal " + ws.Signal().String()
-			}
-		} else {
-			o.err = err.Error()
-		}
-		if msg := lastLine(res.Stderr); msg != "" {
-			o.err += ": " + msg
-		}
+		o = exitOutcome(err, res.Stderr)
 	}
 	res.ExitCode = o.exitCode
 	return res, o
+}
+
+// stopGroup stops a step's process group: SIGTERM, SIGKILL after the
+// grace period, and SIGKILL to whatever of the group is left, since nothing
+// of a stopped step may outlive it. It returns what Wait returned.
+func (r *run) stopGroup(pgid int, done <-chan error) error {
+	var err error
+	_ = syscall.Kill(-pgid, syscall.SIGTERM)
+	grace := time.NewTimer(r.e.killGrace())
+	select {
+	case err = <-done:
+	case <-grace.C:
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		err = <-done
+	}
+	grace.Stop()
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	return err
+}
+
+// startCommand starts cmd, again when a script just written is still held open
+// for a moment by another goroutine's fork (ETXTBSY, golang/go#22315).
+func startCommand(cmd *exec.Cmd, argv []string) (*exec.Cmd, error) {
+	err := cmd.Start()
+	for try := 1; errors.Is(err, syscall.ETXTBSY) && try <= 10; try++ {
+		time.Sleep(time.Duration(try) * 5 * time.Millisecond)
+		c := exec.Command(argv[0], argv[1:]...)
+		c.Dir, c.Env, c.SysProcAttr, c.Stdout, c.Stderr, c.WaitDelay = cmd.Dir, cmd.Env, cmd.SysProcAttr, cmd.Stdout, cmd.Stderr, cmd.WaitDelay
+		cmd = c
+		err = cmd.Start()
+	}
+	return cmd, err
+}
+
+// exitOutcome is the failure of a command that exited non-zero or was
+// killed, with the last line of its stderr.
+func exitOutcome(err error, stderr string) outcome {
+	o := outcome{exitCode: exitCode(err), err: "exit status " + fmt.Sprint(exitCode(err))}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			o.err = "killed by signal " + ws.Signal().String()
+		}
+	} else {
+		o.err = err.Error()
+	}
+	if msg := lastLine(stderr); msg != "" {
+		o.err += ": " + msg
+	}
+	return o
 }
 
 func lastLine(s string) string {

@@ -354,68 +354,79 @@ func (r *run) execParallel(ctx context.Context, sc scope, st *workflow.State) ou
 	}
 	wg.Wait()
 
-	var succeeded, failed, cancelled, skipped []string
-	var firstErr string
-	var end *ending
-	for i, name := range st.Parallel {
-		o := results[i]
-		switch {
-		case !started[i]:
-			skipped = append(skipped, name)
-		case o.end != nil && end == nil:
-			end = o.end
-			if o.ok {
-				succeeded = append(succeeded, name)
-			} else {
-				failed = append(failed, name)
-			}
-		case o.cancelled:
-			cancelled = append(cancelled, name)
-		case o.ok || r.wf.States[name].ContinueOnError:
-			succeeded = append(succeeded, name)
-		default:
-			failed = append(failed, name)
-			if firstErr == "" {
-				firstErr = fmt.Sprintf("%s: %s", name, o.err)
-			}
-		}
+	t := r.tally(st, results, started)
+	result := map[string]any{"strategy": st.Strategy, "succeeded": nonNil(t.succeeded), "failed": nonNil(t.failed)}
+	if len(t.cancelled) > 0 {
+		result["cancelled"] = t.cancelled
 	}
-	result := map[string]any{"strategy": st.Strategy, "succeeded": nonNil(succeeded), "failed": nonNil(failed)}
-	if len(cancelled) > 0 {
-		result["cancelled"] = cancelled
-	}
-	if len(skipped) > 0 {
-		result["skipped"] = skipped
+	if len(t.skipped) > 0 {
+		result["skipped"] = t.skipped
 	}
 	if stopMsg != "" {
 		result["stopped"] = stopMsg
 	}
-	var out outcome
-	switch {
-	case ctx.Err() != nil:
-		out = cancelledOutcome(ctx)
-	case end != nil:
-		out = outcome{ok: end.status == "success", exitCode: end.exitCode, err: end.message, end: end}
-	case st.Strategy == workflow.StrategyAnySucceed:
-		if len(succeeded) > 0 {
-			out = outcome{ok: true}
-		} else {
-			out = fail("no branch succeeded (%s)", firstErr)
-		}
-	case st.Strategy == workflow.StrategyBestEffort:
-		out = outcome{ok: true}
-	default:
-		if len(failed) == 0 {
-			out = outcome{ok: true}
-		} else {
-			out = fail("%d of %d branches failed (%s)", len(failed), n, firstErr)
-		}
-	}
+	out := t.outcome(ctx, st.Strategy)
 	v := stateValue(out, "", "")
 	v["Data"] = result
 	r.setState(st.Name, v)
 	sp.finish(ctx, out, result)
 	return out
+}
+
+// branches is how a parallel block's branches ended, by name.
+type branches struct {
+	succeeded, failed, cancelled, skipped []string
+	firstErr                              string  // the first failed branch's error
+	end                                   *ending // a branch that ended the run
+}
+
+func (r *run) tally(st *workflow.State, results []outcome, started []bool) branches {
+	var t branches
+	for i, name := range st.Parallel {
+		o := results[i]
+		switch {
+		case !started[i]:
+			t.skipped = append(t.skipped, name)
+		case o.end != nil && t.end == nil:
+			t.end = o.end
+			if o.ok {
+				t.succeeded = append(t.succeeded, name)
+			} else {
+				t.failed = append(t.failed, name)
+			}
+		case o.cancelled:
+			t.cancelled = append(t.cancelled, name)
+		case o.ok || r.wf.States[name].ContinueOnError:
+			t.succeeded = append(t.succeeded, name)
+		default:
+			t.failed = append(t.failed, name)
+			if t.firstErr == "" {
+				t.firstErr = fmt.Sprintf("%s: %s", name, o.err)
+			}
+		}
+	}
+	return t
+}
+
+// outcome is the block's outcome under its strategy.
+func (t branches) outcome(ctx context.Context, strategy string) outcome {
+	n := len(t.succeeded) + len(t.failed) + len(t.cancelled) + len(t.skipped)
+	switch {
+	case ctx.Err() != nil:
+		return cancelledOutcome(ctx)
+	case t.end != nil:
+		return outcome{ok: t.end.status == "success", exitCode: t.end.exitCode, err: t.end.message, end: t.end}
+	case strategy == workflow.StrategyAnySucceed:
+		if len(t.succeeded) > 0 {
+			return outcome{ok: true}
+		}
+		return fail("no branch succeeded (%s)", t.firstErr)
+	case strategy == workflow.StrategyBestEffort:
+		return outcome{ok: true}
+	case len(t.failed) == 0:
+		return outcome{ok: true}
+	}
+	return fail("%d of %d branches failed (%s)", len(t.failed), n, t.firstErr)
 }
 
 func nonNil(s []string) []string {

@@ -145,27 +145,15 @@ func decodeLine(data []byte) (line, error) {
 	}
 	raw := func(v []byte) json.RawMessage { return append(json.RawMessage(nil), v...) }
 	walkErr := rawjson.Each(data, func(k, v []byte) bool {
+		if dst := l.textField(string(k)); dst != nil {
+			text(dst, string(k), v)
+			return err == nil
+		}
+		if dst := l.rawField(string(k)); dst != nil {
+			*dst = raw(v)
+			return err == nil
+		}
 		switch string(k) {
-		case "timestamp":
-			text(&l.Timestamp, "timestamp", v)
-		case "type":
-			text(&l.Type, "type", v)
-		case "subtype":
-			text(&l.Subtype, "subtype", v)
-		case "role":
-			text(&l.Role, "role", v)
-		case "content":
-			l.Content = raw(v)
-		case "tool_name":
-			text(&l.ToolName, "tool_name", v)
-		case "tool_input":
-			l.ToolInput = raw(v)
-		case "tool_output":
-			l.ToolOutput = raw(v)
-		case "tool":
-			text(&l.Tool, "tool", v)
-		case "input":
-			l.Input = raw(v)
 		case "success":
 			switch string(v) {
 			case "true", "false":
@@ -176,24 +164,6 @@ func decodeLine(data []byte) (line, error) {
 			default:
 				err = errors.New("success is not a boolean")
 			}
-		case "output":
-			l.Output = raw(v)
-		case "error":
-			l.Error = raw(v)
-		case "usage":
-			l.Usage = raw(v)
-		case "tool_id":
-			text(&l.ToolID, "tool_id", v)
-		case "parameters":
-			l.Parameters = raw(v)
-		case "status":
-			text(&l.Status, "status", v)
-		case "stats":
-			l.Stats = raw(v)
-		case "message":
-			l.Message = raw(v)
-		case "model":
-			text(&l.Model, "model", v)
 		case "is_error":
 			switch string(v) {
 			case "true", "false", "null":
@@ -201,28 +171,12 @@ func decodeLine(data []byte) (line, error) {
 			default:
 				err = errors.New("is_error is not a boolean")
 			}
-		case "result":
-			l.Result = raw(v)
 		case "errors":
 			if e := json.Unmarshal(v, &l.Errors); e != nil {
 				err = fmt.Errorf("errors: %w", e)
 			}
-		case "call_id":
-			text(&l.CallID, "call_id", v)
-		case "call_timestamp":
-			text(&l.CallTimestamp, "call_timestamp", v)
-		case "reel_blocks":
-			l.ReelBlocks = raw(v)
-		case "reel_output":
-			l.ReelOutput = raw(v)
 		case "reel_input_wrapped":
 			l.InputWrapped = string(v) == "true"
-		case "reel_fidelity":
-			text(&l.Fidelity, "reel_fidelity", v)
-		case "reel_result_fidelity":
-			text(&l.ResultFid, "reel_result_fidelity", v)
-		case "reel_result_input":
-			l.ResultInput = raw(v)
 		case "reel_result_input_same":
 			l.ResultSame = string(v) == "true"
 		case "reel_seq", "reel_call_seq":
@@ -241,6 +195,74 @@ func decodeLine(data []byte) (line, error) {
 		return l, walkErr
 	}
 	return l, err
+}
+
+// textField is where the string member k of a line goes, if it is one.
+func (l *line) textField(k string) *string {
+	switch k {
+	case "timestamp":
+		return &l.Timestamp
+	case "type":
+		return &l.Type
+	case "subtype":
+		return &l.Subtype
+	case "role":
+		return &l.Role
+	case "tool_name":
+		return &l.ToolName
+	case "tool":
+		return &l.Tool
+	case "tool_id":
+		return &l.ToolID
+	case "status":
+		return &l.Status
+	case "model":
+		return &l.Model
+	case "call_id":
+		return &l.CallID
+	case "call_timestamp":
+		return &l.CallTimestamp
+	case "reel_fidelity":
+		return &l.Fidelity
+	case "reel_result_fidelity":
+		return &l.ResultFid
+	}
+	return nil
+}
+
+// rawField is where the member k of a line kept as raw JSON goes, if it is one.
+func (l *line) rawField(k string) *json.RawMessage {
+	switch k {
+	case "content":
+		return &l.Content
+	case "tool_input":
+		return &l.ToolInput
+	case "tool_output":
+		return &l.ToolOutput
+	case "input":
+		return &l.Input
+	case "output":
+		return &l.Output
+	case "error":
+		return &l.Error
+	case "usage":
+		return &l.Usage
+	case "parameters":
+		return &l.Parameters
+	case "stats":
+		return &l.Stats
+	case "message":
+		return &l.Message
+	case "result":
+		return &l.Result
+	case "reel_blocks":
+		return &l.ReelBlocks
+	case "reel_output":
+		return &l.ReelOutput
+	case "reel_result_input":
+		return &l.ResultInput
+	}
+	return nil
 }
 
 // ParseLine decodes one transcript line in any of the three shapes: the

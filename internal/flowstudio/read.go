@@ -225,23 +225,7 @@ func ImportFS(fsys fs.FS, name string, opts Options) (*ImportResult, error) {
 	if meta.Title != nil && *meta.Title != "" {
 		name = *meta.Title
 	}
-	start := firstTime(meta.CreatedAt, meta.StartedAt)
-	if len(events) > 0 {
-		// run_created can precede meta's times; the run starts with its
-		// first event.
-		if t, err := ParseTime(events[0].TS); err == nil && (start.IsZero() || t.Before(start)) {
-			start = t
-		}
-	}
-	if start.IsZero() {
-		for _, a := range arts {
-			if a.receipt != nil {
-				if t, err := ParseTime(a.receipt.StartedAt); err == nil && (start.IsZero() || t.Before(start)) {
-					start = t
-				}
-			}
-		}
-	}
+	start := im.runStart(&meta, events, arts)
 	// A reel export keeps the run's own run.started and run.completed in
 	// the run events' payloads: they come back exactly.
 	runStarted, runCompleted := reelRunEvents(events)
@@ -262,28 +246,7 @@ func ImportFS(fsys fs.FS, name string, opts Options) (*ImportResult, error) {
 	// Emit in events order: a step starts at its step_start and ends, with
 	// its content, at its step_end.
 	im.emitExecutions(events, execs, lastExec, byKey)
-	// Artifacts no step event names still become steps, in flow order.
-	rest := make([]*artifact, 0)
-	for _, a := range arts {
-		if !a.used {
-			rest = append(rest, a)
-		}
-	}
-	order := map[string]int{}
-	for i, f := range flows {
-		order[f] = i
-	}
-	sort.SliceStable(rest, func(i, j int) bool {
-		a, b := rest[i], rest[j]
-		if order[a.key.flow] != order[b.key.flow] {
-			return order[a.key.flow] < order[b.key.flow]
-		}
-		return im.artifactStart(a).Before(im.artifactStart(b))
-	})
-	for _, a := range rest {
-		x := &execution{key: a.key, start: im.artifactStart(a)}
-		im.emitStep(x, a)
-	}
+	im.emitUnnamed(arts, flows)
 
 	runInfo := map[string]any{"run_id": im.res.RunID, "status": meta.Status, "flow_keys": flows, "backend": spec.Backend}
 	// The wisdom flow's summary has no step of its own; keep it with the run.
@@ -295,19 +258,8 @@ func ImportFS(fsys fs.FS, name string, opts Options) (*ImportResult, error) {
 		}
 	}
 	end := firstTime(meta.CompletedAt, meta.UpdatedAt)
-	rr := transcript.RunResult{Status: "success", Usage: im.total}
-	switch meta.Status {
-	case "failed":
-		rr.Status, rr.ExitCode = "failure", 1
-	case "canceled", "cancelled":
-		rr.Status, rr.ExitCode = "cancelled", 1
-	case "pending", "running":
-		rr.Status = "interrupted"
-	case "", "succeeded":
-		if im.failed && meta.Status == "" {
-			rr.Status, rr.ExitCode = "failure", 1
-		}
-	}
+	rr := transcript.RunResult{Usage: im.total}
+	rr.Status, rr.ExitCode = runStatus(meta.Status, im.failed)
 	if !end.IsZero() && !start.IsZero() {
 		rr.DurationMS = end.Sub(start).Milliseconds()
 	}
@@ -476,4 +428,70 @@ func eachLine(r io.Reader, max int, fn func(n int, line []byte)) error {
 		return fmt.Errorf("lines %v over %d bytes skipped", tooLong, max)
 	}
 	return nil
+}
+
+// runStart is when a run began: meta's times, or its first event when that
+// is earlier (run_created can precede them), else its first receipt's.
+func (im *importer) runStart(meta *Meta, events []Event, arts []*artifact) time.Time {
+	start := firstTime(meta.CreatedAt, meta.StartedAt)
+	if len(events) > 0 {
+		if t, err := ParseTime(events[0].TS); err == nil && (start.IsZero() || t.Before(start)) {
+			start = t
+		}
+	}
+	if start.IsZero() {
+		for _, a := range arts {
+			if a.receipt != nil {
+				if t, err := ParseTime(a.receipt.StartedAt); err == nil && (start.IsZero() || t.Before(start)) {
+					start = t
+				}
+			}
+		}
+	}
+	return start
+}
+
+// emitUnnamed makes steps of the artifacts no step event names, in flow
+// order.
+func (im *importer) emitUnnamed(arts []*artifact, flows []string) {
+	rest := make([]*artifact, 0)
+	for _, a := range arts {
+		if !a.used {
+			rest = append(rest, a)
+		}
+	}
+	order := map[string]int{}
+	for i, f := range flows {
+		order[f] = i
+	}
+	sort.SliceStable(rest, func(i, j int) bool {
+		a, b := rest[i], rest[j]
+		if order[a.key.flow] != order[b.key.flow] {
+			return order[a.key.flow] < order[b.key.flow]
+		}
+		return im.artifactStart(a).Before(im.artifactStart(b))
+	})
+	for _, a := range rest {
+		x := &execution{key: a.key, start: im.artifactStart(a)}
+		im.emitStep(x, a)
+	}
+
+}
+
+// runStatus maps Flow Studio's run status to reel's (a run without one
+// failed when one of its steps did).
+func runStatus(status string, stepFailed bool) (string, int) {
+	switch status {
+	case "failed":
+		return "failure", 1
+	case "canceled", "cancelled":
+		return "cancelled", 1
+	case "pending", "running":
+		return "interrupted", 0
+	case "":
+		if stepFailed {
+			return "failure", 1
+		}
+	}
+	return "success", 0
 }

@@ -467,31 +467,9 @@ func (c *Client) batch(ctx context.Context, in map[string]any) (map[string]any, 
 		}
 		conc = n
 	}
-	type op struct {
-		name   string
-		inputs map[string]any
-	}
-	ops := make([]op, len(raw))
-	for i, r := range raw {
-		m, ok := r.(map[string]any)
-		if !ok {
-			return nil, fmt.Errorf("%w: operations[%d] is not a mapping", ErrInput, i)
-		}
-		o := op{name: text(m, "name"), inputs: map[string]any{}}
-		if o.name == "" || o.name == "github.batch" || !strings.HasPrefix(o.name, "github.") {
-			return nil, fmt.Errorf("%w: operations[%d]: name %q is not a github operation", ErrInput, i, o.name)
-		}
-		for k, v := range m {
-			if k != "name" && k != "inputs" {
-				o.inputs[k] = v
-			}
-		}
-		if nested, ok := m["inputs"].(map[string]any); ok {
-			for k, v := range nested {
-				o.inputs[k] = v
-			}
-		}
-		ops[i] = o
+	ops, err := batchOps(raw)
+	if err != nil {
+		return nil, err
 	}
 
 	results := make([]map[string]any, len(ops))
@@ -509,7 +487,7 @@ func (c *Client) batch(ctx context.Context, in map[string]any) (map[string]any, 
 			continue
 		}
 		wg.Add(1)
-		go func(i int, o op) {
+		go func(i int, o batchOp) {
 			defer wg.Done()
 			defer func() { <-sem }()
 			outs, err := c.Run(bctx, o.name, o.inputs)
@@ -551,4 +529,38 @@ func (c *Client) batch(ctx context.Context, in map[string]any) (map[string]any, 
 		return outs, fmt.Errorf("all %d operations failed", len(ops))
 	}
 	return outs, nil
+}
+
+// batchOp is one operation of a github.batch.
+type batchOp struct {
+	name   string
+	inputs map[string]any
+}
+
+// batchOps reads github.batch's operations: each a github operation's name
+// and its inputs, given beside the name or under inputs.
+func batchOps(raw []any) ([]batchOp, error) {
+	ops := make([]batchOp, len(raw))
+	for i, r := range raw {
+		m, ok := r.(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("%w: operations[%d] is not a mapping", ErrInput, i)
+		}
+		o := batchOp{name: text(m, "name"), inputs: map[string]any{}}
+		if o.name == "" || o.name == "github.batch" || !strings.HasPrefix(o.name, "github.") {
+			return nil, fmt.Errorf("%w: operations[%d]: name %q is not a github operation", ErrInput, i, o.name)
+		}
+		for k, v := range m {
+			if k != "name" && k != "inputs" {
+				o.inputs[k] = v
+			}
+		}
+		if nested, ok := m["inputs"].(map[string]any); ok {
+			for k, v := range nested {
+				o.inputs[k] = v
+			}
+		}
+		ops[i] = o
+	}
+	return ops, nil
 }

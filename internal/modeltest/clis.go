@@ -89,37 +89,46 @@ func (s *Server) CLI(t testing.TB, provider string) *CLI {
 		"HTTPS_PROXY=" + s.URL, "HTTP_PROXY=" + s.URL, "https_proxy=" + s.URL, "http_proxy=" + s.URL,
 		"NO_PROXY=127.0.0.1,localhost", "no_proxy=127.0.0.1,localhost",
 	}
-	write := func(rel, content string) {
-		p := filepath.Join(c.Home, rel)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
 	switch provider {
 	case "claude":
-		c.Model, c.WireModel = "claude-sonnet-4-5", "claude-sonnet-4-5"
-		c.Options = map[string]any{"allowed_tools": "Write,Edit,Read,Bash"}
-		c.Env = append(c.Env,
-			"ANTHROPIC_BASE_URL="+s.URL,
-			"ANTHROPIC_API_KEY=sk-ant-scripted",
-			// One switch for the update check, telemetry, error
-			// reporting and the feedback survey; the others for the
-			// versions that read them one by one.
-			"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
-			"DISABLE_AUTOUPDATER=1", "DISABLE_TELEMETRY=1", "DISABLE_ERROR_REPORTING=1",
-		)
+		s.setupClaude(t, c)
 	case "codex":
-		c.Model, c.WireModel = "gpt-5.5", "gpt-5.5"
-		c.Options = map[string]any{"dangerously_skip_permissions": true}
-		codexHome := filepath.Join(c.Home, ".codex")
-		// OPENAI_BASE_URL does not reach the Responses client (it tries
-		// the WebSocket endpoint at api.openai.com first): a provider of
-		// its own does. The features turned off fetch plugins, apps and
-		// model lists from github.com and chatgpt.com at start.
-		write(".codex/config.toml", fmt.Sprintf(`model_provider = "scripted"
+		s.setupCodex(t, c)
+	case "gemini":
+		s.setupGemini(t, c)
+	case "github_copilot":
+		s.setupCopilot(t, c)
+	case "opencode":
+		s.setupOpencode(t, c)
+	default:
+		t.Fatalf("modeltest: no real CLI for provider %q", provider)
+	}
+	return c
+}
+
+func (s *Server) setupClaude(t testing.TB, c *CLI) {
+	c.Model, c.WireModel = "claude-sonnet-4-5", "claude-sonnet-4-5"
+	c.Options = map[string]any{"allowed_tools": "Write,Edit,Read,Bash"}
+	c.Env = append(c.Env,
+		"ANTHROPIC_BASE_URL="+s.URL,
+		"ANTHROPIC_API_KEY=sk-ant-scripted",
+		// One switch for the update check, telemetry, error
+		// reporting and the feedback survey; the others for the
+		// versions that read them one by one.
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
+		"DISABLE_AUTOUPDATER=1", "DISABLE_TELEMETRY=1", "DISABLE_ERROR_REPORTING=1",
+	)
+}
+
+func (s *Server) setupCodex(t testing.TB, c *CLI) {
+	c.Model, c.WireModel = "gpt-5.5", "gpt-5.5"
+	c.Options = map[string]any{"dangerously_skip_permissions": true}
+	codexHome := filepath.Join(c.Home, ".codex")
+	// OPENAI_BASE_URL does not reach the Responses client (it tries
+	// the WebSocket endpoint at api.openai.com first): a provider of
+	// its own does. The features turned off fetch plugins, apps and
+	// model lists from github.com and chatgpt.com at start.
+	c.write(t, ".codex/config.toml", fmt.Sprintf(`model_provider = "scripted"
 check_for_update_on_startup = false
 
 [model_providers.scripted]
@@ -141,67 +150,81 @@ tool_suggest = false
 [analytics]
 enabled = false
 `, s.URL+"/v1"))
-		c.Env = append(c.Env, "CODEX_HOME="+codexHome, "OPENAI_API_KEY=sk-scripted")
-	case "gemini":
-		c.Model, c.WireModel = "gemini-2.5-pro", "gemini-2.5-pro"
-		c.Options = map[string]any{"dangerously_skip_permissions": true}
-		write(".gemini/settings.json", `{"privacy":{"usageStatisticsEnabled":false},"telemetry":{"enabled":false},`+
-			`"general":{"disableAutoUpdate":true,"disableUpdateNag":true},"security":{"auth":{"selectedType":"gemini-api-key"}}}`)
-		c.Env = append(c.Env,
-			"GEMINI_API_KEY=scripted",
-			"GOOGLE_GEMINI_BASE_URL="+s.URL,
-			// A headless gemini refuses (exit 55) a folder the user has
-			// not trusted; a test's temp dir never is.
-			"GEMINI_CLI_TRUST_WORKSPACE=true",
-		)
-	case "github_copilot":
-		c.Model, c.WireModel = "gpt-5.5", "gpt-5.5"
-		c.Options = map[string]any{"allow_all": true}
-		// The binary unpacks itself into its cache on first start (5 s
-		// or more): one cache beside the installed CLIs serves every
-		// test.
-		c.Env = append(c.Env,
-			"COPILOT_HOME="+filepath.Join(c.Home, ".copilot"),
-			"COPILOT_CACHE_HOME="+filepath.Join(os.Getenv(CLIsEnv), "cache", "copilot"),
-			// Offline mode: no GitHub sign-in, telemetry, web tools
-			// or updates; the model is the BYOK provider below.
-			"COPILOT_OFFLINE=true",
-			"COPILOT_AUTO_UPDATE=false",
-			"COPILOT_PROVIDER_BASE_URL="+s.URL+"/v1",
-			"COPILOT_PROVIDER_TYPE=openai",
-			"COPILOT_PROVIDER_API_KEY=sk-scripted",
-			"COPILOT_MODEL="+c.Model,
-		)
-	case "opencode":
-		c.Model, c.WireModel = "anthropic/claude-sonnet-4-5", "claude-sonnet-4-5"
-		c.Options = map[string]any{"dangerously_skip_permissions": true}
-		cfg, _ := json.Marshal(map[string]any{
-			"$schema": "https://opencode.ai/config.json", "autoupdate": false, "share": "disabled",
-			"provider": map[string]any{"anthropic": map[string]any{"options": map[string]any{
-				"baseURL": s.URL + "/v1", "apiKey": "sk-ant-scripted"}}},
-		})
-		write(".config/opencode/opencode.json", string(cfg))
-		// opencode installs its plugin SDK from npm into every config
-		// directory at start unless the directory's package.json and
-		// package-lock.json already name it.
-		write(".config/opencode/package.json", `{"dependencies":{"@opencode-ai/plugin":"*"}}`)
-		write(".config/opencode/package-lock.json", `{"packages":{"":{"dependencies":{"@opencode-ai/plugin":"*"}}}}`)
-		if err := os.MkdirAll(filepath.Join(c.Home, ".config", "opencode", "node_modules"), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		c.Env = append(c.Env,
-			"OPENCODE_DISABLE_AUTOUPDATE=true",
-			"OPENCODE_DISABLE_MODELS_FETCH=true",
-			"OPENCODE_DISABLE_DEFAULT_PLUGINS=true",
-			"OPENCODE_DISABLE_LSP_DOWNLOAD=true",
-			"OPENCODE_DISABLE_SHARE=true",
-			"OPENCODE_DISABLE_CLAUDE_CODE=true",
-			"OPENCODE_DISABLE_EXTERNAL_SKILLS=true",
-		)
-	default:
-		t.Fatalf("modeltest: no real CLI for provider %q", provider)
+	c.Env = append(c.Env, "CODEX_HOME="+codexHome, "OPENAI_API_KEY=sk-scripted")
+}
+
+func (s *Server) setupGemini(t testing.TB, c *CLI) {
+	c.Model, c.WireModel = "gemini-2.5-pro", "gemini-2.5-pro"
+	c.Options = map[string]any{"dangerously_skip_permissions": true}
+	c.write(t, ".gemini/settings.json", `{"privacy":{"usageStatisticsEnabled":false},"telemetry":{"enabled":false},`+
+		`"general":{"disableAutoUpdate":true,"disableUpdateNag":true},"security":{"auth":{"selectedType":"gemini-api-key"}}}`)
+	c.Env = append(c.Env,
+		"GEMINI_API_KEY=scripted",
+		"GOOGLE_GEMINI_BASE_URL="+s.URL,
+		// A headless gemini refuses (exit 55) a folder the user has
+		// not trusted; a test's temp dir never is.
+		"GEMINI_CLI_TRUST_WORKSPACE=true",
+	)
+}
+
+func (s *Server) setupCopilot(t testing.TB, c *CLI) {
+	c.Model, c.WireModel = "gpt-5.5", "gpt-5.5"
+	c.Options = map[string]any{"allow_all": true}
+	// The binary unpacks itself into its cache on first start (5 s
+	// or more): one cache beside the installed CLIs serves every
+	// test.
+	c.Env = append(c.Env,
+		"COPILOT_HOME="+filepath.Join(c.Home, ".copilot"),
+		"COPILOT_CACHE_HOME="+filepath.Join(os.Getenv(CLIsEnv), "cache", "copilot"),
+		// Offline mode: no GitHub sign-in, telemetry, web tools
+		// or updates; the model is the BYOK provider below.
+		"COPILOT_OFFLINE=true",
+		"COPILOT_AUTO_UPDATE=false",
+		"COPILOT_PROVIDER_BASE_URL="+s.URL+"/v1",
+		"COPILOT_PROVIDER_TYPE=openai",
+		"COPILOT_PROVIDER_API_KEY=sk-scripted",
+		"COPILOT_MODEL="+c.Model,
+	)
+}
+
+func (s *Server) setupOpencode(t testing.TB, c *CLI) {
+	c.Model, c.WireModel = "anthropic/claude-sonnet-4-5", "claude-sonnet-4-5"
+	c.Options = map[string]any{"dangerously_skip_permissions": true}
+	cfg, _ := json.Marshal(map[string]any{
+		"$schema": "https://opencode.ai/config.json", "autoupdate": false, "share": "disabled",
+		"provider": map[string]any{"anthropic": map[string]any{"options": map[string]any{
+			"baseURL": s.URL + "/v1", "apiKey": "sk-ant-scripted"}}},
+	})
+	c.write(t, ".config/opencode/opencode.json", string(cfg))
+	// opencode installs its plugin SDK from npm into every config
+	// directory at start unless the directory's package.json and
+	// package-lock.json already name it.
+	c.write(t, ".config/opencode/package.json", `{"dependencies":{"@opencode-ai/plugin":"*"}}`)
+	c.write(t, ".config/opencode/package-lock.json", `{"packages":{"":{"dependencies":{"@opencode-ai/plugin":"*"}}}}`)
+	if err := os.MkdirAll(filepath.Join(c.Home, ".config", "opencode", "node_modules"), 0o755); err != nil {
+		t.Fatal(err)
 	}
-	return c
+	c.Env = append(c.Env,
+		"OPENCODE_DISABLE_AUTOUPDATE=true",
+		"OPENCODE_DISABLE_MODELS_FETCH=true",
+		"OPENCODE_DISABLE_DEFAULT_PLUGINS=true",
+		"OPENCODE_DISABLE_LSP_DOWNLOAD=true",
+		"OPENCODE_DISABLE_SHARE=true",
+		"OPENCODE_DISABLE_CLAUDE_CODE=true",
+		"OPENCODE_DISABLE_EXTERNAL_SKILLS=true",
+	)
+}
+
+// write puts a file of the CLI's configuration under its home.
+func (c *CLI) write(t testing.TB, rel, content string) {
+	t.Helper()
+	p := filepath.Join(c.Home, rel)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // WriteFile is the tool call that makes the CLI write content to path

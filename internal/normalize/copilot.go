@@ -30,39 +30,16 @@ func newCopilot(p *Parser) {
 	p.finish = c.finish
 }
 
-func (c *copilot) line(v []byte) error {
-	var typ, sid string
-	var data, usage, exitCode []byte
-	var ts time.Time
-	ephemeral := false
-	err := eachField(v, func(k, val []byte) {
-		switch string(k) {
-		case "ephemeral":
-			ephemeral = boolean(val)
-		case "type":
-			typ = rawjson.Str(val)
-		case "data":
-			data = val
-		case "timestamp":
-			ts = timestamp(val)
-		case "sessionId":
-			sid = rawjson.Str(val)
-		case "usage":
-			usage = val
-		case "exitCode":
-			exitCode = val
-		}
-	})
-	if err != nil {
-		return err
-	}
-	s := c.st
-	var d struct {
-		messageID, content, delta, toolCallID, toolName, sid, model, message string
-		toolRequests, args, result, errv, success                            []byte
-		u                                                                    transcript.Usage
-		duration                                                             int64
-	}
+// copilotData is the "data" object of a Copilot event, the fields reel reads.
+type copilotData struct {
+	messageID, content, delta, toolCallID, toolName, sid, model, message string
+	toolRequests, args, result, errv, success                            []byte
+	u                                                                    transcript.Usage
+	duration                                                             int64
+}
+
+func parseCopilotData(data []byte) copilotData {
+	var d copilotData
 	_ = eachField(data, func(k, val []byte) {
 		switch string(k) {
 		case "messageId":
@@ -103,6 +80,37 @@ func (c *copilot) line(v []byte) error {
 			d.duration = num(val)
 		}
 	})
+	return d
+}
+
+func (c *copilot) line(v []byte) error {
+	var typ, sid string
+	var data, usage, exitCode []byte
+	var ts time.Time
+	ephemeral := false
+	err := eachField(v, func(k, val []byte) {
+		switch string(k) {
+		case "ephemeral":
+			ephemeral = boolean(val)
+		case "type":
+			typ = rawjson.Str(val)
+		case "data":
+			data = val
+		case "timestamp":
+			ts = timestamp(val)
+		case "sessionId":
+			sid = rawjson.Str(val)
+		case "usage":
+			usage = val
+		case "exitCode":
+			exitCode = val
+		}
+	})
+	if err != nil {
+		return err
+	}
+	s := c.st
+	d := parseCopilotData(data)
 	if d.sid != "" {
 		s.res.Agent.SessionID = d.sid
 	}
@@ -119,21 +127,7 @@ func (c *copilot) line(v []byte) error {
 	case "assistant.reasoning":
 		s.thinking(d.content, ts)
 	case "assistant.message":
-		c.complete[d.messageID] = true
-		delete(c.deltas, d.messageID)
-		s.text(d.content, ts)
-		_ = rawjson.EachElem(d.toolRequests, func(r []byte) {
-			id, name := rawjson.Str(field(r, "toolCallId")), rawjson.Str(field(r, "name"))
-			args := field(r, "arguments")
-			var in any
-			if len(args) > 0 && args[0] == '"' {
-				in = jsonText(rawjson.Str(args))
-			} else {
-				in = raw(args)
-			}
-			s.toolUse(id, name, in, ts)
-		})
-		s.flush()
+		c.message(&d, ts)
 	case "assistant.message_delta":
 		if c.complete[d.messageID] {
 			s.skip("message delta superseded")
@@ -150,33 +144,9 @@ func (c *copilot) line(v []byte) error {
 		// Progress of the agent loop (1.0.x): the turn, message and tool
 		// events around them say what happened.
 	case "tool.execution_start":
-		id := d.toolCallID
-		if id == "" {
-			s.anon++
-			id = fmt.Sprintf("copilot-tool-%d", s.anon)
-			c.byName[d.toolName] = append(c.byName[d.toolName], id)
-		}
-		s.flush()
-		s.call(id, d.toolName, raw(d.args), ts)
+		c.toolStart(&d, ts)
 	case "tool.execution_complete":
-		id := d.toolCallID
-		if id == "" {
-			if q := c.byName[d.toolName]; len(q) > 0 {
-				id, c.byName[d.toolName] = q[0], q[1:]
-			} else {
-				s.anon++
-				id = fmt.Sprintf("copilot-tool-%d", s.anon)
-			}
-		}
-		errMsg := ""
-		if string(d.success) == "false" {
-			errMsg = errMessage(d.errv)
-			if errMsg == "" {
-				errMsg = "tool failed"
-			}
-		}
-		s.flush()
-		s.result(id, d.toolName, raw(d.result), errMsg, ts)
+		c.toolComplete(&d, ts)
 	case "assistant.usage":
 		// Copilot's "cost" counts premium requests, not dollars, so it is
 		// not reported as CostUSD.
@@ -204,6 +174,62 @@ func (c *copilot) line(v []byte) error {
 		s.skip(SkipUnknownEvent)
 	}
 	return nil
+}
+
+// message is a complete assistant message, with the tools it asks for.
+func (c *copilot) message(d *copilotData, ts time.Time) {
+	s := c.st
+	c.complete[d.messageID] = true
+	delete(c.deltas, d.messageID)
+	s.text(d.content, ts)
+	_ = rawjson.EachElem(d.toolRequests, func(r []byte) {
+		id, name := rawjson.Str(field(r, "toolCallId")), rawjson.Str(field(r, "name"))
+		args := field(r, "arguments")
+		var in any
+		if len(args) > 0 && args[0] == '"' {
+			in = jsonText(rawjson.Str(args))
+		} else {
+			in = raw(args)
+		}
+		s.toolUse(id, name, in, ts)
+	})
+	s.flush()
+}
+
+// toolStart opens a tool call; one without an id is remembered by its
+// tool's name, for the completion to find.
+func (c *copilot) toolStart(d *copilotData, ts time.Time) {
+	s := c.st
+	id := d.toolCallID
+	if id == "" {
+		s.anon++
+		id = fmt.Sprintf("copilot-tool-%d", s.anon)
+		c.byName[d.toolName] = append(c.byName[d.toolName], id)
+	}
+	s.flush()
+	s.call(id, d.toolName, raw(d.args), ts)
+}
+
+func (c *copilot) toolComplete(d *copilotData, ts time.Time) {
+	s := c.st
+	id := d.toolCallID
+	if id == "" {
+		if q := c.byName[d.toolName]; len(q) > 0 {
+			id, c.byName[d.toolName] = q[0], q[1:]
+		} else {
+			s.anon++
+			id = fmt.Sprintf("copilot-tool-%d", s.anon)
+		}
+	}
+	errMsg := ""
+	if string(d.success) == "false" {
+		errMsg = errMessage(d.errv)
+		if errMsg == "" {
+			errMsg = "tool failed"
+		}
+	}
+	s.flush()
+	s.result(id, d.toolName, raw(d.result), errMsg, ts)
 }
 
 func (c *copilot) finish() {

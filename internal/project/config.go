@@ -147,51 +147,8 @@ func (c *Config) parse(b []byte, path, root string, reel bool) error {
 				c.Inputs[name] = val
 			}
 		case "plugins":
-			if !reel {
-				// AWF's plugins key: settings for its plugins
-				var m map[string]map[string]any
-				if err := v.Decode(&m); err != nil {
-					return errAt(v, "plugins: want a mapping of plugin names to their settings: %v", err)
-				}
-				if c.PluginConfig == nil {
-					c.PluginConfig = map[string]map[string]any{}
-				}
-				for name, settings := range m {
-					c.PluginConfig[name] = settings
-				}
-				continue
-			}
-			var raw map[string]struct {
-				Command string   `yaml:"command"`
-				Args    []string `yaml:"args"`
-				Timeout string   `yaml:"timeout"`
-			}
-			if err := v.Decode(&raw); err != nil {
-				return errAt(v, "plugins: %v", err)
-			}
-			names := make([]string, 0, len(raw))
-			for n := range raw {
-				names = append(names, n)
-			}
-			sort.Strings(names)
-			for _, name := range names {
-				pl := raw[name]
-				if pl.Command == "" {
-					return errAt(v, "plugin %q has no command", name)
-				}
-				cmd := pl.Command
-				if !filepath.IsAbs(cmd) && filepath.Base(cmd) != cmd {
-					cmd = filepath.Join(root, cmd)
-				}
-				plugin := Plugin{Command: cmd, Args: pl.Args}
-				if pl.Timeout != "" {
-					d, err := time.ParseDuration(pl.Timeout)
-					if err != nil {
-						return errAt(v, "plugin %q timeout: %v", name, err)
-					}
-					plugin.Timeout = d
-				}
-				c.Plugins[name] = plugin
+			if err := c.parsePlugins(v, root, reel, errAt); err != nil {
+				return err
 			}
 		case "prices":
 			if !reel {
@@ -271,4 +228,56 @@ func parsePrices(v *yaml.Node, root string) (*pricing.Table, error) {
 		return pricing.Parse(b, "inline")
 	}
 	return nil, errors.New("want a file name or a list of prices")
+}
+
+// parsePlugins reads the plugins key: in .reel/config.yaml reel's own
+// plugin commands, in .awf/config.yaml AWF's settings for its plugins.
+func (c *Config) parsePlugins(v *yaml.Node, root string, reel bool, errAt func(*yaml.Node, string, ...any) error) error {
+	if !reel {
+		// AWF's plugins key: settings for its plugins
+		var m map[string]map[string]any
+		if err := v.Decode(&m); err != nil {
+			return errAt(v, "plugins: want a mapping of plugin names to their settings: %v", err)
+		}
+		if c.PluginConfig == nil {
+			c.PluginConfig = map[string]map[string]any{}
+		}
+		for name, settings := range m {
+			c.PluginConfig[name] = settings
+		}
+		return nil
+	}
+	var raw map[string]struct {
+		Command string   `yaml:"command"`
+		Args    []string `yaml:"args"`
+		Timeout string   `yaml:"timeout"`
+	}
+	if err := v.Decode(&raw); err != nil {
+		return errAt(v, "plugins: %v", err)
+	}
+	names := make([]string, 0, len(raw))
+	for n := range raw {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		pl := raw[name]
+		if pl.Command == "" {
+			return errAt(v, "plugin %q has no command", name)
+		}
+		cmd := pl.Command
+		if !filepath.IsAbs(cmd) && filepath.Base(cmd) != cmd {
+			cmd = filepath.Join(root, cmd)
+		}
+		plugin := Plugin{Command: cmd, Args: pl.Args}
+		if pl.Timeout != "" {
+			d, err := time.ParseDuration(pl.Timeout)
+			if err != nil {
+				return errAt(v, "plugin %q timeout: %v", name, err)
+			}
+			plugin.Timeout = d
+		}
+		c.Plugins[name] = plugin
+	}
+	return nil
 }

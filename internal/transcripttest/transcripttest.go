@@ -209,45 +209,8 @@ func WriteSample(t testing.TB, dir string, v Variant) string {
 	r.Command("setup", 0, 1, "make deps", 2, "network down", "exit status 2")
 	r.Command("setup", 0, 2, "make deps", 0, "ok", "")
 
-	// A for_each over two files.
-	r.Start("each_file", 0, transcript.KindForEach, 0)
-	reviews := []string{v.Review, "util.go has an unused import."}
-	for i, reply := range reviews {
-		tools := []Tool{{Name: "Read", ID: "toolu_1" + string(rune('0'+i)), Input: map[string]any{"path": []string{"main.go", "util.go"}[i]}, Output: "…", Took: 20 * time.Millisecond}}
-		if i == 1 {
-			tools = append(tools, Tool{Name: "Bash", ID: "toolu_19", Input: map[string]any{"command": "sleep 600"}, Error: "no result: step timed out"})
-		}
-		r.Agent("each_file.review", i, "Review the file.", "", tools, reply, usage(400+int64(i)*10, 80, 0, 0), 0.002)
-		r.Command("each_file.fmt", i, 0, "gofmt -l .", 0, "", "")
-	}
-	r.Complete("each_file", 0, transcript.KindForEach, 0, "", nil)
-
-	// Nested loops: outer for_each of two, inner while of 2 then 1.
-	r.Start("outer", 0, transcript.KindForEach, 0)
-	for o, n := range []int{2, 1} {
-		r.Start("outer.inner", o, transcript.KindWhile, 0)
-		for i := 0; i < n; i++ {
-			r.Command("outer.inner.check", i, 0, "test -f done", 1, "", "")
-		}
-		r.Complete("outer.inner", o, transcript.KindWhile, 0, "", nil)
-	}
-	r.Complete("outer", 0, transcript.KindForEach, 0, "", nil)
-
-	// Parallel branches, interleaved.
-	r.Start("build_all", 0, transcript.KindParallel, 0)
-	r.Event(transcript.ExchangeEvent{Type: transcript.StepStarted, Path: "build_all.lint",
-		Payload: &transcript.StepPayload{Name: "lint", Kind: transcript.KindCommand, Command: "golangci-lint run"}})
-	r.Event(transcript.ExchangeEvent{Type: transcript.StepStarted, Path: "build_all.test",
-		Payload: &transcript.StepPayload{Name: "test", Kind: transcript.KindCommand, Command: "go test ./..."}})
-	r.Advance(time.Second)
-	r.Complete("build_all.test", 0, transcript.KindCommand, 0, "", transcript.CommandResult{ExitCode: 0, Output: "PASS\n"})
-	r.Advance(time.Second)
-	lintErr, lintExit := "", 0
-	if v.LintFails {
-		lintErr, lintExit = "exit status 1", 1
-	}
-	r.Complete("build_all.lint", 0, transcript.KindCommand, 0, lintErr, transcript.CommandResult{ExitCode: lintExit, Output: "main.go:3: unused\n"})
-	r.Complete("build_all", 0, transcript.KindParallel, 0, lintErr, nil)
+	sampleLoops(r, v)
+	sampleParallel(r, v)
 
 	// A sub-workflow in its own transcript.
 	r.Start("fix", 0, transcript.KindCallWorkflow, 0)
@@ -284,4 +247,52 @@ func WriteSample(t testing.TB, dir string, v Variant) string {
 		Status: status, ExitCode: exit, DurationMS: r.Now().Sub(Epoch).Milliseconds(), Usage: total, CostUSD: &runCost})})
 	r.Close()
 	return r.rec.Path()
+}
+
+// sampleLoops writes WriteSample's loops: a for_each over two files, whose
+// second review leaves a tool without a result, and nested loops.
+func sampleLoops(r *Run, v Variant) {
+	// A for_each over two files.
+	r.Start("each_file", 0, transcript.KindForEach, 0)
+	reviews := []string{v.Review, "util.go has an unused import."}
+	for i, reply := range reviews {
+		tools := []Tool{{Name: "Read", ID: "toolu_1" + string(rune('0'+i)), Input: map[string]any{"path": []string{"main.go", "util.go"}[i]}, Output: "…", Took: 20 * time.Millisecond}}
+		if i == 1 {
+			tools = append(tools, Tool{Name: "Bash", ID: "toolu_19", Input: map[string]any{"command": "sleep 600"}, Error: "no result: step timed out"})
+		}
+		r.Agent("each_file.review", i, "Review the file.", "", tools, reply, usage(400+int64(i)*10, 80, 0, 0), 0.002)
+		r.Command("each_file.fmt", i, 0, "gofmt -l .", 0, "", "")
+	}
+	r.Complete("each_file", 0, transcript.KindForEach, 0, "", nil)
+
+	// Nested loops: outer for_each of two, inner while of 2 then 1.
+	r.Start("outer", 0, transcript.KindForEach, 0)
+	for o, n := range []int{2, 1} {
+		r.Start("outer.inner", o, transcript.KindWhile, 0)
+		for i := 0; i < n; i++ {
+			r.Command("outer.inner.check", i, 0, "test -f done", 1, "", "")
+		}
+		r.Complete("outer.inner", o, transcript.KindWhile, 0, "", nil)
+	}
+	r.Complete("outer", 0, transcript.KindForEach, 0, "", nil)
+}
+
+// sampleParallel writes WriteSample's parallel block, its branches
+// interleaved; lint fails in the LintFails variant.
+func sampleParallel(r *Run, v Variant) {
+	// Parallel branches, interleaved.
+	r.Start("build_all", 0, transcript.KindParallel, 0)
+	r.Event(transcript.ExchangeEvent{Type: transcript.StepStarted, Path: "build_all.lint",
+		Payload: &transcript.StepPayload{Name: "lint", Kind: transcript.KindCommand, Command: "golangci-lint run"}})
+	r.Event(transcript.ExchangeEvent{Type: transcript.StepStarted, Path: "build_all.test",
+		Payload: &transcript.StepPayload{Name: "test", Kind: transcript.KindCommand, Command: "go test ./..."}})
+	r.Advance(time.Second)
+	r.Complete("build_all.test", 0, transcript.KindCommand, 0, "", transcript.CommandResult{ExitCode: 0, Output: "PASS\n"})
+	r.Advance(time.Second)
+	lintErr, lintExit := "", 0
+	if v.LintFails {
+		lintErr, lintExit = "exit status 1", 1
+	}
+	r.Complete("build_all.lint", 0, transcript.KindCommand, 0, lintErr, transcript.CommandResult{ExitCode: lintExit, Output: "main.go:3: unused\n"})
+	r.Complete("build_all", 0, transcript.KindParallel, 0, lintErr, nil)
 }

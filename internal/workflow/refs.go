@@ -143,35 +143,12 @@ func (l *loader) checkExpr(wf *Workflow, e *Expr, site Site) {
 }
 
 func (l *loader) checkRef(wf *Workflow, r ref, p Pos, site Site, shown string, isExpr bool) {
-	where := site.What
+	c := &refCheck{l: l, wf: wf, r: r, p: p, site: site, shown: shown, where: site.What, consequence: "rendering it fails"}
 	if site.State != nil {
-		where = fmt.Sprintf("state %q %s", site.State.Name, site.What)
+		c.where = fmt.Sprintf("state %q %s", site.State.Name, site.What)
 	}
-	consequence := "rendering it fails"
 	if isExpr {
-		consequence = "evaluating it fails"
-	}
-	bad := func(format string, args ...any) {
-		if site.Lenient {
-			l.warnAt(p, "%s: %s: %s: %s", where, shown, fmt.Sprintf(format, args...), consequence)
-			return
-		}
-		l.errAt(p, "%s: %s: %s", where, shown, fmt.Sprintf(format, args...))
-	}
-	prop := func(allowed []string, what string) bool {
-		if len(r.path) == 0 {
-			return true
-		}
-		name := r.path[0]
-		if contains(allowed, name) {
-			return true
-		}
-		if right, ok := lowercaseProps[strings.ToLower(name)]; ok && contains(allowed, right) {
-			bad("%s has no property %q; use %q (AWF's names are case-sensitive)", what, name, right)
-			return false
-		}
-		bad("%s has no property %q (one of %s)%s", what, name, strings.Join(allowed, ", "), didYouMean(name, allowed))
-		return false
+		c.consequence = "evaluating it fails"
 	}
 	switch r.ns {
 	case NSInputs:
@@ -183,77 +160,126 @@ func (l *loader) checkRef(wf *Workflow, r ref, p Pos, site Site, shown string, i
 			names[i] = in.Name
 		}
 		if !contains(names, r.path[0]) {
-			bad("undefined input %q%s", r.path[0], didYouMean(r.path[0], names))
+			c.bad("undefined input %q%s", r.path[0], didYouMean(r.path[0], names))
 		}
 	case NSStates:
-		if len(r.path) == 0 {
-			return
-		}
-		name := r.path[0]
-		if _, ok := wf.States[name]; !ok {
-			if isExpr {
-				// a condition that reads a state that has not run is false
-				consequence = "the condition is always false"
-			}
-			bad("unknown state %q%s", name, didYouMean(name, wf.Order))
-			return
-		}
-		if len(r.path) > 1 {
-			r.path = r.path[1:]
-			if !prop(StateProps, "a state") {
-				return
-			}
-		}
-		if site.State == nil || site.AnyOrder {
-			return
-		}
-		self := site.State.Name
-		switch {
-		case name == self && !site.SelfOK:
-			bad("a state cannot read its own result before it has run")
-		case name != self && !l.precedes(wf, name, self):
-			if l.siblingBranches(wf, name, self) {
-				l.warnAt(p, "%s: %s: parallel branches %q and %q run at the same time; %q may not have finished", where, shown, self, name, name)
-				return
-			}
-			bad("state %q cannot have run before %q", name, self)
-		}
+		c.state(isExpr)
 	case NSWorkflow:
-		prop(WorkflowProps, ".workflow")
+		c.prop(WorkflowProps, ".workflow")
 	case NSContext:
-		prop(ContextProps, ".context")
+		c.prop(ContextProps, ".context")
 	case NSError:
 		if !site.ErrorHook {
-			bad(".error is only set in a workflow_error hook")
+			c.bad(".error is only set in a workflow_error hook")
 			return
 		}
-		prop(ErrorProps, ".error")
+		c.prop(ErrorProps, ".error")
 	case NSLoop:
-		if site.State != nil && !site.LoopScope && !l.inLoop(wf, site.State.Name) {
-			// AWF's validate accepts this and its run fails; reel warns
-			// (the verdict stays AWF's) and the run fails as clearly.
-			l.warnAt(p, "%s: %s: .loop is only set in the body of a for_each or while loop, and %q is in none: this fails when the state runs", where, shown, site.State.Name)
-			return
-		}
-		// .loop.Parent.Parent.Item: Parent leads to another loop's
-		// properties; after any other property the keys are the value's.
-		for i, k := range r.path {
-			if !contains(LoopProps, k) {
-				r.path = r.path[i:]
-				prop(LoopProps, ".loop")
-				return
-			}
-			if k != "Parent" {
-				return
-			}
-		}
+		c.loop()
 	case NSAWF:
 		if len(r.path) > 0 && !contains(AWFDirs, r.path[0]) {
-			bad(".awf has no key %q (one of %s)%s", r.path[0], strings.Join(AWFDirs, ", "), didYouMean(r.path[0], AWFDirs))
+			c.bad(".awf has no key %q (one of %s)%s", r.path[0], strings.Join(AWFDirs, ", "), didYouMean(r.path[0], AWFDirs))
 		}
 	case NSEnv, NSTurn:
 	default:
-		bad("unknown namespace %q (one of %s)%s", r.ns, strings.Join(Namespaces, ", "), didYouMean(r.ns, Namespaces))
+		c.bad("unknown namespace %q (one of %s)%s", r.ns, strings.Join(Namespaces, ", "), didYouMean(r.ns, Namespaces))
+	}
+}
+
+// refCheck is one reference being checked, and how its problems are told.
+type refCheck struct {
+	l            *loader
+	wf           *Workflow
+	r            ref
+	p            Pos
+	site         Site
+	shown, where string
+	consequence  string // what a lenient site's warning says will happen
+}
+
+func (c *refCheck) bad(format string, args ...any) {
+	if c.site.Lenient {
+		c.l.warnAt(c.p, "%s: %s: %s: %s", c.where, c.shown, fmt.Sprintf(format, args...), c.consequence)
+		return
+	}
+	c.l.errAt(c.p, "%s: %s: %s", c.where, c.shown, fmt.Sprintf(format, args...))
+}
+
+// prop checks the reference's next property against the allowed ones.
+func (c *refCheck) prop(allowed []string, what string) bool {
+	if len(c.r.path) == 0 {
+		return true
+	}
+	name := c.r.path[0]
+	if contains(allowed, name) {
+		return true
+	}
+	if right, ok := lowercaseProps[strings.ToLower(name)]; ok && contains(allowed, right) {
+		c.bad("%s has no property %q; use %q (AWF's names are case-sensitive)", what, name, right)
+		return false
+	}
+	c.bad("%s has no property %q (one of %s)%s", what, name, strings.Join(allowed, ", "), didYouMean(name, allowed))
+	return false
+}
+
+// state checks a .states reference: the state exists, the property is
+// one of a state's, and the state can have run before the one reading it.
+func (c *refCheck) state(isExpr bool) {
+	r, wf, site := c.r, c.wf, c.site
+	if len(r.path) == 0 {
+		return
+	}
+	name := r.path[0]
+	if _, ok := wf.States[name]; !ok {
+		if isExpr {
+			// a condition that reads a state that has not run is false
+			c.consequence = "the condition is always false"
+		}
+		c.bad("unknown state %q%s", name, didYouMean(name, wf.Order))
+		return
+	}
+	if len(r.path) > 1 {
+		c.r.path = r.path[1:]
+		if !c.prop(StateProps, "a state") {
+			return
+		}
+	}
+	if site.State == nil || site.AnyOrder {
+		return
+	}
+	self := site.State.Name
+	switch {
+	case name == self && !site.SelfOK:
+		c.bad("a state cannot read its own result before it has run")
+	case name != self && !c.l.precedes(wf, name, self):
+		if c.l.siblingBranches(wf, name, self) {
+			c.l.warnAt(c.p, "%s: %s: parallel branches %q and %q run at the same time; %q may not have finished", c.where, c.shown, self, name, name)
+			return
+		}
+		c.bad("state %q cannot have run before %q", name, self)
+	}
+}
+
+// loop checks a .loop reference: .loop.Parent.Parent.Item: Parent leads
+// to another loop's properties; after any other property the keys are the
+// value's.
+func (c *refCheck) loop() {
+	site := c.site
+	if site.State != nil && !site.LoopScope && !c.l.inLoop(c.wf, site.State.Name) {
+		// AWF's validate accepts this and its run fails; reel warns
+		// (the verdict stays AWF's) and the run fails as clearly.
+		c.l.warnAt(c.p, "%s: %s: .loop is only set in the body of a for_each or while loop, and %q is in none: this fails when the state runs", c.where, c.shown, site.State.Name)
+		return
+	}
+	for i, k := range c.r.path {
+		if !contains(LoopProps, k) {
+			c.r.path = c.r.path[i:]
+			c.prop(LoopProps, ".loop")
+			return
+		}
+		if k != "Parent" {
+			return
+		}
 	}
 }
 

@@ -295,43 +295,9 @@ func (l *loader) expandTemplate(k *yaml.Node, fs []field) ([]field, bool) {
 		l.errf(useNode, "template %q (%s) is invalid; see its problems", name, path)
 		return nil, false
 	}
-	given := map[string]any{}
-	if paramsNode != nil {
-		pfs, ok := l.mapping(paramsNode, "parameters")
-		if !ok {
-			return nil, false
-		}
-		for _, f := range pfs {
-			given[f.key.Value] = l.value(f.val, "parameters."+f.key.Value, false)
-			if _, declared := t.param(f.key.Value); !declared && !t.references(f.key.Value) {
-				msg := fmt.Sprintf("template %q has no parameter %q (parameters: %s)", name, f.key.Value, strings.Join(t.paramNames(), ", "))
-				l.errf(f.key, "%s%s", msg, didYouMean(f.key.Value, t.paramNames()))
-			}
-		}
-	} else {
-		paramsNode = useNode
-	}
-	values := map[string]any{}
-	missing := false
-	for _, p := range t.params {
-		if v, ok := given[p.name]; ok {
-			values[p.name] = v
-		} else if p.hasDef {
-			values[p.name] = p.def
-		} else if p.required {
-			l.errf(paramsNode, "template %q is missing required parameter %q", name, p.name)
-			missing = true
-		} else {
-			values[p.name] = ""
-		}
-	}
-	if missing {
+	values, ok := l.templateValues(t, name, useNode, paramsNode)
+	if !ok {
 		return nil, false
-	}
-	for k, v := range given {
-		if _, ok := values[k]; !ok {
-			values[k] = v
-		}
 	}
 
 	pk := t.primary()
@@ -372,41 +338,7 @@ func (l *loader) expandTemplate(k *yaml.Node, fs []field) ([]field, bool) {
 		return nil, false
 	}
 
-	// Merge: the using state's fields win, except that its type must agree
-	// with the template's and its command is the placeholder AWF makes
-	// users write (AWF runs the template's command).
-	tplType := ""
-	for _, f := range kept {
-		if f.key.Value == "type" {
-			tplType = f.val.Value
-		}
-	}
-	tplRuns := hasField(kept, "command") || hasField(kept, "script_file")
-	var use []field
-	for _, f := range own {
-		switch f.key.Value {
-		case "type":
-			if normType(f.val.Value) != normType(tplType) {
-				l.errf(f.val, "state %q is of type %q but its template %q is of type %q", k.Value, f.val.Value, name, tplType)
-			}
-			continue
-		case "command", "script_file":
-			if tplRuns {
-				continue
-			}
-		}
-		use = append(use, f)
-	}
-	out := make([]field, 0, len(kept)+len(use))
-	for _, f := range kept {
-		if hasField(use, f.key.Value) {
-			continue
-		}
-		relocate(f.key, useNode)
-		relocate(f.val, useNode)
-		out = append(out, f)
-	}
-	return append(out, use...), true
+	return l.mergeTemplate(k, name, useNode, kept, own), true
 }
 
 // normType maps AWF's type alias command to step.
@@ -543,4 +475,88 @@ func paramText(v any) string {
 		}
 	}
 	return fmt.Sprint(v)
+}
+
+// templateValues gives a template's parameters their values: those the
+// using state gives, else the defaults; a missing required one is a
+// problem.
+func (l *loader) templateValues(t *stepTemplate, name string, useNode, paramsNode *yaml.Node) (map[string]any, bool) {
+	given := map[string]any{}
+	if paramsNode != nil {
+		pfs, ok := l.mapping(paramsNode, "parameters")
+		if !ok {
+			return nil, false
+		}
+		for _, f := range pfs {
+			given[f.key.Value] = l.value(f.val, "parameters."+f.key.Value, false)
+			if _, declared := t.param(f.key.Value); !declared && !t.references(f.key.Value) {
+				msg := fmt.Sprintf("template %q has no parameter %q (parameters: %s)", name, f.key.Value, strings.Join(t.paramNames(), ", "))
+				l.errf(f.key, "%s%s", msg, didYouMean(f.key.Value, t.paramNames()))
+			}
+		}
+	} else {
+		paramsNode = useNode
+	}
+	values := map[string]any{}
+	missing := false
+	for _, p := range t.params {
+		if v, ok := given[p.name]; ok {
+			values[p.name] = v
+		} else if p.hasDef {
+			values[p.name] = p.def
+		} else if p.required {
+			l.errf(paramsNode, "template %q is missing required parameter %q", name, p.name)
+			missing = true
+		} else {
+			values[p.name] = ""
+		}
+	}
+	if missing {
+		return nil, false
+	}
+	for k, v := range given {
+		if _, ok := values[k]; !ok {
+			values[k] = v
+		}
+	}
+	return values, true
+}
+
+// mergeTemplate merges a template's state (kept) with the using state's
+// own fields: the using state's fields win, except that its type must
+// agree with the template's and its command is the placeholder AWF makes
+// users write (AWF runs the template's command).
+func (l *loader) mergeTemplate(k *yaml.Node, name string, useNode *yaml.Node, kept, own []field) []field {
+	tplType := ""
+	for _, f := range kept {
+		if f.key.Value == "type" {
+			tplType = f.val.Value
+		}
+	}
+	tplRuns := hasField(kept, "command") || hasField(kept, "script_file")
+	var use []field
+	for _, f := range own {
+		switch f.key.Value {
+		case "type":
+			if normType(f.val.Value) != normType(tplType) {
+				l.errf(f.val, "state %q is of type %q but its template %q is of type %q", k.Value, f.val.Value, name, tplType)
+			}
+			continue
+		case "command", "script_file":
+			if tplRuns {
+				continue
+			}
+		}
+		use = append(use, f)
+	}
+	out := make([]field, 0, len(kept)+len(use))
+	for _, f := range kept {
+		if hasField(use, f.key.Value) {
+			continue
+		}
+		relocate(f.key, useNode)
+		relocate(f.val, useNode)
+		out = append(out, f)
+	}
+	return append(out, use...)
 }

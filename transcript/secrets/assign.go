@@ -22,34 +22,12 @@ var nameBytes = set("A-Za-z0-9_.-")
 // assignment masks the value of a secret-named assignment whose operator
 // starts at i, appending its spans; next is where the scan goes on.
 func (sc *scan) assignment(s string, i int, spans []span) (out []span, next int, ok bool) {
-	var opEnd, nameEnd int
-	switch s[i] {
-	case '=':
-		if i > 0 && strings.IndexByte("=!<>", s[i-1]) >= 0 {
-			return spans, 0, false // ==, !=, <=, >=: the first '=' or a comparison
-		}
-		opEnd = i + 1
-		if opEnd < len(s) && (s[opEnd] == '=' || s[opEnd] == '>') {
-			opEnd++ // ==, =>
-		}
-		// make's := ::= :::= ?=, PHP's .=, +=
-		nameEnd = i
-		for n := 0; n < 3 && nameEnd > 0 && strings.IndexByte(":?.+", s[nameEnd-1]) >= 0; n++ {
-			nameEnd--
-		}
-	case ':':
-		if i+1 < len(s) && (s[i+1] == ':' || s[i+1] == '=' || s[i+1] == '/') || i > 0 && s[i-1] == ':' {
-			return spans, 0, false
-		}
-		opEnd, nameEnd = i+1, i
-	case ',':
-		// setProperty("NAME", "value"): both quoted.
-		if i == 0 || s[i-1] != '"' && s[i-1] != '\'' {
-			return spans, 0, false
-		}
-		opEnd, nameEnd = i+1, i
-	case '>':
+	if s[i] == '>' {
 		return sc.xmlElement(s, i, spans)
+	}
+	opEnd, nameEnd, isOp := operator(s, i)
+	if !isOp {
+		return spans, 0, false
 	}
 	// The name, back from the operator, past spaces and a closing quote.
 	k := nameEnd
@@ -133,6 +111,40 @@ func (sc *scan) assignment(s string, i int, spans []span) (out []span, next int,
 		return spans, 0, false
 	}
 	return append(spans, span{v0, v1, &valueBytes}), v1, true
+}
+
+// operator finds the extent of the assignment operator at s[i] ('=', ':'
+// or the ',' of setProperty("NAME", "value")) and where the name before it
+// ends; ok is false when the byte is no assignment (a comparison, a URL's
+// "://", an unquoted ',').
+func operator(s string, i int) (opEnd, nameEnd int, ok bool) {
+	switch s[i] {
+	case '=':
+		if i > 0 && strings.IndexByte("=!<>", s[i-1]) >= 0 {
+			return 0, 0, false // ==, !=, <=, >=: the first '=' or a comparison
+		}
+		opEnd = i + 1
+		if opEnd < len(s) && (s[opEnd] == '=' || s[opEnd] == '>') {
+			opEnd++ // ==, =>
+		}
+		// make's := ::= :::= ?=, PHP's .=, +=
+		nameEnd = i
+		for n := 0; n < 3 && nameEnd > 0 && strings.IndexByte(":?.+", s[nameEnd-1]) >= 0; n++ {
+			nameEnd--
+		}
+	case ':':
+		if i+1 < len(s) && (s[i+1] == ':' || s[i+1] == '=' || s[i+1] == '/') || i > 0 && s[i-1] == ':' {
+			return 0, 0, false
+		}
+		opEnd, nameEnd = i+1, i
+	case ',':
+		// setProperty("NAME", "value"): both quoted.
+		if i == 0 || s[i-1] != '"' && s[i-1] != '\'' {
+			return 0, 0, false
+		}
+		opEnd, nameEnd = i+1, i
+	}
+	return opEnd, nameEnd, true
 }
 
 // typedName is the class of a declared name before its type (Go's var
