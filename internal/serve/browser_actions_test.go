@@ -64,7 +64,7 @@ func runIDOf(t *testing.T, u string) string {
 // live run from its page and resumes a failed one, as a user does in
 // Chromium; each run is an ordinary run the AWF API and reel verify see.
 func TestBrowserStartCancelResume(t *testing.T) {
-	t.Skip("unfinished: the form's start does not reach the run page in Chromium yet (the form checks pass); the same routes are covered over HTTP by TestBrowserRunsOff and the TestAPI suite")
+	// SKIPMARK
 	ctx := browsertest.New(t, pkg)
 	a := startAPI(t, map[string]string{"greet": apiGreet, "stubborn": apiStubborn, "flaky": apiFlaky}, Options{AllowRuns: true})
 
@@ -182,7 +182,8 @@ func TestBrowserStartCancelResume(t *testing.T) {
 		chromedp.Navigate(a.url+"/runs/"+id),
 		chromedp.WaitVisible(`button[data-act="resume-run"]`),
 		chromedp.Click(`button[data-act="resume-run"]`),
-		chromedp.WaitVisible(`body[data-page="run"]`),
+		// the post lands back on the run's page, resumed: no resume offered
+		chromedp.WaitNotPresent(`button[data-act="resume-run"]`),
 	)
 	if ex := a.wait(id); ex.Body.Status != "completed" {
 		t.Fatalf("resumed: %+v", ex.Body)

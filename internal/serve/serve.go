@@ -289,8 +289,11 @@ func crossSite(r *http.Request) bool {
 	case http.MethodGet, http.MethodHead, http.MethodOptions:
 		return false
 	}
-	if site := r.Header.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" && site != "none" {
-		return true
+	// A browser that says where a request comes from is believed: a page
+	// served with Referrer-Policy: no-referrer (as reel's are) makes
+	// Chromium send "Origin: null" on its own same-origin form posts.
+	if site := r.Header.Get("Sec-Fetch-Site"); site != "" {
+		return site != "same-origin" && site != "none"
 	}
 	origin := r.Header.Get("Origin")
 	if origin == "" {
