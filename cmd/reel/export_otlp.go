@@ -98,7 +98,9 @@ func runExportOTLP(cmd *cobra.Command, refs []string, json bool, storageFlag str
 	}
 	cands = withoutSelectedChildren(cands)
 	if err := ep.Probe(cmd.Context()); err != nil {
-		return fmt.Errorf("export --to otlp: %w", err)
+		// nothing was sent: the export's failure (1), as when the collector
+		// goes away mid-export, not a usage error
+		return &exitError{code: 1, msg: fmt.Sprintf("export --to otlp: %v (0 of %d runs sent before the error)", err, len(cands))}
 	}
 	cfg := otlp.Config{
 		Endpoint: ep, ServiceName: o.otel.serviceName, DefaultServiceName: proj.Config.Telemetry.ServiceName,

@@ -89,7 +89,7 @@ func TestProxiedCallShownOnceEverywhere(t *testing.T) {
 	if n := strings.Count(page, "tool call: Write"); n != 1 {
 		t.Errorf("web page shows the Write call %d times", n)
 	}
-	if !strings.Contains(page, "calls mcp__reel__Write") || !strings.Contains(page, ">router<") {
+	if !strings.Contains(page, "calls mcp__reel__Write") || !strings.Contains(page, "run by reel") {
 		t.Errorf("web page does not join the agent's tool_use to the router's call, or does not mark it")
 	}
 
