@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/reelhq/reel/internal/exectree"
 	"github.com/reelhq/reel/internal/index"
 	"github.com/reelhq/reel/internal/pricing"
 	"github.com/reelhq/reel/internal/project"
@@ -189,4 +190,19 @@ func indexWritten(cmd *cobra.Command, storage string, paths ...string) {
 	if err != nil {
 		fmt.Fprintf(cmd.ErrOrStderr(), "reel: warning: run index not updated: %v\n", err)
 	}
+}
+
+// tree is the priced execution tree of the one run the arguments and flags
+// name (reel tree, reel status).
+func (f *runRefFlags) tree(args []string) (*runs.Run, *exectree.Tree, error) {
+	list, err := f.resolve(args, 1)
+	if err != nil {
+		return nil, nil, err
+	}
+	prices, err := priceTable()
+	if err != nil {
+		return nil, nil, err
+	}
+	tree, err := exectree.Build(list[0], exectree.Options{Prices: prices})
+	return list[0], tree, err
 }

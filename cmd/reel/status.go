@@ -68,19 +68,11 @@ A run that did not succeed says how to resume it.`,
 		Args:              cobra.MaximumNArgs(1),
 		ValidArgsFunction: completeRunIDs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			list, err := refs.resolve(args, 1)
+			run, tree, err := refs.tree(args)
 			if err != nil {
 				return err
 			}
-			prices, err := priceTable()
-			if err != nil {
-				return err
-			}
-			tree, err := exectree.Build(list[0], exectree.Options{Prices: prices})
-			if err != nil {
-				return err
-			}
-			at := standing(tree, list[0].Path)
+			at := standing(tree, run.Path)
 			out := cmd.OutOrStdout()
 			switch {
 			case asJSON:

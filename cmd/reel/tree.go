@@ -32,15 +32,7 @@ RUN is a run id, a unique prefix of one, or a transcript file.`,
 }
 
 func runTree(cmd *cobra.Command, args []string, o *treeOptions) error {
-	list, err := o.refs.resolve(args, 1)
-	if err != nil {
-		return err
-	}
-	prices, err := priceTable()
-	if err != nil {
-		return err
-	}
-	tree, err := exectree.Build(list[0], exectree.Options{Prices: prices})
+	_, tree, err := o.refs.tree(args)
 	if err != nil {
 		return err
 	}
