@@ -381,20 +381,9 @@ func runPluginUpdate(cmd *cobra.Command, names []string, all bool) error {
 	if err != nil {
 		return err
 	}
-	var targets []*plugin.Installed
-	if all {
-		for _, in := range env.host.Installed() {
-			if env.host.State().Source(in.Name) != nil {
-				targets = append(targets, in)
-			}
-		}
-	}
-	for _, n := range names {
-		in, err := env.find(n)
-		if err != nil {
-			return err
-		}
-		targets = append(targets, in)
+	targets, err := env.targets(names, all, func(in *plugin.Installed) bool { return env.host.State().Source(in.Name) != nil })
+	if err != nil {
+		return err
 	}
 	inst := plugininstall.FromEnv(os.Getenv)
 	failed := 0
@@ -511,20 +500,11 @@ func runPluginVerify(cmd *cobra.Command, names []string, update, asJSON bool) er
 	if err != nil {
 		return err
 	}
-	var targets []*plugin.Installed
-	if len(names) == 0 {
-		for _, in := range env.host.Installed() {
-			if in.Problem == nil || !errors.Is(in.Problem, os.ErrNotExist) {
-				targets = append(targets, in)
-			}
-		}
-	}
-	for _, n := range names {
-		in, err := env.find(n)
-		if err != nil {
-			return err
-		}
-		targets = append(targets, in)
+	targets, err := env.targets(names, len(names) == 0, func(in *plugin.Installed) bool {
+		return in.Problem == nil || !errors.Is(in.Problem, os.ErrNotExist)
+	})
+	if err != nil {
+		return err
 	}
 	var verdicts []plugin.Verdict
 	bad := 0
@@ -650,4 +630,25 @@ starting point: operation, step-type, validator or event.`,
 	cmd.Flags().StringVar(&o.AWFModule, "awf-module", "", "a local checkout of github.com/awf-project/cli to build against (a replace directive)")
 	cmd.Flags().BoolVar(&o.Force, "force", false, "write into an existing directory, replacing the files it creates")
 	return cmd
+}
+
+// targets are the plugins a command acts on: those named, after, when all
+// is set, every installed plugin keep accepts.
+func (e *pluginEnv) targets(names []string, all bool, keep func(*plugin.Installed) bool) ([]*plugin.Installed, error) {
+	var targets []*plugin.Installed
+	if all {
+		for _, in := range e.host.Installed() {
+			if keep(in) {
+				targets = append(targets, in)
+			}
+		}
+	}
+	for _, n := range names {
+		in, err := e.find(n)
+		if err != nil {
+			return nil, err
+		}
+		targets = append(targets, in)
+	}
+	return targets, nil
 }
