@@ -823,3 +823,67 @@ func TestFormatRunID(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestFollowerWakesOnWrite: a follower of a file another process appends to
+// (no recorder of its own to signal it) sees each line when it is written,
+// not at its next poll: with an hour's poll, every line arrives at once.
+func TestFollowerWakesOnWrite(t *testing.T) {
+	dir := t.TempDir()
+	id := NewRunID()
+	path := filepath.Join(dir, id+".jsonl")
+	if err := os.WriteFile(path, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	fl, err := Follow(ctx, path, 0, FollowOptions{Poll: time.Hour, Stale: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fl.Close()
+	if fl.watch == nil {
+		if runtime.GOOS == "linux" {
+			t.Fatal("no inotify watch on the file: the follower polls")
+		}
+		t.Skipf("no file watch on %s: followers poll", runtime.GOOS)
+	}
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for seq := uint64(1); seq <= 5; seq++ {
+		typ := StepStarted
+		if seq == 1 {
+			typ = RunStarted
+		}
+		line, err := AppendEvent(nil, &ExchangeEvent{Seq: seq, RunID: id, Type: typ, Path: "s", Timestamp: testTime, Payload: &StepPayload{Name: "s", Kind: KindCommand}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := make(chan error, 1)
+		go func() {
+			e, err := fl.Next(ctx)
+			if err == nil && e.Seq != seq {
+				err = fmt.Errorf("got seq %d", e.Seq)
+			}
+			got <- err
+		}()
+		// The follower is waiting when the line lands.
+		time.Sleep(20 * time.Millisecond)
+		if _, err := f.Write(append(line, '\n')); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case err := <-got:
+			if err != nil {
+				t.Fatalf("seq %d: %v", seq, err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("seq %d not seen 10s after it was written (the poll is an hour)", seq)
+		}
+	}
+	if err := fl.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
