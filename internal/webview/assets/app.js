@@ -38,12 +38,29 @@
   if (live && events && window.EventSource) {
     var badge = document.getElementById("live");
     var overview = document.getElementById("overview");
-    var pending = null;
+    // The tree and the timeline are the whole run read again by the
+    // server and laid out again here: tens of milliseconds of both on a
+    // small run, more on a large one, which would delay the events behind
+    // it. So they refresh at most once a second, and five times as rarely
+    // as one refresh takes; a refresh is skipped when nothing changed.
+    var pending = null, busy = false, again = false, last = 0, cost = 0, shown = null, ended = false;
     var refresh = function () {
-      pending = null;
+      pending = null; busy = true;
+      var t0 = Date.now();
       fetch(body.getAttribute("data-overview"), { credentials: "same-origin" })
         .then(function (r) { return r.ok ? r.text() : null; })
-        .then(function (html) { if (html !== null && overview) overview.innerHTML = html; });
+        .then(function (html) {
+          if (html !== null && overview && html !== shown) { overview.innerHTML = html; shown = html; }
+        })
+        .finally(function () {
+          last = Date.now(); cost = last - t0; busy = false;
+          if (again) { again = false; schedule(); }
+        });
+    };
+    var schedule = function () {
+      if (busy) { again = true; return; }
+      if (pending) return;
+      pending = setTimeout(refresh, ended ? 0 : Math.max(150, last + Math.max(1000, 5 * cost) - Date.now()));
     };
     var url = live + (live.indexOf("?") < 0 ? "?" : "&") + "from=" + body.getAttribute("data-from");
     var es = new EventSource(url);
@@ -61,12 +78,14 @@
         card.appendChild(node);
         if (/\bbad\b/.test(node.className)) card.classList.add("bad");
       } else if (old) old.replaceWith(node); else events.appendChild(node);
-      if (/^(step|run)-/.test(node.className.replace(/^ev /, "")) && !pending) pending = setTimeout(refresh, 150);
+      if (/^(step|run)-/.test(node.className.replace(/^ev /, ""))) schedule();
     });
     es.addEventListener("end", function () {
       es.close();
       if (badge) { badge.textContent = "finished"; badge.classList.add("done"); }
-      refresh();
+      // the finished run's tree at once, after any refresh under way
+      ended = true; clearTimeout(pending); pending = null;
+      schedule();
     });
   }
 
