@@ -54,8 +54,8 @@ type Options struct {
 	// Token, when set, is required on every request. It must be set for a
 	// non-loopback Addr.
 	Token string
-	// Poll is how often a live event stream looks for new lines (default
-	// 20ms).
+	// Poll is how often a live event stream looks for new lines when the
+	// system does not signal writes to its transcript (default 20ms).
 	Poll time.Duration
 	// Rescan is how often the index is compared with every transcript,
 	// catching runs appended to after they ended (default 30s).
