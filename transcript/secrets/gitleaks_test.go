@@ -168,7 +168,7 @@ func TestGitleaksRuleCases(t *testing.T) {
 		}
 	}
 	var tp, fp, fpMasked, fpOwn, fpOwnMasked, fpText, fpTextMasked, display tally
-	displayFamilies := map[string]*tally{}
+	displayFamilies, fpFamilies := map[string]*tally{}, map[string]*tally{}
 	var misses, fpHits, displayMisses []string
 	pathOnly := 0
 	for _, c := range cases {
@@ -182,6 +182,7 @@ func TestGitleaksRuleCases(t *testing.T) {
 		out := m.MaskString(c.Text)
 		if !c.TP {
 			masked := out != c.Text
+			count(fpFamilies, c.Family, masked)
 			fp.n++
 			if masked {
 				fpMasked.n++
@@ -238,9 +239,13 @@ func TestGitleaksRuleCases(t *testing.T) {
 	fmt.Fprintf(&b, "false positives masked: %d of %d (%.2f%%) (left out: %d that only a file name tells from a true positive)\n", fpMasked.n, fp.n, 100*fpRate, pathOnly)
 	fmt.Fprintf(&b, "  of the %d that no other gitleaks rule flags: %d (%.2f%%)\n", fpOwn.n, fpOwnMasked.n, 100*fpOwnRate)
 	fmt.Fprintf(&b, "  of the %d that no gitleaks pattern matches, allowlists taken out: %d (%.2f%%)\n", fpText.n, fpTextMasked.n, 100*fpTextRate)
-	b.WriteString("\n| family | masked | shown masked | cases |\n|---|---:|---:|---:|\n")
+	b.WriteString("\n| family | masked | shown masked | cases | false positives masked | false positives |\n|---|---:|---:|---:|---:|---:|\n")
 	for _, k := range sortedKeys(families) {
-		fmt.Fprintf(&b, "| %s | %d | %d | %d |\n", k, families[k].masked, displayFamilies[k].masked, families[k].n)
+		f := fpFamilies[k]
+		if f == nil {
+			f = &tally{}
+		}
+		fmt.Fprintf(&b, "| %s | %d | %d | %d | %d | %d |\n", k, families[k].masked, displayFamilies[k].masked, families[k].n, f.masked, f.n)
 	}
 	b.WriteString("\n| assignment form | masked | cases |\n|---|---:|---:|\n")
 	for _, k := range sortedKeys(forms) {
