@@ -96,16 +96,18 @@ func (sc *scan) assignment(s string, i int, spans []span) (out []span, next int,
 		return spans, 0, false
 	case class == hintName:
 		ok = credentialLike(v) && (vquoted && quotedValue(s[j], v) || !vquoted && !calls(s, v1))
+	case !maskableFor(name, v):
+		ok = false
 	case s[i] == ',':
-		ok = maskableValue(v) && (openParen(s, k-1) || credentialLike(v))
+		ok = openParen(s, k-1) || credentialLike(v)
 	case vquoted:
-		ok = maskableValue(v) && quotedValue(s[j], v)
+		ok = quotedValue(s[j], v)
 	case !spaced || upperName(name):
-		ok = maskableValue(v)
+		ok = true
 	default:
 		// name: value, name = value: YAML and INI, or code, whose values
 		// are names and calls.
-		ok = maskableValue(v) && !identifierLike(v) && !calls(s, v1)
+		ok = !identifierLike(v) && !calls(s, v1)
 	}
 	if !ok {
 		return spans, 0, false
@@ -331,7 +333,7 @@ func (sc *scan) xmlElement(s string, i int, spans []span) ([]span, int, bool) {
 		v1--
 	}
 	v := s[v0:v1]
-	if v == "" || class == secretClass && !maskableValue(v) || class == hintName && !credentialLike(v) {
+	if v == "" || class == secretClass && !maskableFor(s[k:i], v) || class == hintName && !credentialLike(v) {
 		return spans, 0, false
 	}
 	return append(spans, span{v0, v1, &valueBytes}), v1, true

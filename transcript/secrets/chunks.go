@@ -42,7 +42,7 @@ func (m *Masker) maskChunks(chunks []string) []string {
 					keys[l.val] = mk
 				}
 				l.masked = mk
-			case l.secretKey && maskableValue(l.val):
+			case l.secretKey:
 				l.masked = Masked
 			default:
 				l.masked = l.val
@@ -101,7 +101,7 @@ type chunkLeaf struct {
 	masked     string
 	raw        bool
 	key        bool // an object key
-	secretKey  bool // the value of a secret-named key
+	secretKey  bool // the value of a secret-named key, worth masking
 	// stream names the place of the string in the chunk.
 	stream streamPlace
 }
@@ -223,7 +223,7 @@ func (p *chunkParser) value(i int, parent *chunkNode, member string, elem int, s
 		if err != nil {
 			return 0, err
 		}
-		l.secretKey = secret
+		l.secretKey = secret && maskableFor(member, l.val)
 		l.stream = streamPlace{member: member, elem: elem}
 		p.leaves, p.nodes = append(p.leaves, l), append(p.nodes, parent)
 		return end, nil

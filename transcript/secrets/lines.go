@@ -20,8 +20,9 @@ type LineMasker struct {
 	ms    []*Masker
 	inKey bool
 	// tag is the class of the element whose start tag ended the last line
-	// (plainName: none).
-	tag nameClass
+	// (plainName: none), tagName its name.
+	tag     nameClass
+	tagName string
 	// inData: in a data: block indented by dataIndent; inScalar: in a
 	// block scalar (key: |) of it, indented more than scalarIndent.
 	inData, inScalar         bool
@@ -167,7 +168,7 @@ func (l *LineMasker) multiLine(line string) string {
 		if i := strings.IndexByte(v, '<'); i >= 0 {
 			v = strings.TrimRight(v[:i], " \t")
 		}
-		if v != "" && (class == secretClass && maskableValue(v) || credentialLike(v)) {
+		if v != "" && (class == secretClass && maskableFor(l.tagName, v) || credentialLike(v)) {
 			return line[:ind] + Masked + body[len(v):]
 		}
 	}
@@ -215,7 +216,7 @@ func (l *LineMasker) noteTag(line string) {
 	if i < 0 || !allIn(t[i+1:len(t)-1], nameBytes) || i+1 == len(t)-1 {
 		return
 	}
-	l.tag = classifyName(t[i+1 : len(t)-1])
+	l.tag, l.tagName = classifyName(t[i+1:len(t)-1]), t[i+1:len(t)-1]
 }
 
 // keyBlock returns Masked for a line inside a private key block (between

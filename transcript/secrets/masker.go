@@ -188,7 +188,7 @@ func (m *Masker) walk(v any) any {
 	case map[string]any:
 		out := make(map[string]any, len(x))
 		for k, val := range x {
-			if s, ok := val.(string); ok && secretName(k) && maskableValue(s) {
+			if s, ok := val.(string); ok && secretName(k) && maskableFor(k, s) {
 				// {"api_key": "…"}: the key says what the value is.
 				out[m.MaskString(k)] = Masked
 				continue

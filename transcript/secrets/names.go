@@ -61,6 +61,15 @@ func classifyName(name string) nameClass {
 		}
 		up[i] = c
 	}
+	class := wordsClass(name, up)
+	if class != plainName && standIn(name, up) {
+		return plainName
+	}
+	return class
+}
+
+// wordsClass is classifyName of a trimmed name, up in upper case.
+func wordsClass(name string, up []byte) nameClass {
 	ls, le := lastWordAt(name, len(name))
 	last := up[ls:le]
 	if notSecretLast[string(last)] {
@@ -94,6 +103,22 @@ func classifyName(name string) nameClass {
 		return hintName
 	}
 	return plainName
+}
+
+// generatedName reports whether name, one that says secret, says key or
+// token (API_KEY, accessToken, deployKey, GITHUB_PAT): a credential a
+// service generates, rather than a password, a passphrase or a secret,
+// which people choose.
+func generatedName(name string) bool {
+	up := []byte(strings.ToUpper(name))
+	if at := secretWordAt(up); at >= 0 {
+		return up[at] == 'T' || up[at] == 'A' || hasPrefixAt(up, at, "PRIVATE")
+	}
+	switch strings.ToUpper(lastWord(strings.Trim(name, "_.$@-"))) {
+	case "KEY", "PAT":
+		return true
+	}
+	return false
 }
 
 // nameTrim are the bytes around a name that are not part of it
@@ -301,6 +326,28 @@ func hasUpper(s string) bool {
 	}
 	return false
 }
+
+// standIn reports whether name's words (up in upper case) say that its
+// value stands in for a credential: FAKE_API_KEY, dummyPassword,
+// invalid_token, mockSecret, nonMatchingToken. Tests are full of them,
+// and what they hold is made to look like the real thing. (NON alone
+// does not: NON_PROD_PASSWORD is a password.)
+func standIn(name string, up []byte) bool {
+	var after []byte
+	for end := len(name); end > 0; {
+		s, e := lastWordAt(name, end)
+		if e == s {
+			break
+		}
+		if standInWords[string(up[s:e])] || string(up[s:e]) == "NON" && string(after) == "MATCHING" {
+			return true
+		}
+		after, end = up[s:e], s
+	}
+	return false
+}
+
+var standInWords = wordSet("FAKE", "DUMMY", "MOCK", "MOCKED", "BOGUS", "INVALID", "WRONG", "NONMATCHING")
 
 // hasHintWord reports whether one of name's words is AUTH, ACCESS or API
 // (gitleaks' generic keywords that do not say secret alone).

@@ -221,7 +221,7 @@ func TestMaskChunksSeparatesPlaces(t *testing.T) {
 		`{"choices":[{"delta":{"tool_calls":[{"function":{"arguments":"Xq7vT2mN9pL4kR8sW1yZ6bC3dF5gH0jKq\"}"},"index":0}]},"index":0}]}`,
 		`{"choices":[{"delta":{"content":"Xq7vT2mN9pL4kR8sW1yZ6bC3dF5gH0jKq"},"index":0}]}`,
 		`not json sk-ant-api03-`, `Xq7vT2mN9pL4kR8sW1yZ6bC3dF5gH0jKq`,
-		`{"api_key":"abcdefgh","Authorization":"x"}`,
+		`{"api_key":"abcdefgh12","password":"abcdefgh","token":"abcdefgh","Authorization":"x"}`,
 	}
 	got := m.maskChunks(chunks)
 	want := []string{
@@ -231,7 +231,9 @@ func TestMaskChunksSeparatesPlaces(t *testing.T) {
 		`{"choices":[{"delta":{"tool_calls":[{"function":{"arguments":"\"}"},"index":0}]},"index":0}]}`,
 		`{"choices":[{"delta":{"content":""},"index":0}]}`,
 		`not json [MASKED]`, ``,
-		`{"api_key":"[MASKED]","Authorization":"x"}`,
+		// A token is 10 bytes at least (maskableFor), a password may be
+		// shorter.
+		`{"api_key":"[MASKED]","password":"[MASKED]","token":"abcdefgh","Authorization":"x"}`,
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("maskChunks:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

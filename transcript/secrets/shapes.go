@@ -97,6 +97,10 @@ type shape struct {
 	// (distinctive enough); a short, all-letter or dashed one ("SK",
 	// "AKIA", "pul-" in "vipul-…") would find credentials in plain words.
 	inWord bool
+	// atWord: matched at a word's start only, though the prefix would
+	// make it inWord: Stripe's sk_test_ ends words (task_test_,
+	// disk_live_), and gitleaks' rule asks a word boundary.
+	atWord bool
 }
 
 // shapes; buildIndex orders those sharing a first byte longest prefix
@@ -199,12 +203,12 @@ var shapes = []shape{
 	{prefix: "scauth_", body: authressBody, min: 50, max: 200, mids: authressAcc, bound: true},
 	{prefix: "authress_", body: authressBody, min: 50, max: 200, mids: authressAcc, bound: true},
 	// Payment.
-	{prefix: "sk_live_", body: alnum, min: 10, max: 99, bound: true}, // Stripe
-	{prefix: "sk_test_", body: alnum, min: 10, max: 99, bound: true},
-	{prefix: "sk_prod_", body: alnum, min: 10, max: 99, bound: true},
-	{prefix: "rk_live_", body: alnum, min: 10, max: 99, bound: true},
-	{prefix: "rk_test_", body: alnum, min: 10, max: 99, bound: true},
-	{prefix: "rk_prod_", body: alnum, min: 10, max: 99, bound: true},
+	{prefix: "sk_live_", body: alnum, min: 10, max: 99, bound: true, atWord: true}, // Stripe
+	{prefix: "sk_test_", body: alnum, min: 10, max: 99, bound: true, atWord: true},
+	{prefix: "sk_prod_", body: alnum, min: 10, max: 99, bound: true, atWord: true},
+	{prefix: "rk_live_", body: alnum, min: 10, max: 99, bound: true, atWord: true},
+	{prefix: "rk_test_", body: alnum, min: 10, max: 99, bound: true, atWord: true},
+	{prefix: "rk_prod_", body: alnum, min: 10, max: 99, bound: true, atWord: true},
 	{prefix: "whsec_", body: alnum, min: 24},
 	{prefix: "sq0atp-", body: wordDash, min: 22, max: 60, bound: true}, // Square
 	{prefix: "sq0csp-", body: wordDash, min: 22, max: 60, bound: true},
@@ -321,7 +325,7 @@ func buildIndex() *shapeIndex {
 	}
 	for i, s := range shapes {
 		unionInto(&tokenBytes, s.body)
-		shapes[i].inWord = len(s.prefix) >= 4 && strings.ContainsAny(s.prefix, "_.")
+		shapes[i].inWord = !s.atWord && len(s.prefix) >= 4 && strings.ContainsAny(s.prefix, "_.")
 		x.addPair(s.prefix[0], s.prefix[1])
 		x.byFirst[s.prefix[0]] = append(x.byFirst[s.prefix[0]], i)
 	}

@@ -119,7 +119,7 @@ func TestSecretName(t *testing.T) {
 	for _, n := range []string{"OPENAI_API_KEY", "MY_APIKEY", "GITHUB_PAT", "MYSQL_PWD", "DB_PASS", "DB_PASSWD", "SMTP_PASSWORD",
 		"GOOGLE_CREDENTIALS", "AWS_SECRET_ACCESS_KEY", "HF_TOKEN", "TOKEN_GITHUB", "api_key", "apiKey", "api.key", "Api-Key",
 		"deployKey", "password", "ssh-key", "KEY", "SECRET", "TOKEN", "private_key", "mySecretString", "todo_secret_do_not_commit",
-		"ClearTextPassword", "BUNDLE_GEMS__CONTRIBSYS__COM", "authtoken", "--password", "$dbPassword"} {
+		"ClearTextPassword", "BUNDLE_GEMS__CONTRIBSYS__COM", "authtoken", "--password", "$dbPassword", "NON_PROD_DB_PASSWORD", "nonProdToken"} {
 		if !secretName(n) {
 			t.Errorf("secretName(%q) = false", n)
 		}
@@ -131,7 +131,9 @@ func TestSecretName(t *testing.T) {
 		// qualified keys and tokens
 		"public_key", "publicToken", "primaryKey", "foreignKey", "csrf-token", "nextPageToken", "authenticity_token",
 		// longer words
-		"tokenizer", "secretary", "io.jsonwebtoken"} {
+		"tokenizer", "secretary", "io.jsonwebtoken",
+		// stand-ins
+		"nonMatchingToken", "NON_MATCHING_TOKEN", "FAKE_API_KEY", "dummyPassword", "invalid_token", "mockSecret", "wrongPassword"} {
 		if secretName(n) {
 			t.Errorf("secretName(%q) = true", n)
 		}
@@ -407,6 +409,39 @@ func TestSafeCut(t *testing.T) {
 		}
 		if got := SafeCut([]byte(c.in), c.want+1); got != 0 {
 			t.Errorf("SafeCut(%q, %d) = %d, want 0", c.in, c.want+1, got)
+		}
+	}
+}
+
+// What makes a value too plain to be a credential, at the edges gitleaks'
+// own true positives set: they hold 1234567890 and klmnopqrstuvwx, so a
+// count is the ten digits in order or 16 letters in a row; a version is
+// three numbers; a key or token is 10 bytes at least, a password may be
+// shorter.
+func TestValueChecks(t *testing.T) {
+	for v, want := range map[string]bool{
+		"sk_abcdefghijklmnopqrstuvwxyz123": true, "0123456789ABCDEFGHJKMNPQRSTVWXYZ": true, "xABCDEFGHIJKLMNOPy": true,
+		"ZyxAbCdEfGhIjKlMnOpQ": true, "12345678-ABCD-ABCD-ABCD-1234567890AB": false, "klmnopqrstuvwx-3456yza789": false,
+		"h3kq9zmw7r2txv5p": false, "/0123456789": true, "/012345678": false,
+	} {
+		if got := counted(v); got != want {
+			t.Errorf("counted(%q) = %v", v, got)
+		}
+	}
+	for v, want := range map[string]bool{
+		"rc2.7.1_20261104_0830-SNAPSHOT": true, "v10.0.12": true, "1.2": false, "a.1.2": false, "1.b.2": false,
+		"dt0c01.YBENB2EBXUX2TBVJ6MTK95K1.RTMq": false, "4.5x.6": false, "x1.22.333y": true,
+	} {
+		if got := hasVersion(v); got != want {
+			t.Errorf("hasVersion(%q) = %v", v, got)
+		}
+	}
+	for n, want := range map[string]bool{
+		"API_KEY": true, "accessToken": true, "deployKey": true, "GITHUB_PAT": true, "private_key": true, "SUMO_ACCESS_KEY": true,
+		"DB_PASSWORD": false, "client_secret": false, "SECRET_KEY": false, "passphrase": false, "DB_PASS": false, "creds": false,
+	} {
+		if got := generatedName(n); got != want {
+			t.Errorf("generatedName(%q) = %v", n, got)
 		}
 	}
 }

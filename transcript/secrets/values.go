@@ -12,11 +12,49 @@ import (
 // maskableValue reports whether the value of a secret-named field is worth
 // masking: not too short to mean anything, not a reference to something
 // else ($VAR, ${{ … }}, {{ … }}, <placeholder>), not a placeholder, not a
-// plain number (a long one is: a client id).
+// plain number (a long one is: a client id), not a count typed out.
 func maskableValue(v string) bool {
 	return len(v) >= 6 && !isReference(v) && !placeholder(v) && !placeholderWord(v) && (!allDigits(v) || len(v) >= 14) &&
-		!secretNamed(v)
+		!secretNamed(v) && !counted(v)
 }
+
+// counted reports whether v holds a count typed out: the ten digits in
+// order (0123456789) or 16 letters of the alphabet in a row
+// (abcdefghijklmnop, in any case). Generated credentials hold neither
+// (the chance is below 16^-9 a position); hand-made examples do
+// (sk_abcdefghijklmnopqrstuvwxyz123). Shorter runs are not enough:
+// gitleaks' own examples of real shapes hold 1234567890 and
+// klmnopqrstuvwx. Only values whose name alone says secret are judged so:
+// a vendor's prefix says enough (reel's tests plant
+// ghp_abcdefghijklmnopqrstuvwxyz0123456789 as a token).
+func counted(v string) bool {
+	digitRun, letterRun := 1, 1
+	for i := 1; i < len(v); i++ {
+		p, c := v[i-1], v[i]
+		if '0' <= p && p < '9' && c == p+1 {
+			digitRun, letterRun = digitRun+1, 1
+		} else if p, c = p|0x20, c|0x20; 'a' <= p && p < 'z' && c == p+1 {
+			digitRun, letterRun = 1, letterRun+1
+		} else {
+			digitRun, letterRun = 1, 1
+		}
+		if digitRun >= 10 || letterRun >= 16 {
+			return true
+		}
+	}
+	return false
+}
+
+// maskableFor is maskableValue for the value of name, a name that says
+// secret: a key or a token, which a service generates, is also no
+// shorter than minGenerated (gitleaks' generic rule finds none shorter);
+// a password or a secret, which people choose, may be.
+func maskableFor(name, v string) bool {
+	return maskableValue(v) && (len(v) >= minGenerated || !generatedName(name))
+}
+
+// minGenerated is the shortest key or token masked.
+const minGenerated = 10
 
 // secretNamed reports whether v is itself the name of a secret rather
 // than one (ACCESS_TOKEN, api-key, secret/mysecret): words in one case
@@ -89,7 +127,30 @@ func credentialLike(v string) bool {
 	case v[0] == '/' || v[0] == '.' || v[0] == '~':
 		return false
 	}
-	return !dottedName(v) && random(v)
+	return !dottedName(v) && !hasVersion(v) && random(v)
+}
+
+// hasVersion reports whether v holds a version number, three numbers
+// joined by dots (rc0.15.0_20231217-SNAPSHOT, v2.3.1-linux): a build or a
+// release, not a credential, which holds no dot between digits.
+func hasVersion(v string) bool {
+	for i := strings.IndexByte(v, '.'); i > 0 && i+1 < len(v); {
+		if digits[v[i-1]] {
+			j := i + 1
+			for j < len(v) && digits[v[j]] {
+				j++
+			}
+			if j > i+1 && j+1 < len(v) && v[j] == '.' && digits[v[j+1]] {
+				return true
+			}
+		}
+		k := strings.IndexByte(v[i+1:], '.')
+		if k < 0 {
+			break
+		}
+		i += 1 + k
+	}
+	return false
 }
 
 // random reports whether v's bytes are as varied as a generated
