@@ -1,6 +1,7 @@
 package normalize
 
 import (
+	"cmp"
 	"fmt"
 	"time"
 
@@ -106,11 +107,7 @@ func (c *codexExec) line(v []byte) error {
 		s.fail(errMessage(errv))
 	case "error":
 		s.flush()
-		m := rawjson.Str(message)
-		if m == "" {
-			m = errMessage(errv)
-		}
-		s.fail(m)
+		s.fail(cmp.Or(rawjson.Str(message), errMessage(errv)))
 	case "item.started", "item.updated", "item.completed":
 		c.item(typ, item)
 	default:
@@ -172,10 +169,7 @@ func (c *codexExec) item(ev string, v []byte) {
 		if it.server != "" {
 			name = it.server + "." + it.tool
 		}
-		errMsg := errMessage(it.errv)
-		if errMsg == "" {
-			errMsg = failedMsg(it.status, "tool call failed")
-		}
+		errMsg := cmp.Or(errMessage(it.errv), failedMsg(it.status, "tool call failed"))
 		c.tool(ev, it.id, name, raw(it.arguments), raw(it.result), errMsg)
 	case "web_search":
 		c.tool(ev, it.id, "web_search", map[string]any{"query": it.query, "action": raw(it.action)},

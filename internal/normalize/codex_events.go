@@ -1,6 +1,7 @@
 package normalize
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 	"time"
@@ -55,11 +56,7 @@ func (e *codexEvents) event(v []byte, ts time.Time) (int, error) {
 			s.finalText = m
 		}
 	case "error", "stream_error":
-		message := rawjson.Str(ev.message)
-		if message == "" {
-			message = errMessage(ev.errv)
-		}
-		s.fail(message)
+		s.fail(cmp.Or(rawjson.Str(ev.message), errMessage(ev.errv)))
 	case "turn_aborted":
 		s.warn("turn aborted: " + rawjson.Str(field(v, "reason")))
 	case "session_configured":

@@ -1,6 +1,7 @@
 package normalize
 
 import (
+	"cmp"
 	"strings"
 	"time"
 
@@ -135,11 +136,7 @@ func (g *geminiStream) result(e *geminiEvent) {
 	g.delta = false
 	s.flush()
 	if e.status != "" && e.status != "success" {
-		m := errMessage(e.errv)
-		if m == "" {
-			m = "gemini status " + e.status
-		}
-		s.fail(m)
+		s.fail(cmp.Or(errMessage(e.errv), "gemini status "+e.status))
 	}
 	var c geminiCounts
 	_ = eachField(e.stats, func(k, val []byte) {
@@ -170,10 +167,7 @@ func geminiToolError(status, msg string) string {
 	if status == "" || status == "success" {
 		return ""
 	}
-	if msg == "" {
-		msg = "tool " + status
-	}
-	return msg
+	return cmp.Or(msg, "tool "+status)
 }
 
 // geminiSession reads a Gemini CLI chat file: {sessionId, messages: […]},
