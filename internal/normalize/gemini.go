@@ -1,7 +1,6 @@
 package normalize
 
 import (
-	"cmp"
 	"strings"
 	"time"
 
@@ -136,7 +135,11 @@ func (g *geminiStream) result(e *geminiEvent) {
 	g.delta = false
 	s.flush()
 	if e.status != "" && e.status != "success" {
-		s.fail(cmp.Or(errMessage(e.errv), "gemini status "+e.status))
+		m := errMessage(e.errv)
+		if m == "" {
+			m = "gemini status " + e.status
+		}
+		s.fail(m)
 	}
 	var c geminiCounts
 	_ = eachField(e.stats, func(k, val []byte) {
@@ -167,7 +170,10 @@ func geminiToolError(status, msg string) string {
 	if status == "" || status == "success" {
 		return ""
 	}
-	return cmp.Or(msg, "tool "+status)
+	if msg == "" {
+		msg = "tool " + status
+	}
+	return msg
 }
 
 // geminiSession reads a Gemini CLI chat file: {sessionId, messages: […]},
