@@ -70,51 +70,9 @@ func (a *anthropic) line(v []byte) error {
 		a.usage = anUsage{}
 		a.usage.read(field(message, "usage"))
 	case "content_block_start":
-		b := &anBlock{}
-		_ = eachField(block, func(k, val []byte) {
-			switch string(k) {
-			case "type":
-				b.typ = rawjson.Str(val)
-			case "id":
-				b.id = rawjson.Str(val)
-			case "name":
-				b.name = rawjson.Str(val)
-			case "input":
-				b.input = bytes.Clone(val)
-			case "text", "thinking":
-				b.sb.WriteString(rawjson.Str(val))
-			case "tool_use_id":
-				b.toolUseID = rawjson.Str(val)
-			case "content":
-				b.content = bytes.Clone(val)
-			case "is_error":
-				b.isError = boolean(val)
-			}
-		})
-		a.blocks[index] = b
+		a.blocks[index] = startBlock(block)
 	case "content_block_delta":
-		b := a.blocks[index]
-		if b == nil {
-			b = &anBlock{}
-			a.blocks[index] = b
-		}
-		_ = eachField(delta, func(k, val []byte) {
-			switch string(k) {
-			case "text", "thinking", "partial_json":
-				b.sb.WriteString(rawjson.Str(val))
-			case "type":
-				if b.typ == "" {
-					switch rawjson.Str(val) {
-					case "text_delta":
-						b.typ = "text"
-					case "thinking_delta", "signature_delta":
-						b.typ = "thinking"
-					case "input_json_delta":
-						b.typ = "tool_use"
-					}
-				}
-			}
-		})
+		a.delta(index, delta)
 	case "content_block_stop":
 		if b := a.blocks[index]; b != nil {
 			delete(a.blocks, index)
@@ -133,6 +91,60 @@ func (a *anthropic) line(v []byte) error {
 		s.skip(SkipUnknownEvent)
 	}
 	return nil
+}
+
+// startBlock reads a content_block_start's block; a server tool's result
+// arrives whole in it.
+func startBlock(v []byte) *anBlock {
+	b := &anBlock{}
+	_ = eachField(v, func(k, val []byte) {
+		switch string(k) {
+		case "type":
+			b.typ = rawjson.Str(val)
+		case "id":
+			b.id = rawjson.Str(val)
+		case "name":
+			b.name = rawjson.Str(val)
+		case "input":
+			b.input = bytes.Clone(val)
+		case "text", "thinking":
+			b.sb.WriteString(rawjson.Str(val))
+		case "tool_use_id":
+			b.toolUseID = rawjson.Str(val)
+		case "content":
+			b.content = bytes.Clone(val)
+		case "is_error":
+			b.isError = boolean(val)
+		}
+	})
+	return b
+}
+
+// delta adds a content_block_delta to its block; a delta for a block that
+// never started (a cut recording) starts it, typed by the delta.
+func (a *anthropic) delta(index int64, v []byte) {
+	b := a.blocks[index]
+	if b == nil {
+		b = &anBlock{}
+		a.blocks[index] = b
+	}
+	_ = eachField(v, func(k, val []byte) {
+		switch string(k) {
+		case "text", "thinking", "partial_json":
+			b.sb.WriteString(rawjson.Str(val))
+		case "type":
+			if b.typ == "" {
+				switch rawjson.Str(val) {
+				case "text_delta":
+					b.typ = "text"
+				case "thinking_delta", "signature_delta":
+					b.typ = "thinking"
+				case "input_json_delta":
+					b.typ = "tool_use"
+				}
+			}
+		}
+	})
 }
 
 func (a *anthropic) block(b *anBlock) {

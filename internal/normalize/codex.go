@@ -1,6 +1,7 @@
 package normalize
 
 import (
+	"cmp"
 	"fmt"
 	"time"
 
@@ -106,11 +107,7 @@ func (c *codexExec) line(v []byte) error {
 		s.fail(errMessage(errv))
 	case "error":
 		s.flush()
-		m := rawjson.Str(message)
-		if m == "" {
-			m = errMessage(errv)
-		}
-		s.fail(m)
+		s.fail(cmp.Or(rawjson.Str(message), errMessage(errv)))
 	case "item.started", "item.updated", "item.completed":
 		c.item(typ, item)
 	default:
@@ -148,69 +145,8 @@ func codexUsage(v []byte) transcript.Usage {
 	return u
 }
 
-type codexItem struct {
-	id, typ, text, command, output, status, server, tool, query, message string
-	exitCode                                                             []byte
-	args, result, errv, changes, action, results, items, agents          []byte
-	prompt, phase                                                        string
-	receivers                                                            []byte
-}
-
-func parseCodexItem(v []byte) codexItem {
-	var it codexItem
-	_ = eachField(v, func(k, val []byte) {
-		switch string(k) {
-		case "id":
-			it.id = rawjson.Str(val)
-		case "type", "item_type":
-			it.typ = rawjson.Str(val)
-		case "text":
-			it.text = rawjson.Str(val)
-		case "command":
-			it.command = rawjson.Str(val)
-		case "aggregated_output":
-			it.output = rawjson.Str(val)
-		case "exit_code":
-			it.exitCode = val
-		case "status":
-			it.status = rawjson.Str(val)
-		case "server":
-			it.server = rawjson.Str(val)
-		case "tool":
-			it.tool = rawjson.Str(val)
-		case "arguments":
-			it.args = val
-		case "result":
-			it.result = val
-		case "error":
-			it.errv = val
-		case "changes":
-			it.changes = val
-		case "query":
-			it.query = rawjson.Str(val)
-		case "action":
-			it.action = val
-		case "results":
-			it.results = val
-		case "items":
-			it.items = val
-		case "message":
-			it.message = rawjson.Str(val)
-		case "prompt":
-			it.prompt = rawjson.Str(val)
-		case "phase":
-			it.phase = rawjson.Str(val)
-		case "receiver_thread_ids":
-			it.receivers = val
-		case "agents_states":
-			it.agents = val
-		}
-	})
-	return it
-}
-
 func (c *codexExec) item(ev string, v []byte) {
-	it := parseCodexItem(v)
+	it, _, _ := parseCodexObject(v)
 	s := c.st
 	it.id = c.itemID(it.id)
 	completed := ev == "item.completed"
@@ -221,7 +157,7 @@ func (c *codexExec) item(ev string, v []byte) {
 		}
 	case "reasoning", "plan":
 		if completed {
-			s.thinking(it.text, time.Time{})
+			s.thinking(rawjson.Str(it.text), time.Time{})
 		}
 	case "command_execution":
 		c.command(ev, &it)
@@ -233,11 +169,8 @@ func (c *codexExec) item(ev string, v []byte) {
 		if it.server != "" {
 			name = it.server + "." + it.tool
 		}
-		errMsg := errMessage(it.errv)
-		if errMsg == "" {
-			errMsg = failedMsg(it.status, "tool call failed")
-		}
-		c.tool(ev, it.id, name, raw(it.args), raw(it.result), errMsg)
+		errMsg := cmp.Or(errMessage(it.errv), failedMsg(it.status, "tool call failed"))
+		c.tool(ev, it.id, name, raw(it.arguments), raw(it.result), errMsg)
 	case "web_search":
 		c.tool(ev, it.id, "web_search", map[string]any{"query": it.query, "action": raw(it.action)},
 			raw(it.results), failedMsg(it.status, "web search failed"))
@@ -248,7 +181,7 @@ func (c *codexExec) item(ev string, v []byte) {
 			raw(it.agents), failedMsg(it.status, "collab tool call failed"))
 	case "error":
 		if completed {
-			s.warn(it.message)
+			s.warn(rawjson.Str(it.message))
 		}
 	default:
 		if completed {
@@ -260,32 +193,34 @@ func (c *codexExec) item(ev string, v []byte) {
 // message adds a completed agent message's text. Items carry no response
 // boundary; a second text after a text (commentary, then the final answer)
 // starts a new message rather than gluing the two together.
-func (c *codexExec) message(it *codexItem) {
+func (c *codexExec) message(it *codexObject) {
 	s := c.st
+	text := rawjson.Str(it.text)
 	for _, b := range s.blocks {
 		if b.Type == transcript.BlockText {
 			s.flush()
 			break
 		}
 	}
-	s.text(it.text, time.Time{})
+	s.text(text, time.Time{})
 	if it.phase == "final_answer" {
-		s.finalText = it.text
+		s.finalText = text
 	}
 }
 
 // command maps a command_execution item: its command block and tool.call
 // when first seen, its tool.result when completed.
-func (c *codexExec) command(ev string, it *codexItem) {
+func (c *codexExec) command(ev string, it *codexObject) {
 	s := c.st
 	if (ev == "item.started" || ev == "item.completed") && !c.cmd[it.id] {
 		c.cmd[it.id] = true
-		s.command(it.command, time.Time{})
-		s.call(it.id, "shell", map[string]any{"command": it.command}, time.Time{})
+		command := rawjson.Str(it.command)
+		s.command(command, time.Time{})
+		s.call(it.id, "shell", map[string]any{"command": command}, time.Time{})
 	}
 	if ev == "item.completed" {
 		s.flush()
-		out := map[string]any{"output": it.output, "exit_code": raw(it.exitCode)}
+		out := map[string]any{"output": rawjson.Str(it.aggregated), "exit_code": raw(it.exitCode)}
 		s.result(it.id, "shell", out, exitMsg(it.exitCode, failedMsg(it.status, "command failed")), time.Time{})
 	}
 }

@@ -1,6 +1,7 @@
 package normalize
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 	"time"
@@ -25,72 +26,10 @@ type codexEvents struct {
 	tokens runningTotal
 }
 
-// codexEvent is the fields of an event payload that any of its kinds
-// uses. Texts stay raw: a rollout with response items never decodes them.
-type codexEvent struct {
-	typ, callID, lastMsg                                    string
-	message, text                                           []byte
-	info, command, stdout, aggregated, exitCode, invocation []byte
-	result, errv, changes, success                          []byte
-	u                                                       transcript.Usage
-	flatUsage                                               bool
-}
-
-// parseCodexEvent reads an event payload and returns the length of its
-// object.
-func parseCodexEvent(v []byte) (codexEvent, int, error) {
-	var ev codexEvent
-	end, err := eachFieldEnd(v, func(k, val []byte) {
-		switch string(k) {
-		case "type":
-			ev.typ = rawjson.Str(val)
-		case "message":
-			ev.message = val
-		case "text":
-			ev.text = val
-		case "call_id":
-			ev.callID = rawjson.Str(val)
-		case "info":
-			ev.info = val
-		case "command":
-			ev.command = val
-		case "stdout":
-			ev.stdout = val
-		case "aggregated_output":
-			ev.aggregated = val
-		case "exit_code":
-			ev.exitCode = val
-		case "invocation":
-			ev.invocation = val
-		case "result":
-			ev.result = val
-		case "error":
-			ev.errv = val
-		case "changes":
-			ev.changes = val
-		case "success":
-			ev.success = val
-		case "last_agent_message":
-			ev.lastMsg = rawjson.Str(val)
-		case "input_tokens":
-			ev.u.InputTokens, ev.flatUsage = num(val), true
-		case "cached_input_tokens":
-			ev.u.CacheReadTokens = num(val)
-		case "output_tokens":
-			ev.u.OutputTokens = num(val)
-		case "reasoning_output_tokens":
-			ev.u.ReasoningTokens = num(val)
-		case "total_tokens":
-			ev.u.TotalTokens = num(val)
-		}
-	})
-	return ev, end, err
-}
-
 // event handles one event payload and returns the length of its object; it
 // does nothing when the object is malformed.
 func (e *codexEvents) event(v []byte, ts time.Time) (int, error) {
-	ev, end, err := parseCodexEvent(v)
+	ev, end, err := parseCodexObject(v)
 	if err != nil {
 		return 0, err
 	}
@@ -106,22 +45,18 @@ func (e *codexEvents) event(v []byte, ts time.Time) (int, error) {
 			e.tool(&ev, ts)
 		}
 	case "token_count":
-		e.tokenCount(&ev)
+		e.tokenCount(v, &ev)
 	case "task_started":
 		if e.direct {
 			s.res.Agent.Turns++
 		}
 	case "task_complete":
 		s.flush()
-		if e.direct && ev.lastMsg != "" {
-			s.finalText = ev.lastMsg
+		if m := rawjson.Str(ev.lastMsg); e.direct && m != "" {
+			s.finalText = m
 		}
 	case "error", "stream_error":
-		message := rawjson.Str(ev.message)
-		if message == "" {
-			message = errMessage(ev.errv)
-		}
-		s.fail(message)
+		s.fail(cmp.Or(rawjson.Str(ev.message), errMessage(ev.errv)))
 	case "turn_aborted":
 		s.warn("turn aborted: " + rawjson.Str(field(v, "reason")))
 	case "session_configured":
@@ -142,7 +77,7 @@ func (e *codexEvents) event(v []byte, ts time.Time) (int, error) {
 // conversation handles the events that repeat the conversation's texts:
 // at once when they are the only record, else held until the file shows
 // it has no response items (finish).
-func (e *codexEvents) conversation(ev *codexEvent, ts time.Time) {
+func (e *codexEvents) conversation(ev *codexObject, ts time.Time) {
 	s := e.st
 	var f func()
 	switch ev.typ {
@@ -171,9 +106,11 @@ func (e *codexEvents) conversation(ev *codexEvent, ts time.Time) {
 // tokenCount keeps a token_count report. Reported totals are the session's
 // running total, which starts again from zero when Codex starts a new
 // conversation in the file (usage.go).
-func (e *codexEvents) tokenCount(ev *codexEvent) {
-	u := ev.u
-	if !ev.flatUsage {
+func (e *codexEvents) tokenCount(v []byte, ev *codexObject) {
+	var u transcript.Usage
+	if ev.flatUsage {
+		u = codexUsage(v)
+	} else {
 		tot := field(ev.info, "total_token_usage")
 		if tot == nil {
 			return
@@ -189,7 +126,7 @@ func (e *codexEvents) tokenCount(ev *codexEvent) {
 
 // tool handles the begin and end events of commands, MCP calls and
 // patches, the old exec stream's only record of its tools.
-func (e *codexEvents) tool(ev *codexEvent, ts time.Time) {
+func (e *codexEvents) tool(ev *codexObject, ts time.Time) {
 	s := e.st
 	switch ev.typ {
 	case "exec_command_begin":

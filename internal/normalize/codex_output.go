@@ -82,35 +82,20 @@ func shellOutputRaw(b []byte) (output string, meta []byte, ok bool) {
 		if len(body) < 3 || body[1] != '\\' {
 			return "", nil, false
 		}
-		switch c := body[2]; c {
-		case 'n':
-			out = append(out, '\n')
-		case 't':
-			out = append(out, '\t')
-		case 'r':
-			out = append(out, '\r')
-		case 'b':
-			out = append(out, '\b')
-		case 'f':
-			out = append(out, '\f')
-		case '/':
-			out = append(out, '/')
-		case '\\':
+		if c := body[2]; c == '\\' {
 			// \\\" is an inner quote, \\\\ an inner backslash.
 			if len(body) < 4 || (body[3] != '"' && body[3] != '\\') {
 				return "", nil, false
 			}
-			if body[3] == '\\' {
-				out = append(out, '\\')
-				body = body[4:]
-				continue
-			}
-			out = append(out, '"')
+			out = append(out, body[3])
 			body = body[4:]
 			continue
-		default:
+		}
+		e, ok := rawjson.Unescape(body[2])
+		if !ok || e == '"' {
 			return "", nil, false // \\u and anything unusual: the slow path
 		}
+		out = append(out, e)
 		body = body[3:]
 	}
 	return unsafe.String(unsafe.SliceData(out), len(out)), m[:end], true

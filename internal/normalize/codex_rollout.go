@@ -104,42 +104,10 @@ func (c *codexRollout) finish() {
 	c.ev.pending = nil
 }
 
-// rolloutItem is the fields of a response item that any of its kinds uses.
-type rolloutItem struct {
-	typ, role, name, args, callID, input, status string
-	content, summary, output, action             []byte
-}
-
 // item handles a response item and returns the length of its object; it
 // emits nothing when the object is malformed.
 func (c *codexRollout) item(v []byte, ts time.Time) (int, error) {
-	var it rolloutItem
-	end, err := eachFieldEnd(v, func(k, val []byte) {
-		switch string(k) {
-		case "type":
-			it.typ = rawjson.Str(val)
-		case "role":
-			it.role = rawjson.Str(val)
-		case "name":
-			it.name = rawjson.Str(val)
-		case "arguments":
-			it.args = rawjson.Str(val)
-		case "call_id":
-			it.callID = rawjson.Str(val)
-		case "input":
-			it.input = rawjson.Str(val)
-		case "status":
-			it.status = rawjson.Str(val)
-		case "content":
-			it.content = val
-		case "summary":
-			it.summary = val
-		case "output":
-			it.output = val
-		case "action":
-			it.action = val
-		}
-	})
+	it, end, err := parseCodexObject(v)
 	if err != nil {
 		return 0, err
 	}
@@ -159,11 +127,12 @@ func (c *codexRollout) item(v []byte, ts time.Time) (int, error) {
 		}
 		s.thinking(strings.Join(parts, "\n\n"), ts)
 	case "function_call":
-		in := jsonText(it.args)
+		args := rawjson.Str(it.arguments)
+		in := jsonText(args)
 		switch it.name {
 		case "shell", "container.exec", "shell_command", "exec_command":
-			cmd := it.args
-			if c := field([]byte(it.args), "command"); c != nil {
+			cmd := args
+			if c := field([]byte(args), "command"); c != nil {
 				cmd = argv(c)
 			}
 			s.command(cmd, ts)
@@ -172,7 +141,7 @@ func (c *codexRollout) item(v []byte, ts time.Time) (int, error) {
 			s.toolUse(it.callID, it.name, in, ts)
 		}
 	case "custom_tool_call":
-		s.toolUse(it.callID, it.name, it.input, ts)
+		s.toolUse(it.callID, it.name, rawjson.Str(it.input), ts)
 	case "local_shell_call":
 		cmd := argv(field(it.action, "command"))
 		s.command(cmd, ts)
@@ -192,7 +161,7 @@ func (c *codexRollout) item(v []byte, ts time.Time) (int, error) {
 }
 
 // message handles a message item: the assistant's texts, or a user turn.
-func (c *codexRollout) message(it *rolloutItem, ts time.Time) {
+func (c *codexRollout) message(it *codexObject, ts time.Time) {
 	s := c.st
 	texts := partTexts(it.content)
 	switch it.role {

@@ -1,6 +1,7 @@
 package normalize
 
 import (
+	"cmp"
 	"fmt"
 	"time"
 
@@ -223,10 +224,7 @@ func (c *copilot) toolComplete(d *copilotData, ts time.Time) {
 	}
 	errMsg := ""
 	if string(d.success) == "false" {
-		errMsg = errMessage(d.errv)
-		if errMsg == "" {
-			errMsg = "tool failed"
-		}
+		errMsg = cmp.Or(errMessage(d.errv), "tool failed")
 	}
 	s.flush()
 	s.result(id, d.toolName, raw(d.result), errMsg, ts)

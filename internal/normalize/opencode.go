@@ -1,6 +1,7 @@
 package normalize
 
 import (
+	"cmp"
 	"strings"
 	"time"
 
@@ -153,10 +154,7 @@ func (o *opencode) tool(p *opencodePart, ts time.Time) {
 	case "completed":
 		s.result(id, p.tool, raw(output), "", ts)
 	case "error":
-		if errText == "" {
-			errText = "tool failed"
-		}
-		s.result(id, p.tool, nil, errText, ts)
+		s.result(id, p.tool, nil, cmp.Or(errText, "tool failed"), ts)
 	}
 	// Any other status is a call still under way; Close answers it.
 }

@@ -87,20 +87,10 @@ func appendEscape(out, d []byte, i int) ([]byte, int, bool) {
 	if i+1 >= len(d) {
 		return out, i, false
 	}
-	switch e := d[i+1]; e {
-	case '"', '\\', '/':
-		return append(out, e), i + 2, true
-	case 'b':
-		return append(out, '\b'), i + 2, true
-	case 'f':
-		return append(out, '\f'), i + 2, true
-	case 'n':
-		return append(out, '\n'), i + 2, true
-	case 'r':
-		return append(out, '\r'), i + 2, true
-	case 't':
-		return append(out, '\t'), i + 2, true
-	case 'u':
+	if b, ok := Unescape(d[i+1]); ok {
+		return append(out, b), i + 2, true
+	}
+	if d[i+1] == 'u' {
 		r, ok := hex4(d, i+2)
 		if !ok {
 			return out, i, false
@@ -117,6 +107,17 @@ func appendEscape(out, d []byte, i int) ([]byte, int, bool) {
 		return utf8.AppendRune(out, r), j, true
 	}
 	return out, i, false
+}
+
+// unescapes maps the letter of each one-letter JSON escape to the byte it
+// stands for.
+var unescapes = [256]byte{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'}
+
+// Unescape returns the byte the one-letter JSON escape \c stands for; ok is
+// false for \u and anything that is not an escape.
+func Unescape(c byte) (b byte, ok bool) {
+	b = unescapes[c]
+	return b, b != 0
 }
 
 // hex4 decodes the four hex digits at d[i:].
