@@ -298,10 +298,7 @@ states:
 
 func TestTemplatedProviderAndOptions(t *testing.T) {
 	h, wf, state := agentRun(t, templatedProvider)
-	rep := h.run(context.Background(), wf, map[string]string{"model": "opus"})
-	if rep.Status != "success" {
-		t.Fatalf("report %+v", rep)
-	}
+	rep := h.succeed(wf, map[string]string{"model": "opus"})
 	if b, _ := os.ReadFile(filepath.Join(state, "args.1")); !strings.Contains(string(b), "--model\nopus\n") {
 		t.Errorf("argv %q", b)
 	}
