@@ -268,10 +268,41 @@ func (inv *invocation) run(ctx context.Context, req Request, emit Emit) (res *tr
 			err = fmt.Errorf("agent %s: %w", inv.provider, err)
 		}
 	}()
-	fail := func(res *transcript.AgentResult, err error) (*transcript.AgentResult, *runningTotal, error) {
-		return res, sessionTotal, err
-	}
 	assistant := 0
+	parser, err := normalize.NewParser(inv.format, inv.recorded(emit, &assistant))
+	if err != nil {
+		if inv.px != nil {
+			inv.px.Close("not started")
+		}
+		return nil, nil, err
+	}
+	p := inv.execute(ctx, req, parser)
+	reason := p.reason(ctx, inv.provider)
+	parsed, cerr := parser.Close(reason)
+	res = &transcript.AgentResult{}
+	if parsed != nil {
+		res = &parsed.Agent
+		if parsed.SessionTotal != nil {
+			sessionTotal = &runningTotal{usage: *parsed.SessionTotal, cost: parsed.SessionCost, query: parsed.QueryUsage}
+		}
+	}
+	if inv.px != nil {
+		why := reason
+		if why == "" {
+			why = filepath.Base(p.cmd.Path) + " exited"
+		}
+		if perr := inv.px.Close(why); perr != nil && cerr == nil {
+			cerr = perr
+		}
+		res.Proxy = proxyInfo(inv.px)
+	}
+	return res, sessionTotal, p.verdict(ctx, reason, parsed, res, cerr, assistant)
+}
+
+// recorded is the emit the CLI's parser writes to: the router's, or the
+// proxy's agent side for a call through the proxy. It counts the
+// assistant messages and drops the prompt the stream repeats.
+func (inv *invocation) recorded(emit Emit, assistant *int) normalize.Emit {
 	down := emit
 	if inv.px != nil {
 		// The agent's own pair of a call through the proxy is not written:
@@ -281,7 +312,7 @@ func (inv *invocation) run(ctx context.Context, req Request, emit Emit) (res *tr
 	// The prompt is already recorded as the router's message.user; a
 	// parser that finds it in the stream again (as recorded, or as sent
 	// with what reel put around it) must not record it twice.
-	filtered := func(e transcript.ExchangeEvent) error {
+	return func(e transcript.ExchangeEvent) error {
 		switch e.Type {
 		case transcript.MessageUser:
 			if m := e.Message(); m != nil {
@@ -290,18 +321,23 @@ func (inv *invocation) run(ctx context.Context, req Request, emit Emit) (res *tr
 				}
 			}
 		case transcript.MessageAssistant:
-			assistant++
+			*assistant++
 		}
 		return down(e)
 	}
-	parser, err := normalize.NewParser(inv.format, filtered)
-	if err != nil {
-		if inv.px != nil {
-			inv.px.Close("not started")
-		}
-		return fail(nil, err)
-	}
+}
 
+// process is how one run of the CLI went.
+type process struct {
+	cmd    *exec.Cmd
+	out    *stream
+	stderr *tailBuffer
+	err    error // what cmd.Run returned
+}
+
+// execute runs the CLI to its end, its stdout into parser, in its own
+// process group, which it kills once the CLI is done.
+func (inv *invocation) execute(ctx context.Context, req Request, parser *normalize.Parser) *process {
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
 	cmd := exec.CommandContext(runCtx, inv.path, inv.args...)
@@ -315,74 +351,65 @@ func (inv *invocation) run(ctx context.Context, req Request, emit Emit) (res *tr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = waitDelay
-	out := &stream{parser: parser, stop: stop}
-	stderr := &tailBuffer{max: stderrTail}
-	cmd.Stdout, cmd.Stderr = out, stderr
+	p := &process{cmd: cmd, out: &stream{parser: parser, stop: stop}, stderr: &tailBuffer{max: stderrTail}}
+	cmd.Stdout, cmd.Stderr = p.out, p.stderr
 
-	runErr := cmd.Run()
-	if errors.Is(runErr, exec.ErrWaitDelay) {
+	p.err = cmd.Run()
+	if errors.Is(p.err, exec.ErrWaitDelay) {
 		// The CLI exited cleanly but a background process it started still
 		// holds stdout. The step is done; the group kill below ends it.
-		runErr = nil
+		p.err = nil
 	}
 	if cmd.Process != nil {
 		// Leftovers of the group (background jobs the agent started) do
 		// not outlive the step.
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	}
+	return p
+}
 
-	reason := ""
+// reason says why the CLI's output ended early ("" when it ended by
+// itself, exit status 0): what the parser is told at Close.
+func (p *process) reason(ctx context.Context, provider string) string {
 	switch {
-	case out.err != nil:
-		reason = "transcript write failed"
+	case p.out.err != nil:
+		return "transcript write failed"
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
-		reason = "timeout"
+		return "timeout"
 	case ctx.Err() != nil:
-		reason = "cancelled"
-	case runErr != nil:
-		reason = describeExit(inv.provider, cmd, runErr)
+		return "cancelled"
+	case p.err != nil:
+		return describeExit(provider, p.cmd, p.err)
 	}
-	parsed, cerr := parser.Close(reason)
-	res = &transcript.AgentResult{}
-	if parsed != nil {
-		res = &parsed.Agent
-		if parsed.SessionTotal != nil {
-			sessionTotal = &runningTotal{usage: *parsed.SessionTotal, cost: parsed.SessionCost, query: parsed.QueryUsage}
-		}
-	}
-	if inv.px != nil {
-		why := reason
-		if why == "" {
-			why = filepath.Base(cmd.Path) + " exited"
-		}
-		if perr := inv.px.Close(why); perr != nil && cerr == nil {
-			cerr = perr
-		}
-		res.Proxy = proxyInfo(inv.px)
-	}
+	return ""
+}
 
+// verdict is the turn's error: a failed write, the end of ctx, the CLI's
+// failure or reported error, or no usable output; nil for a turn that
+// replied. cerr is the parser's (or the proxy's) closing error.
+func (p *process) verdict(ctx context.Context, reason string, parsed *normalize.Result, res *transcript.AgentResult, cerr error, assistant int) error {
 	switch {
-	case out.err != nil:
-		return fail(res, fmt.Errorf("record provider output: %w", out.err))
+	case p.out.err != nil:
+		return fmt.Errorf("record provider output: %w", p.out.err)
 	case cerr != nil:
-		return fail(res, fmt.Errorf("record provider output: %w", cerr))
+		return fmt.Errorf("record provider output: %w", cerr)
 	case ctx.Err() != nil:
-		return fail(res, withStderr(fmt.Errorf("%s: %w", reason, ctx.Err()), stderr))
-	case runErr != nil:
+		return withStderr(fmt.Errorf("%s: %w", reason, ctx.Err()), p.stderr)
+	case p.err != nil:
 		if parsed.IsError && parsed.Error != "" {
-			return fail(res, withStderr(fmt.Errorf("%s: %s", reason, parsed.Error), stderr))
+			return withStderr(fmt.Errorf("%s: %s", reason, parsed.Error), p.stderr)
 		}
-		return fail(res, withStderr(errors.New(reason), stderr))
+		return withStderr(errors.New(reason), p.stderr)
 	case parsed.IsError:
-		return fail(res, withStderr(fmt.Errorf("provider reported an error: %s", parsed.Error), stderr))
+		return withStderr(fmt.Errorf("provider reported an error: %s", parsed.Error), p.stderr)
 	case assistant == 0 && res.Output == "":
 		msg := "produced no usable output"
 		if len(res.Skipped) > 0 {
 			msg += " (skipped: " + normalize.SkippedSummary(res.Skipped) + ")"
 		}
-		return fail(res, withStderr(errors.New(msg), stderr))
+		return withStderr(errors.New(msg), p.stderr)
 	}
-	return res, sessionTotal, nil
+	return nil
 }
 
 func userText(m *transcript.MessagePayload) string {

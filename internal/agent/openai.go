@@ -50,27 +50,34 @@ type openAIConfig struct {
 	bashEnv             []string // variables the Bash tool passes on besides tools.BashEnv
 }
 
+// openAIConfigFrom checks an HTTP step's options: where it sends (base URL
+// and key), the limits and sampling of its requests, its tools.
 func openAIConfigFrom(req Request) (*openAIConfig, error) {
+	c := &openAIConfig{baseURL: defaultBaseURL, maxTurns: defaultMaxTurns, maxRetries: 2, provider: req.Provider}
+	if c.provider == "" {
+		c.provider = "openai_compatible"
+	}
+	var err error
+	for _, check := range []func(Request) error{c.endpoint, c.limits, c.toolset} {
+		if err = check(req); err != nil {
+			return nil, fmt.Errorf("agent %s: %w", c.provider, err)
+		}
+	}
+	return c, nil
+}
+
+// endpoint reads where the step sends: options.base_url, else the
+// variable the provider's own SDKs read (a proxy, a gateway, a local
+// server), else the public endpoint; the model; the key.
+func (c *openAIConfig) endpoint(req Request) error {
 	o := req.Options
-	c := &openAIConfig{baseURL: defaultBaseURL, maxTurns: defaultMaxTurns, maxRetries: 2}
 	keyEnv, urlEnv := "OPENAI_API_KEY", "OPENAI_BASE_URL"
 	if req.Provider == "anthropic" {
 		c.baseURL, keyEnv, urlEnv = anthropicBaseURL, "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"
 	}
-	provider := req.Provider
-	if provider == "" {
-		provider = "openai_compatible"
-	}
-	c.provider = provider
-	var err error
-	fail := func(err error) (*openAIConfig, error) {
-		return nil, fmt.Errorf("agent %s: %w", provider, err)
-	}
-	// options.base_url, else the variable the provider's own SDKs read
-	// (a proxy, a gateway, a local server), else the public endpoint.
 	s, err := optString(o, "base_url")
 	if err != nil {
-		return fail(err)
+		return err
 	}
 	source := "options.base_url"
 	if s == "" {
@@ -80,92 +87,105 @@ func openAIConfigFrom(req Request) (*openAIConfig, error) {
 	if s != "" {
 		u, perr := url.Parse(s)
 		if perr != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return fail(fmt.Errorf("%s %q: want an http or https URL", source, s))
+			return fmt.Errorf("%s %q: want an http or https URL", source, s)
 		}
 		c.baseURL = strings.TrimRight(s, "/")
 	}
 	if c.model, err = optString(o, "model"); err != nil {
-		return fail(err)
+		return err
 	}
 	if c.model == "" {
-		return fail(errors.New("options.model is required"))
+		return errors.New("options.model is required")
 	}
 	// The key comes from the environment, never from the workflow file,
 	// unless the user wrote it there themselves (api_key).
-	if c.apiKey, err = optString(o, "api_key"); err != nil {
-		return fail(err)
+	if c.apiKey, err = optString(o, "api_key"); err != nil || c.apiKey != "" {
+		return err
 	}
-	if c.apiKey == "" {
-		envName := keyEnv
-		if s, err := optString(o, "api_key_env"); err != nil {
-			return fail(err)
-		} else if s != "" {
-			envName = s
-		}
-		// No key is fine: local servers (llama.cpp, Ollama, vLLM) need none.
-		c.apiKey, _ = lookupEnv(req.Env, envName)
+	envName := keyEnv
+	if s, err := optString(o, "api_key_env"); err != nil {
+		return err
+	} else if s != "" {
+		envName = s
 	}
+	// No key is fine: local servers (llama.cpp, Ollama, vLLM) need none.
+	c.apiKey, _ = lookupEnv(req.Env, envName)
+	return nil
+}
+
+// limits reads how many requests the step may make and what each asks
+// for: max_turns, max_retries, temperature, max_tokens or
+// max_completion_tokens, top_p.
+func (c *openAIConfig) limits(req Request) error {
+	o := req.Options
 	if n, ok, err := optInt(o, "max_turns"); err != nil {
-		return fail(err)
+		return err
 	} else if ok {
 		if n < 1 || n > 1000 {
-			return fail(fmt.Errorf("options.max_turns %d: want 1..1000", n))
+			return fmt.Errorf("options.max_turns %d: want 1..1000", n)
 		}
 		c.maxTurns = int(n)
 	}
 	if n, ok, err := optInt(o, "max_retries"); err != nil {
-		return fail(err)
+		return err
 	} else if ok {
 		if n < 0 || n > 10 {
-			return fail(fmt.Errorf("options.max_retries %d: want 0..10", n))
+			return fmt.Errorf("options.max_retries %d: want 0..10", n)
 		}
 		c.maxRetries = int(n)
 	}
 	if f, ok, err := optFloat(o, "temperature"); err != nil {
-		return fail(err)
+		return err
 	} else if ok {
 		c.temperature = &f
 	}
 	if n, ok, err := optInt(o, "max_tokens"); err != nil {
-		return fail(err)
+		return err
 	} else if ok {
 		c.maxTokens = n
 	}
 	if n, ok, err := optInt(o, "max_completion_tokens"); err != nil {
-		return fail(err)
+		return err
 	} else if ok {
 		if c.maxTokens > 0 {
-			return fail(errors.New("options.max_completion_tokens and max_tokens name the same limit; set one"))
+			return errors.New("options.max_completion_tokens and max_tokens name the same limit; set one")
 		}
 		c.maxCompletionTokens = n
 	}
 	if f, ok, err := optFloat(o, "top_p"); err != nil {
-		return fail(err)
+		return err
 	} else if ok {
 		if f < 0 || f > 1 {
-			return fail(fmt.Errorf("options.top_p %v: want 0..1", f))
+			return fmt.Errorf("options.top_p %v: want 0..1", f)
 		}
 		c.topP = &f
 	}
+	return nil
+}
+
+// toolset reads the builtin tools the step offers (options.tools by name;
+// an empty list offers none) and the Bash tool's options.
+func (c *openAIConfig) toolset(req Request) error {
+	o := req.Options
+	var err error
 	if c.bashEnv, c.bashTimeout, err = routerOptions(o); err != nil {
-		return fail(err)
+		return err
 	}
-	// options.tools selects builtin tools by name; an empty list offers none.
 	all := tools.Definitions()
 	c.tools = all
-	if names, ok, err := optStrings(o, "tools"); err != nil {
-		return fail(err)
-	} else if ok {
-		c.tools = nil
-		for _, n := range names {
-			i := slices.IndexFunc(all, func(d tools.Definition) bool { return d.Name == n })
-			if i < 0 {
-				return fail(fmt.Errorf("options.tools: unknown tool %q (builtin: Read, Write, Edit, Bash, Glob, Grep)", n))
-			}
-			c.tools = append(c.tools, all[i])
-		}
+	names, ok, err := optStrings(o, "tools")
+	if err != nil || !ok {
+		return err
 	}
-	return c, nil
+	c.tools = nil
+	for _, n := range names {
+		i := slices.IndexFunc(all, func(d tools.Definition) bool { return d.Name == n })
+		if i < 0 {
+			return fmt.Errorf("options.tools: unknown tool %q (builtin: Read, Write, Edit, Bash, Glob, Grep)", n)
+		}
+		c.tools = append(c.tools, all[i])
+	}
+	return nil
 }
 
 // toolCall is one tool call assembled from streamed deltas.

@@ -45,13 +45,32 @@ func NewSession(req Request, emit Emit) (*Session, error) {
 	if emit == nil {
 		return nil, errors.New("agent: nil emit")
 	}
+	req, err := checkRequest(req)
+	if err != nil {
+		return nil, err
+	}
+	s := &Session{req: req, emit: emit}
+	if isHTTP(req.Provider) {
+		err = s.overHTTP()
+	} else {
+		err = s.throughCLI()
+	}
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// checkRequest checks what every provider shares in req and fills in its
+// defaults (the process's environment and working directory).
+func checkRequest(req Request) (Request, error) {
 	if !slices.Contains(Providers(), req.Provider) {
-		return nil, fmt.Errorf("%w %q (known: %s)", ErrUnknownProvider, req.Provider, strings.Join(Providers(), ", "))
+		return req, fmt.Errorf("%w %q (known: %s)", ErrUnknownProvider, req.Provider, strings.Join(Providers(), ", "))
 	}
 	switch req.OutputFormat {
 	case "", "text", "json":
 	default:
-		return nil, fmt.Errorf("agent: output_format %q: want text or json", req.OutputFormat)
+		return req, fmt.Errorf("agent: output_format %q: want text or json", req.OutputFormat)
 	}
 	if req.Env == nil {
 		req.Env = os.Environ()
@@ -59,48 +78,59 @@ func NewSession(req Request, emit Emit) (*Session, error) {
 	if req.Dir == "" {
 		wd, err := os.Getwd()
 		if err != nil {
-			return nil, fmt.Errorf("agent: working directory: %w", err)
+			return req, fmt.Errorf("agent: working directory: %w", err)
 		}
 		req.Dir = wd
 	}
-	s := &Session{req: req, emit: emit}
 	if c := req.Continue; c != nil && c.Provider != req.Provider {
-		return nil, fmt.Errorf("agent %s: cannot continue a %s session (%s): a session does not move between providers", req.Provider, c.Provider, c.From)
+		return req, fmt.Errorf("agent %s: cannot continue a %s session (%s): a session does not move between providers", req.Provider, c.Provider, c.From)
 	}
-	if isHTTP(req.Provider) {
-		cfg, err := openAIConfigFrom(req)
-		if err != nil {
-			return nil, err
-		}
-		var chat *openAIChat
-		var history []openai.ChatCompletionMessageParamUnion
-		if c := req.Continue; c != nil {
-			if len(c.chat) == 0 {
-				return nil, fmt.Errorf("agent %s: %s has no conversation to continue", req.Provider, c.From)
-			}
-			history = c.chat
-		}
-		s.turn = func(ctx context.Context, prompt string, first bool, emit Emit) (*transcript.AgentResult, error) {
-			if first {
-				var err error
-				if chat, err = cfg.newChat(s.req, emit, history); err != nil {
-					return nil, err
-				}
-			}
-			return chat.send(ctx, prompt)
-		}
-		s.snapshot = func() *Snapshot {
-			sn := &Snapshot{Provider: req.Provider, chat: history}
-			if chat != nil {
-				sn.chat = slices.Clone(chat.messages)
-			}
-			return sn
-		}
-		return s, nil
+	return req, nil
+}
+
+// overHTTP makes s talk to an HTTP provider: one chat whose history the
+// turns extend (continuing the chat of req.Continue).
+func (s *Session) overHTTP() error {
+	req := s.req
+	cfg, err := openAIConfigFrom(req)
+	if err != nil {
+		return err
 	}
+	var chat *openAIChat
+	var history []openai.ChatCompletionMessageParamUnion
+	if c := req.Continue; c != nil {
+		if len(c.chat) == 0 {
+			return fmt.Errorf("agent %s: %s has no conversation to continue", req.Provider, c.From)
+		}
+		history = c.chat
+	}
+	s.turn = func(ctx context.Context, prompt string, first bool, emit Emit) (*transcript.AgentResult, error) {
+		if first {
+			var err error
+			if chat, err = cfg.newChat(s.req, emit, history); err != nil {
+				return nil, err
+			}
+		}
+		return chat.send(ctx, prompt)
+	}
+	s.snapshot = func() *Snapshot {
+		sn := &Snapshot{Provider: req.Provider, chat: history}
+		if chat != nil {
+			sn.chat = slices.Clone(chat.messages)
+		}
+		return sn
+	}
+	return nil
+}
+
+// throughCLI makes s run an agent CLI: one invocation a turn, each
+// resuming the session the one before reported (or, for a CLI that cannot
+// resume its own, replaying the exchanges in the prompt).
+func (s *Session) throughCLI() error {
+	req := s.req
 	if req.MCPProxy != nil {
 		if _, _, err := routerOptions(req.Options); err != nil {
-			return nil, fmt.Errorf("agent %s: %w", req.Provider, err)
+			return fmt.Errorf("agent %s: %w", req.Provider, err)
 		}
 		// A CLI that keeps its own tools beside the proxy's is told to
 		// use the proxy's, and the record shows what it was told.
@@ -109,7 +139,7 @@ func NewSession(req Request, emit Emit) (*Session, error) {
 	}
 	a, err := newCLIAgent(req)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	var sessionID string
 	var history []exchange
@@ -121,7 +151,7 @@ func NewSession(req Request, emit Emit) (*Session, error) {
 	if c := req.Continue; c != nil {
 		sessionID, history, total = c.SessionID, slices.Clone(c.history), c.total
 		if !a.spec.resumeInPrompt && sessionID == "" {
-			return nil, fmt.Errorf("agent %s: %s reported no session id, so its session cannot be continued", req.Provider, c.From)
+			return fmt.Errorf("agent %s: %s reported no session id, so its session cannot be continued", req.Provider, c.From)
 		}
 	}
 	s.turn = func(ctx context.Context, prompt string, first bool, emit Emit) (*transcript.AgentResult, error) {
@@ -163,7 +193,7 @@ func NewSession(req Request, emit Emit) (*Session, error) {
 	s.snapshot = func() *Snapshot {
 		return &Snapshot{Provider: req.Provider, SessionID: sessionID, history: slices.Clone(history), total: total}
 	}
-	return s, nil
+	return nil
 }
 
 // isHTTP reports whether provider speaks Chat Completions over HTTP.

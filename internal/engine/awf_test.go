@@ -93,7 +93,7 @@ states:
 // goes on.
 func TestLoopBodyFailure(t *testing.T) {
 	h := newHarness(t)
-	rep := h.run(context.Background(), `
+	rep := h.succeed(`
 name: fails
 states:
   initial: each
@@ -109,9 +109,6 @@ states:
   handler: {type: step, command: 'echo "handled: {{.states.each.Status}} {{.states.strict.ExitCode}}"'}
   done: {type: terminal}
 `, nil)
-	if rep.Status != "success" {
-		t.Fatalf("report %+v", rep)
-	}
 	got := strings.Join(outputs(t, rep.TranscriptPath), " ")
 	if got != "each.tolerant@0= each.strict@0=1 each.tolerant@1= each.strict@1=2 handler@0=handled: failed 1" {
 		t.Fatalf("outputs %s", got)
@@ -152,7 +149,7 @@ states:
 func TestDynamicMaxIterations(t *testing.T) {
 	h := newHarness(t)
 	h.e.Environ = append(os.Environ(), "LIMIT=2")
-	rep := h.run(context.Background(), `
+	rep := h.succeed(`
 name: dyn
 inputs: [{name: n, type: integer}]
 states:
@@ -171,9 +168,6 @@ states:
     body: [two]
   two: {type: step, command: 'echo w{{loop.Index}}'}
 `, map[string]string{"n": "3"})
-	if rep.Status != "success" {
-		t.Fatalf("report %+v", rep)
-	}
 	got := strings.Join(outputs(t, rep.TranscriptPath), " ")
 	if got != "each.one@0=a each.one@1=b each.one@2=c each.one@3=d each.one@4=e each.one@5=f each.one@6=g spin.two@0=w0 spin.two@1=w1" {
 		t.Fatalf("outputs %s", got)
@@ -205,7 +199,7 @@ states:
 // that failed.
 func TestBreakWhen(t *testing.T) {
 	h := newHarness(t)
-	rep := h.run(context.Background(), `
+	rep := h.succeed(`
 name: br
 states:
   initial: each
@@ -225,9 +219,6 @@ states:
   bad: {type: step, command: 'exit 1'}
   done: {type: terminal}
 `, nil)
-	if rep.Status != "success" {
-		t.Fatalf("report %+v", rep)
-	}
 	each := stepResult(t, rep.TranscriptPath, "each")
 	if each["iterations"] != float64(3) || len(each["break_when_errors"].([]any)) != 3 {
 		t.Errorf("each %v", each)
@@ -244,7 +235,7 @@ states:
 // ends both.
 func TestNestedLoopExit(t *testing.T) {
 	h := newHarness(t)
-	rep := h.run(context.Background(), `
+	rep := h.succeed(`
 name: nest
 states:
   initial: outer
@@ -268,9 +259,6 @@ states:
   escaped: {type: step, command: 'echo out'}
   done: {type: terminal}
 `, nil)
-	if rep.Status != "success" {
-		t.Fatalf("report %+v", rep)
-	}
 	if got := strings.Join(outputs(t, rep.TranscriptPath), " "); got != "outer.inner.leaf@0=x1 outer.inner.leaf@1=x2 outer.inner.leaf@0=y1 escaped@0=out" {
 		t.Fatalf("outputs %s", got)
 	}
@@ -281,7 +269,7 @@ states:
 func TestNamespacesAtRunTime(t *testing.T) {
 	h := newHarness(t)
 	h.e.Environ = append(os.Environ(), "GREETING=hi", "USER=ann", "XDG_CONFIG_HOME=/cfg")
-	rep := h.run(context.Background(), `
+	rep := h.succeed(`
 name: ns
 inputs:
   - {name: files, type: array, default: '["a.go", "b.go"]'}
@@ -297,9 +285,6 @@ states:
       echo '{{workflow.Name}} {{.workflow.CurrentState}} {{len workflow.ID}} {{env.GREETING}} {{context.User}} {{.awf.prompts_dir}}'
       echo '{{.inputs.files}} {{join inputs.files ","}} [{{.inputs.opt}}] {{.inputs.ratio}}'
 `, nil)
-	if rep.Status != "success" {
-		t.Fatalf("report %+v", rep)
-	}
 	got := outputs(t, rep.TranscriptPath)[1]
 	want := "show@0=[{\"k\": [1, 2]}\n] failed 3 [1,2]\nns show 36 hi ann /cfg/awf/prompts\n[\"a.go\",\"b.go\"] a.go,b.go [] 0.25"
 	if got != want {
@@ -386,7 +371,7 @@ states:
 // more than StepOutputMax is stopped and fails, saying so.
 func TestStepOutputIsWholeForTemplates(t *testing.T) {
 	h := newHarness(t)
-	rep := h.run(context.Background(), `
+	rep := h.succeed(`
 name: big
 states:
   initial: a
@@ -415,9 +400,6 @@ states:
   wrong: {type: terminal, status: failure}
   done: {type: terminal}
 `, nil)
-	if rep.Status != "success" {
-		t.Fatalf("report %+v", rep)
-	}
 	evs := readAll(t, rep.TranscriptPath)
 	var cr transcript.CommandResult
 	sizes := find(t, evs, transcript.StepCompleted, "sizes")

@@ -19,6 +19,7 @@ import (
 	"github.com/reelhq/reel/internal/testfixtures"
 	"github.com/reelhq/reel/internal/workflow"
 	"github.com/reelhq/reel/transcript"
+	"github.com/reelhq/reel/transcript/secrets"
 	"gopkg.in/yaml.v3"
 )
 
@@ -144,7 +145,8 @@ func median(ds []time.Duration) time.Duration {
 }
 
 // BenchmarkEngineStepCost isolates what the engine itself spends per step,
-// without a process: 200 registered no-op steps, transcript on and off, and
+// without a process: 200 registered no-op steps, transcript on and off,
+// with and without --mask-secrets, and
 // with the live OpenTelemetry export on (exporter created, spans sent to
 // an in-process OTLP/gRPC receiver and flushed, per run). On a loaded
 // machine BenchmarkEngineOverhead's process spawns drown these costs in
@@ -171,9 +173,16 @@ func BenchmarkEngineStepCost(b *testing.B) {
 		name   string
 		off    bool
 		export bool
-	}{{"transcript", false, false}, {"no-transcript", true, false}, {"transcript+otel", false, true}} {
+		mask   bool
+	}{{"transcript", false, false, false}, {"no-transcript", true, false, false}, {"transcript+otel", false, true, false},
+		{"transcript+mask", false, false, true}, {"no-transcript+mask", true, false, true}} {
 		b.Run(mode.name, func(b *testing.B) {
 			e := &Engine{Storage: filepath.Join(dir, mode.name), NoTranscript: mode.off, Display: io.Discard}
+			if mode.mask {
+				// --mask-secrets: each step's start and end masked for the
+				// transcript, the audit trail and the display
+				e.Masker = secrets.NewMasker(os.Environ())
+			}
 			e.Register("noop", func(context.Context, StepRequest) (StepResult, error) { return StepResult{}, nil })
 			wf, err := workflow.Load(p, e.LoadOptions())
 			if err != nil {

@@ -228,7 +228,8 @@ func (r *run) process(ctx context.Context, path string, argv []string, dir strin
 	stderr := &cappedBuffer{limit: r.e.stepOutputMax(), full: overflow}
 	// one display writer per stream: exec copies each pipe in its own
 	// goroutine
-	showOut, showErr := r.newOutputWriter(path), r.newOutputWriter(path)
+	showOut := r.newOutputWriter(path)
+	showErr := r.outputWriterWith(showOut.prefix)
 	cmd.Stdout = teeWriter{stdout, showOut}
 	cmd.Stderr = teeWriter{stderr, showErr}
 	// Wait returns this long after the shell exits even when a background

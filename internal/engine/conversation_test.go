@@ -186,10 +186,7 @@ func TestAgentConversationRetryStartsOver(t *testing.T) {
 	h, wf, state := conversationHarness(t)
 	h.e.Environ = append(h.e.Environ, "REEL_TEST_TURNS_FAIL=3")
 	wf = strings.Replace(wf, "    on_success: after\n", "    retry: {max_attempts: 2, initial_delay: 0}\n    on_success: after\n", 1)
-	rep := h.run(context.Background(), wf, map[string]string{"file": "main.go"})
-	if rep.Status != "success" {
-		t.Fatalf("report %+v", rep)
-	}
+	rep := h.succeed(wf, map[string]string{"file": "main.go"})
 	var users, pairs []string
 	for _, e := range events(t, rep.TranscriptPath) {
 		switch {

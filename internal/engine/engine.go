@@ -65,10 +65,26 @@
 //     conversation.go. conversation.continue_from resumes the session the
 //     latest execution of the named step left in this run; sessions do not
 //     cross into sub-workflows.
-//   - Coexistence. The audit trail and the display are written from the
-//     same points whether or not the transcript is on; the run id and the
+//   - Coexistence. A run's and a step's start and end go through one emit
+//     path (record.go): the event is masked once, written to the
+//     transcript when it is on, and the audit trail and the display take
+//     their fields from the masked event, the same bytes with the
+//     transcript on or off (docs/decisions.md §10). The run id and the
 //     transcript path are the CLI's to print (on stderr), not the
 //     display's.
+//
+// Where things are. engine.go: Engine, its options and Run. run.go: the
+// run type, its constructor and its lifecycle (execute). exec.go: the
+// state machine and the dispatch of a state to its kind; flow.go loops and
+// parallel blocks, command.go and script.go commands, agent.go and
+// conversation.go agents, call.go call_workflow, operation.go,
+// builtin_ops.go and plugin.go operations and AWF plugins, custom.go
+// registered step types, hooks.go hooks and captures. namespace.go: what
+// templates and expressions read. Recording: record.go (the emit path),
+// span.go (a step's start and end), mask.go, audit.go, display.go (the
+// terminal and the steps' output), failure.go (a write error stops the
+// run). Ways of running: lifecycle.go, resume.go, replayfrom.go,
+// interactive.go, single.go, plan.go (dry run).
 package engine
 
 import (
@@ -173,8 +189,8 @@ type Engine struct {
 
 	custom    map[string]StepFunc
 	displayMu sync.Mutex
-	linesOnce sync.Once
-	lines     *secrets.Masker // see newLineMasker
+	masksOnce sync.Once
+	masksBy   masker // see masks
 }
 
 // RunOptions parameterize one run.
@@ -421,7 +437,7 @@ func (e *Engine) Run(ctx context.Context, wf *workflow.Workflow, opts RunOptions
 	if id == "" {
 		id = transcript.NewRunID()
 	}
-	audit, err := openAudit(e.Storage, e.mask)
+	audit, err := openAudit(e.Storage)
 	if err != nil {
 		return nil, err
 	}
@@ -434,36 +450,6 @@ func (e *Engine) Run(ctx context.Context, wf *workflow.Workflow, opts RunOptions
 	r.lifecycle = lc
 	audit.onFail = r.recordFailed
 	return r.execute(ctx), nil
-}
-
-func (e *Engine) newRun(wf *workflow.Workflow, id, parentID string, inputs map[string]any, depth int, stack []string, audit *auditLog) (*run, error) {
-	r := &run{
-		e: e, wf: wf, id: id, parentID: parentID, inputs: inputs,
-		depth: depth, stack: stack, audit: audit,
-		states: make(map[string]map[string]any, len(wf.States)),
-		env:    envMap(e.environ()),
-	}
-	r.context, r.awf = e.contextNamespaces(r.env, wf)
-	if !e.NoTranscript {
-		storage := e.Storage
-		if storage == "" {
-			storage = ".reel/storage"
-		}
-		rec, err := transcript.Create(transcript.Dir(storage), id, transcript.Options{
-			Fsync:       e.Fsync,
-			Limits:      e.Limits,
-			ParentRunID: parentID,
-			Masker:      e.Masker,
-		})
-		if err != nil {
-			return nil, fmt.Errorf("start transcript of run %s: %w", id, err)
-		}
-		r.rec = rec
-		if e.OnRecorder != nil {
-			e.OnRecorder(rec, parentID)
-		}
-	}
-	return r, nil
 }
 
 func envMap(environ []string) map[string]any {

@@ -71,6 +71,27 @@ func (h *harness) run(ctx context.Context, body string, inputs map[string]string
 	return rep
 }
 
+// succeed runs body and fails the test unless the run succeeds.
+func (h *harness) succeed(body string, inputs map[string]string) *Report {
+	h.t.Helper()
+	rep := h.run(context.Background(), body, inputs)
+	if rep.Status != "success" {
+		h.t.Fatalf("report %+v", rep)
+	}
+	return rep
+}
+
+// commandOutput is the output of the command step whose completion is the
+// i-th event of the transcript at path.
+func commandOutput(t *testing.T, path string, i int) string {
+	t.Helper()
+	var cr transcript.CommandResult
+	if err := transcript.DecodeResult(readAll(t, path)[i].Step().Result, &cr); err != nil {
+		t.Fatal(err)
+	}
+	return cr.Output
+}
+
 // verify checks every transcript in the storage with the verify package.
 func (h *harness) verify() {
 	h.t.Helper()
@@ -237,7 +258,7 @@ states:
 func TestContinueOnErrorAndOutputLimit(t *testing.T) {
 	h := newHarness(t)
 	h.e.OutputLimit = 10
-	rep := h.run(context.Background(), `
+	rep := h.succeed(`
 name: c
 states:
   initial: noisy
@@ -248,9 +269,6 @@ states:
     on_success: after
   after: {type: step, command: "true"}
 `, nil)
-	if rep.Status != "success" {
-		t.Fatalf("report %+v", rep)
-	}
 	evs := readAll(t, rep.TranscriptPath)
 	var cr transcript.CommandResult
 	transcript.DecodeResult(evs[2].Step().Result, &cr)
@@ -263,7 +281,7 @@ states:
 // exact.
 func TestLoopsInParallelBranches(t *testing.T) {
 	h := newHarness(t)
-	rep := h.run(context.Background(), `
+	rep := h.succeed(`
 name: p
 states:
   initial: fan
@@ -290,9 +308,6 @@ states:
   tick: {type: step, command: 'echo {{.loop.Index1}}'}
   end: {type: terminal}
 `, nil)
-	if rep.Status != "success" {
-		t.Fatalf("report %+v", rep)
-	}
 	assertEvents(t, events(t, rep.TranscriptPath),
 		"run.started @0 workflow:p",
 		"step.started fan@0 parallel:fan",
@@ -340,7 +355,7 @@ func TestRetriesInsideLoop(t *testing.T) {
 	h := newHarness(t)
 	marks := filepath.Join(h.dir, "marks")
 	os.Mkdir(marks, 0o755)
-	rep := h.run(context.Background(), fmt.Sprintf(`
+	rep := h.succeed(fmt.Sprintf(`
 name: r
 states:
   initial: each
@@ -353,9 +368,6 @@ states:
     command: 'test -e %[1]s/{{.loop.Item}} || { touch %[1]s/{{.loop.Item}}; exit 9; }'
     retry: {max_attempts: 3, initial_delay: "1ms", backoff: exponential, jitter: 0.5, retryable_exit_codes: [9]}
 `, marks), nil)
-	if rep.Status != "success" {
-		t.Fatalf("report %+v", rep)
-	}
 	assertEvents(t, events(t, rep.TranscriptPath),
 		"run.started @0 workflow:r",
 		"step.started each@0 for_each:each",
@@ -439,7 +451,7 @@ states:
   initial: up
   up: {type: step, command: "echo {{.inputs.word}} | tr a-z A-Z"}
 `)
-	rep := h.run(context.Background(), `
+	rep := h.succeed(`
 name: level1
 states:
   initial: call2
@@ -453,9 +465,6 @@ states:
     on_success: show
   show: {type: step, command: 'echo got {{.states.call2.Data.loud}}'}
 `, nil)
-	if rep.Status != "success" {
-		t.Fatalf("report %+v", rep)
-	}
 	top := events(t, rep.TranscriptPath)
 	assertEvents(t, top,
 		"run.started @0 workflow:level1",
@@ -715,7 +724,7 @@ func TestRegisteredCustomStepAndPlugin(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.e.Plugins = cfg.Plugins
-	rep := h.run(context.Background(), `
+	rep := h.succeed(`
 name: custom
 states:
   initial: g
@@ -729,9 +738,6 @@ states:
     on_success: show
   show: {type: step, command: 'echo {{.states.g.Output}} {{.states.u.Data.n}}'}
 `, nil)
-	if rep.Status != "success" {
-		t.Fatalf("report %+v", rep)
-	}
 	got := events(t, rep.TranscriptPath)
 	assertEvents(t, got,
 		"run.started @0 workflow:custom",
@@ -743,10 +749,8 @@ states:
 		"step.completed show@0 command:show",
 		"run.completed @0 workflow:custom",
 	)
-	var cr transcript.CommandResult
-	transcript.DecodeResult(readAll(t, rep.TranscriptPath)[6].Step().Result, &cr)
-	if cr.Output != "hi bob 7\n" {
-		t.Fatalf("output %q", cr.Output)
+	if out := commandOutput(t, rep.TranscriptPath, 6); out != "hi bob 7\n" {
+		t.Fatalf("output %q", out)
 	}
 
 	// An unknown type is refused at load time with a suggestion.
@@ -784,7 +788,7 @@ func TestHTTPOperation(t *testing.T) {
 	}))
 	defer srv.Close()
 	h := newHarness(t)
-	rep := h.run(context.Background(), fmt.Sprintf(`
+	rep := h.succeed(fmt.Sprintf(`
 name: op
 states:
   initial: call
@@ -802,9 +806,6 @@ states:
   use: {type: step, command: 'echo {{.states.call.JSON.greeting}} {{.states.call.Response.status_code}}'}
 inputs: [{name: n, default: "5"}]
 `, srv.URL), nil)
-	if rep.Status != "success" {
-		t.Fatalf("report %+v", rep)
-	}
 	assertEvents(t, events(t, rep.TranscriptPath),
 		"run.started @0 workflow:op",
 		"step.started call@0 operation:call a1",
@@ -815,10 +816,8 @@ inputs: [{name: n, default: "5"}]
 		"step.completed use@0 command:use",
 		"run.completed @0 workflow:op",
 	)
-	var cr transcript.CommandResult
-	transcript.DecodeResult(readAll(t, rep.TranscriptPath)[6].Step().Result, &cr)
-	if cr.Output != "hello 200\n" {
-		t.Fatalf("output %q", cr.Output)
+	if out := commandOutput(t, rep.TranscriptPath, 6); out != "hello 200\n" {
+		t.Fatalf("output %q", out)
 	}
 }
 
@@ -855,7 +854,7 @@ states:
 
 func TestWhileMaxIterationsAndBreakWhen(t *testing.T) {
 	h := newHarness(t)
-	rep := h.run(context.Background(), `
+	rep := h.succeed(`
 name: w
 states:
   initial: spin
@@ -873,9 +872,6 @@ states:
     break_when: 'states.c.Output == "b\n"'
   c: {type: step, command: 'echo {{.loop.Item}}'}
 `, nil)
-	if rep.Status != "success" {
-		t.Fatalf("report %+v", rep)
-	}
 	var spin, each map[string]any
 	for _, e := range readAll(t, rep.TranscriptPath) {
 		if e.Type == transcript.StepCompleted && e.Path == "spin" {
@@ -902,7 +898,7 @@ func TestAgentStepReplaysRecording(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := newHarness(t)
-	rep := h.run(context.Background(), fmt.Sprintf(`
+	rep := h.succeed(fmt.Sprintf(`
 name: ag
 states:
   initial: each
@@ -919,9 +915,6 @@ states:
     options: {command: %q, model: claude-sonnet-4-5}
   after: {type: step, command: 'echo "{{.states.review.Output}}" {{.states.review.TokensUsed}}'}
 `, fake), nil)
-	if rep.Status != "success" {
-		t.Fatalf("report %+v", rep)
-	}
 	got := events(t, rep.TranscriptPath)
 	// The order of the provider's own events inside the step is package
 	// agent's business; the engine's part is that they all sit between the
@@ -1006,7 +999,7 @@ func TestOpenAICompatibleAgentWithRouter(t *testing.T) {
 	h.e.Dir = h.dir
 	h.write("note.txt", "hello from disk\n")
 	h.e.Environ = append(os.Environ(), "TEST_OPENAI_KEY=sk-test")
-	rep := h.run(context.Background(), fmt.Sprintf(`
+	rep := h.succeed(fmt.Sprintf(`
 name: oa
 states:
   initial: ask
@@ -1016,9 +1009,6 @@ states:
     prompt: What does note.txt say?
     options: {base_url: %q, model: local-model, api_key_env: TEST_OPENAI_KEY}
 `, srv.URL+"/v1"), nil)
-	if rep.Status != "success" {
-		t.Fatalf("report %+v", rep)
-	}
 	var calls, results int
 	var ar transcript.AgentResult
 	for _, e := range readAll(t, rep.TranscriptPath) {
@@ -1088,7 +1078,7 @@ states:
 // but each branch's own sequence is exact and the transcript verifies.
 func TestConcurrentBranchesKeepTheirOrder(t *testing.T) {
 	h := newHarness(t)
-	rep := h.run(context.Background(), `
+	rep := h.succeed(`
 name: cc
 states:
   initial: fan
@@ -1101,9 +1091,6 @@ states:
   s2: {type: step, command: 'echo {{.loop.Item}}'}
   l3: {type: step, command: 'true', retry: {max_attempts: 2}}
 `, nil)
-	if rep.Status != "success" {
-		t.Fatalf("report %+v", rep)
-	}
 	got := events(t, rep.TranscriptPath)
 	for _, b := range []string{"l1", "l2"} {
 		var sub []string

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/reelhq/reel/internal/exitcode"
-	"github.com/reelhq/reel/internal/plugin"
 	"github.com/reelhq/reel/internal/workflow"
 	"github.com/reelhq/reel/transcript"
 )
@@ -99,70 +98,6 @@ func status(o outcome) string {
 		return "success"
 	}
 	return "failure"
-}
-
-// execute runs the state machine and writes the run's lifecycle.
-func (r *run) execute(ctx context.Context) *Report {
-	ctx = r.haltable(ctx)
-	r.started = time.Now()
-	r.emit(transcript.ExchangeEvent{Type: transcript.RunStarted,
-		Payload: &transcript.StepPayload{Name: r.wf.Name, Kind: transcript.KindWorkflow, Attempt: r.attemptField(), Input: r.startInput()}})
-	if r.onStart != nil {
-		// After run.started, so that a reader told about the run (an HTTP
-		// client that follows it) finds this attempt's start in the file.
-		r.onStart(r.id, r.transcriptPath())
-	}
-	r.audit.write(auditEntry{Event: "workflow.started", RunID: r.id, ParentRunID: r.parentID, Workflow: r.wf.Name, Kind: transcript.KindWorkflow})
-	r.publish(plugin.Lifecycle{Type: plugin.WorkflowStarted})
-	r.display(fmt.Sprintf("%s● %s", r.indent(), r.wf.Name))
-
-	end := r.storageEnding(r.hooked(ctx, r.walk))
-	if r.past != nil {
-		// A resumed run's total is what all its attempts spent.
-		spent, err := r.past.spentBefore()
-		if err != nil {
-			r.display(fmt.Sprintf("%s! what earlier attempts spent leaves out %v", r.indent(), err))
-		}
-		r.addUsage(spent.Usage, spent.CostUSD)
-	}
-
-	d := r.ran + time.Since(r.started)
-	rep := &Report{RunID: r.id, Status: end.status, ExitCode: end.exitCode, Duration: d, Attempt: max(r.attempt, 1), fatal: end.fatal}
-	if r.replay != nil {
-		rep.ReplayedFrom = r.replay.rec.RunID
-	}
-	if end.status != "success" {
-		rep.Error = end.message
-	}
-	if rep.Status == "success" {
-		outs, err := r.outputs()
-		if err != nil {
-			rep.Status, rep.ExitCode, rep.Error = "failure", 1, err.Error()
-		}
-		rep.Outputs = outs
-	}
-	r.mu.Lock()
-	rep.Usage, rep.CostUSD = r.usage, r.cost
-	r.mu.Unlock()
-	r.emit(transcript.ExchangeEvent{Type: transcript.RunCompleted,
-		Payload: &transcript.StepPayload{Name: r.wf.Name, Kind: transcript.KindWorkflow, Attempt: r.attemptField(), Error: rep.Error,
-			Result: transcript.RunResult{Status: rep.Status, ExitCode: rep.ExitCode, DurationMS: d.Milliseconds(), Usage: rep.Usage, CostUSD: rep.CostUSD, Outputs: rep.Outputs}}})
-	r.publishEnd(rep)
-	ec := rep.ExitCode
-	r.audit.write(auditEntry{Event: "workflow.completed", RunID: r.id, ParentRunID: r.parentID, Workflow: r.wf.Name, Kind: transcript.KindWorkflow, Status: rep.Status, DurationMS: d.Milliseconds(), ExitCode: &ec, Error: rep.Error})
-	line := fmt.Sprintf("%s● %s %s (%s)", r.indent(), r.wf.Name, rep.Status, fmtDuration(d))
-	if rep.Error != "" {
-		line += ": " + firstLine(rep.Error)
-	}
-	r.display(line)
-	if r.rec != nil {
-		rep.TranscriptPath = r.rec.Path()
-		if err := r.rec.Close(); err != nil && r.recErr == nil {
-			r.recErr = err
-		}
-	}
-	rep.RecordError = r.recErr
-	return rep
 }
 
 // machine follows the states from the initial one.
@@ -298,9 +233,9 @@ func (r *run) execTerminal(sc scope, st *workflow.State) outcome {
 	if st.Status == "failure" {
 		code = exitcode.Execution
 	}
-	sp.end(st.Status, map[string]any{"status": st.Status, "message": msg}, "")
+	p := sp.end(st.Status, map[string]any{"status": st.Status, "message": msg}, "")
 	if msg != "" {
-		r.display(r.indent() + "■ " + msg)
+		r.show(r.indent() + "■ " + r.shownMessage(p, msg))
 	}
 	e := &ending{status: st.Status, exitCode: code}
 	if st.Status == "failure" {
@@ -348,6 +283,20 @@ func stateValue(o outcome, output, stderr string) map[string]any {
 		v["Response"] = js
 	}
 	return v
+}
+
+// shownMessage is a terminal state's message as the display shows it: as
+// its completed event holds it, masked (p), or masked now when the span
+// wrote nothing.
+func (r *run) shownMessage(p *transcript.StepPayload, msg string) string {
+	if p != nil {
+		if res, ok := p.Result.(map[string]any); ok {
+			if m, ok := res["message"].(string); ok {
+				return m
+			}
+		}
+	}
+	return r.e.mask(msg)
 }
 
 // parseJSON returns output parsed as JSON when it is a JSON object or

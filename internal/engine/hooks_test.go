@@ -268,7 +268,7 @@ states:
 func TestHooksAroundRetries(t *testing.T) {
 	h := newHarness(t)
 	marks := filepath.Join(h.dir, "marks")
-	rep := h.run(context.Background(), fmt.Sprintf(`
+	rep := h.succeed(fmt.Sprintf(`
 name: rt
 states:
   initial: flaky
@@ -280,9 +280,6 @@ states:
       pre: [{command: echo pre}]
       post: [{command: 'echo post {{.states.flaky.ExitCode}}'}]
 `, marks), nil)
-	if rep.Status != "success" {
-		t.Fatalf("report %+v", rep)
-	}
 	assertEvents(t, events(t, rep.TranscriptPath),
 		"run.started @0 workflow:rt",
 		"step.started flaky@0 command:flaky a1",
@@ -307,7 +304,7 @@ states:
 // hook timeout: each sits at its step's path and iteration.
 func TestHooksInLoopsAndBranches(t *testing.T) {
 	h := newHarness(t)
-	rep := h.run(context.Background(), `
+	rep := h.succeed(`
 name: nest
 states:
   initial: each
@@ -330,9 +327,6 @@ states:
     command: echo slow
     pre_hook: {command: sleep 5, timeout: 100ms}
 `, nil)
-	if rep.Status != "success" {
-		t.Fatalf("report %+v", rep)
-	}
 	assertEvents(t, events(t, rep.TranscriptPath),
 		"run.started @0 workflow:nest",
 		"step.started each@0 for_each:each",
@@ -384,7 +378,7 @@ states:
 // .states.NAME.Output as in AWF.
 func TestCaptureInResult(t *testing.T) {
 	h := newHarness(t)
-	rep := h.run(context.Background(), `
+	rep := h.succeed(`
 name: cap
 states:
   initial: a
@@ -395,9 +389,6 @@ states:
     on_success: b
   b: {type: step, command: 'echo "{{.states.a.Output}}"'}
 `, nil)
-	if rep.Status != "success" {
-		t.Fatalf("report %+v", rep)
-	}
 	evs := readAll(t, rep.TranscriptPath)
 	var cr transcript.CommandResult
 	a := find(t, evs, transcript.StepCompleted, "a")
@@ -487,7 +478,7 @@ func TestHooksMasked(t *testing.T) {
 	h := newHarness(t)
 	h.e.Environ = append(os.Environ(), "DEPLOY_TOKEN="+secret)
 	h.e.Masker = secrets.NewMasker(h.e.Environ)
-	rep := h.run(context.Background(), `
+	rep := h.succeed(`
 name: masked
 hooks:
   workflow_start:
@@ -497,9 +488,6 @@ states:
   initial: a
   a: {type: step, command: 'true', pre_hook: {command: 'echo $DEPLOY_TOKEN; exit 1'}}
 `, nil)
-	if rep.Status != "success" {
-		t.Fatalf("report %+v", rep)
-	}
 	tr, _ := os.ReadFile(rep.TranscriptPath)
 	audit, _ := os.ReadFile(filepath.Join(h.storage, "audit.jsonl"))
 	for what, b := range map[string][]byte{"transcript": tr, "audit": audit, "display": h.display.Bytes()} {

@@ -64,7 +64,7 @@ func (r *run) pauseAt(ctx context.Context, sc scope, st *workflow.State) (outcom
 		sp := r.startSpan(sc, st.Name, stateKind(st), "", 0)
 		o := outcome{ok: true}
 		r.setState(st.Name, stateValue(o, "", ""))
-		r.display(r.indent() + "↷ " + sp.label() + " skipped")
+		r.show(r.indent() + "↷ " + sp.label() + " skipped")
 		sp.end("success", map[string]any{"skipped": true}, "")
 		return o, true
 	case Abort:

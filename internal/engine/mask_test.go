@@ -10,10 +10,13 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/reelhq/reel/transcript"
 	"github.com/reelhq/reel/transcript/secrets"
 )
 
@@ -221,19 +224,6 @@ states:
 				}
 			}
 		}
-	}
-}
-
-func TestLineMasker(t *testing.T) {
-	environ := []string{"HOME=/home/u", "API_KEY=abcdefgh", "NOTES=first line\nsecond line", "CONFIG=a: 1\nkey: " + shapeSecret}
-	m := secrets.NewMasker(environ)
-	if lm := newLineMasker(m, environ); lm != nil {
-		t.Fatalf("masker for environment without multi-line secrets: %v", lm)
-	}
-	environ = append(environ, "SSH_PRIVATE_KEY=-----BEGIN-----\nAAAAbbbbCCCC\n-----END-----")
-	lm := newLineMasker(secrets.NewMasker(environ), environ)
-	if got := lm.MaskString("x AAAAbbbbCCCC y second line"); got != "x [MASKED] y second line" {
-		t.Fatalf("line masker gives %q", got)
 	}
 }
 
@@ -509,4 +499,69 @@ func BenchmarkMaskedDisplay(b *testing.B) {
 	b.ReportMetric(float64(len(out))/masked.Seconds()/1e6, "masked-MB/s")
 	b.ReportMetric(float64(base)/float64(plain), "unmasked-x-vs-stdlib")
 	b.ReportMetric(float64(base)/float64(masked), "x-vs-stdlib")
+}
+
+// countingMasker counts what goes through the engine's masker.
+type countingMasker struct {
+	*secrets.Masker
+	mu      sync.Mutex
+	events  int
+	strings []string
+}
+
+func (c *countingMasker) MaskEvent(e *transcript.ExchangeEvent) {
+	c.mu.Lock()
+	c.events++
+	c.mu.Unlock()
+	c.Masker.MaskEvent(e)
+}
+
+func (c *countingMasker) MaskString(s string) string {
+	c.mu.Lock()
+	c.strings = append(c.strings, s)
+	c.mu.Unlock()
+	return c.Masker.MaskString(s)
+}
+
+// Each event is masked once, whether the transcript is on or off, and the
+// audit trail and the display take its masked fields rather than masking
+// again; what they show beside the events (the workflow's name, a step's
+// path, an output prefix) is masked once each.
+func TestEveryEventIsMaskedOnce(t *testing.T) {
+	for _, noTranscript := range []bool{false, true} {
+		h := newHarness(t)
+		h.e.Environ = append(os.Environ(), "REEL_TEST_API_KEY="+envSecret)
+		h.e.Masker = secrets.NewMasker(h.e.Environ)
+		h.e.NoTranscript = noTranscript
+		c := &countingMasker{Masker: h.e.Masker}
+		h.e.masksOnce.Do(func() { h.e.masksBy = c })
+		rep := h.run(context.Background(), maskWorkflow, map[string]string{"tok": shapeSecret})
+		if rep.ExitCode != 3 {
+			t.Fatalf("report %+v", rep)
+		}
+		audit, err := os.ReadFile(filepath.Join(h.storage, "audit.jsonl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := bytes.Count(audit, []byte("\n")) // one per run or step start and end
+		if !noTranscript {
+			tr, err := os.ReadFile(rep.TranscriptPath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want = bytes.Count(tr, []byte("\n"))
+		}
+		if c.events != want {
+			t.Errorf("no-transcript=%v: %d MaskEvent calls for %d events", noTranscript, c.events, want)
+		}
+		slices.Sort(c.strings)
+		if wantStrings := []string{"  fails │ ", "  leak │ ", "end", "fails", "leak", "mask"}; !slices.Equal(c.strings, wantStrings) {
+			t.Errorf("no-transcript=%v: MaskString calls %q, want %q", noTranscript, c.strings, wantStrings)
+		}
+		for _, secret := range []string{envSecret, shapeSecret} {
+			if bytes.Contains(h.display.Bytes(), []byte(secret)) || bytes.Contains(audit, []byte(secret)) {
+				t.Errorf("no-transcript=%v: %s shown", noTranscript, secret)
+			}
+		}
+	}
 }

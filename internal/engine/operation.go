@@ -15,15 +15,24 @@ import (
 	"github.com/reelhq/reel/transcript"
 )
 
-// resolveValue renders every template leaf of v.
+// resolveValue renders every template leaf of v (an operation's inputs).
 func resolveValue(v any, data map[string]any) (any, error) {
+	return mapLeaves(v, func(leaf any) (any, error) {
+		if t, ok := leaf.(*workflow.Template); ok {
+			return t.Execute(data)
+		}
+		return leaf, nil
+	})
+}
+
+// mapLeaves returns a copy of v, a value of maps and lists, with each leaf
+// replaced by what leaf makes of it; an error names the keys it is under.
+func mapLeaves(v any, leaf func(any) (any, error)) (any, error) {
 	switch v := v.(type) {
-	case *workflow.Template:
-		return v.Execute(data)
 	case map[string]any:
 		out := make(map[string]any, len(v))
 		for k, x := range v {
-			y, err := resolveValue(x, data)
+			y, err := mapLeaves(x, leaf)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", k, err)
 			}
@@ -33,7 +42,7 @@ func resolveValue(v any, data map[string]any) (any, error) {
 	case []any:
 		out := make([]any, len(v))
 		for i, x := range v {
-			y, err := resolveValue(x, data)
+			y, err := mapLeaves(x, leaf)
 			if err != nil {
 				return nil, err
 			}
@@ -41,7 +50,7 @@ func resolveValue(v any, data map[string]any) (any, error) {
 		}
 		return out, nil
 	}
-	return v, nil
+	return leaf(v)
 }
 
 // httpResult is the result of http.request, as the spec names it.

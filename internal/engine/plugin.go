@@ -150,36 +150,20 @@ func renderConfig(cfg map[string]any, data map[string]any) (map[string]any, erro
 	return m, nil
 }
 
+// renderValue renders every string of v as a template (a plugin step's
+// config, which is loaded as plain values).
 func renderValue(v any, data map[string]any) (any, error) {
-	switch x := v.(type) {
-	case string:
-		t, err := workflow.ParseTemplate(x)
+	return mapLeaves(v, func(leaf any) (any, error) {
+		s, ok := leaf.(string)
+		if !ok {
+			return leaf, nil
+		}
+		t, err := workflow.ParseTemplate(s)
 		if err != nil {
 			return nil, err
 		}
 		return t.Execute(data)
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, y := range x {
-			z, err := renderValue(y, data)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", k, err)
-			}
-			out[k] = z
-		}
-		return out, nil
-	case []any:
-		out := make([]any, len(x))
-		for i, y := range x {
-			z, err := renderValue(y, data)
-			if err != nil {
-				return nil, err
-			}
-			out[i] = z
-		}
-		return out, nil
-	}
-	return v, nil
+	})
 }
 
 // publish sends a lifecycle event of this run to the subscribed plugins.

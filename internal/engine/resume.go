@@ -108,7 +108,7 @@ func (e *Engine) Resume(ctx context.Context, wf *workflow.Workflow, rec *rerun.R
 	if err != nil {
 		return nil, err
 	}
-	audit, err := openAudit(e.Storage, e.mask)
+	audit, err := openAudit(e.Storage)
 	if err != nil {
 		return nil, err
 	}

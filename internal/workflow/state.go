@@ -3,7 +3,6 @@ package workflow
 import (
 	"fmt"
 	"regexp"
-	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -113,6 +112,8 @@ func (l *loader) states(wf *Workflow, n *yaml.Node) {
 
 var stateNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)
 
+// state loads one state: its type first, then each field the type takes
+// (stateFields), then what holds between fields.
 func (l *loader) state(k, n *yaml.Node) *State {
 	name := k.Value
 	if !stateNameRE.MatchString(name) {
@@ -126,207 +127,83 @@ func (l *loader) state(k, n *yaml.Node) *State {
 		return l.templateState(k, fs)
 	}
 	s := &State{Name: name, Pos: pos(k), MaxIterations: DefaultMaxIterations, Strategy: StrategyAllSucceed}
-	for _, f := range fs {
-		if f.key.Value == "type" {
-			s.Type, _ = l.str(f.val, "type")
-			// AWF reads built-in type names in any case, and "command"
-			// as "step".
-			if lower := strings.ToLower(s.Type); lower == "command" {
-				s.Type = TypeStep
-			} else if contains(BuiltinTypes, lower) {
-				s.Type = lower
-			}
-			if s.Type != "" {
-				l.checkType(f.val, s.Type)
-			}
-		}
-	}
+	s.Type = l.stateType(fs)
 	if s.Type == "" {
 		l.errf(k, "state %q is missing its type", name)
 		return s
 	}
 	allowed := allowedFields(s.Type)
 	what := fmt.Sprintf("%s state %q", s.Type, name)
-	var callNested, callFlat bool
 	for _, f := range fs {
-		key, v := f.key.Value, f.val
-		if why, ok := ignoredStateFields[key]; ok {
-			l.warnf(f.key, "%s: %q is ignored: %s", what, key, why)
+		if l.skipField(s, what, allowed, f) {
 			continue
 		}
-		if key == "operation" && s.Type == TypeStep {
-			// AWF reads operation on every state; on a step it means
-			// nothing, and "shell" says what the step is anyway.
-			if op, ok := l.str(v, "operation"); ok && op != "shell" {
-				l.warnf(v, "%s: operation %q is ignored on a step (it runs its command in a shell)", what, op)
-			}
-			continue
-		}
-		if !contains(allowed, key) {
-			if owners := typeOwners(key); len(owners) > 0 && s.Type != TypeTerminal {
-				// AWF reads every state's fields into one structure and
-				// ignores what the state's type does not use (a pack's
-				// step carries a prompt_file): reel loads it too and says
-				// it does nothing.
-				l.warnf(f.key, "%s: %q is ignored: it belongs to %s states (AWF ignores it too)", what, key, strings.Join(owners, ", "))
-				continue
-			}
-			l.unknownField(f.key, what, allowed, ownerOf(key))
-			continue
-		}
-		switch key {
-		case "type":
-		case "description":
-			s.Description, _ = l.str(v, "description")
-		case "command":
-			s.Command = orPlaceholder(l.template(v, "command"))
-		case "script_file":
-			s.ScriptFile, _ = l.str(v, "script_file")
-		case "dir":
-			s.Dir = l.template(v, "dir")
-		case "timeout":
-			s.Timeout = l.duration(v, "timeout")
-		case "retry":
-			s.Retry = l.retry(v)
-		case "continue_on_error":
-			s.ContinueOnError, _ = l.boolv(v, "continue_on_error")
-		case "provider":
-			s.Provider, _ = l.str(v, "provider")
-		case "prompt":
-			s.Prompt = orPlaceholder(l.template(v, "prompt"))
-		case "prompt_file":
-			s.PromptFile, _ = l.str(v, "prompt_file")
-		case "system_prompt":
-			s.SystemPrompt = l.template(v, "system_prompt")
-		case "options":
-			if m, ok := l.value(v, "options", true).(map[string]any); ok {
-				s.Options = m
-			} else if !isNull(v) {
-				l.errf(v, "options must be a mapping, got %s", kindName(v))
-			}
-		case "output_format":
-			if of, ok := l.str(v, "output_format"); ok {
-				if of != "json" && of != "text" {
-					l.errf(v, "output_format must be json or text, got %q", of)
-				}
-				s.OutputFormat = of
-			}
-		case "conversation":
-			s.Conversation = l.conversation(s, v)
-		case "mode", "skills", "role", "model", "max_tokens":
-			l.agentField(s, key, v)
-		case "status":
-			if st, ok := l.str(v, "status"); ok {
-				if st != "success" && st != "failure" {
-					l.errf(v, "status must be success or failure, got %q", st)
-				}
-				s.Status = st
-			}
-		case "message":
-			s.Message = l.template(v, "message")
-		case "parallel":
-			s.Parallel = append([]string{}, l.strList(v, "parallel")...)
-			if v.Kind == yaml.SequenceNode && len(s.Parallel) == 0 {
-				l.errf(v, "parallel lists no branches")
-			}
-		case "strategy":
-			if st, ok := l.str(v, "strategy"); ok {
-				l.oneOf(v, "strategy", st, []string{StrategyAllSucceed, StrategyAnySucceed, StrategyBestEffort})
-				s.Strategy = st
-			}
-		case "max_concurrent":
-			if x, ok := l.intv(v, "max_concurrent"); ok {
-				if x < 0 {
-					l.errf(v, "max_concurrent must not be negative")
-				}
-				s.MaxConcurrent = x
-			}
-		case "items":
-			if v.Kind == yaml.SequenceNode {
-				items, _ := l.value(v, "items", false).([]any)
-				s.ItemsLiteral = items
-				if s.ItemsLiteral == nil {
-					s.ItemsLiteral = []any{}
-				}
-			} else {
-				s.Items = orPlaceholder(l.template(v, "items"))
-			}
-		case "body":
-			s.Body = append([]string{}, l.strList(v, "body")...)
-			if v.Kind == yaml.SequenceNode && len(s.Body) == 0 {
-				l.errf(v, "body lists no states")
-			}
-		case "max_iterations":
-			if v.Kind == yaml.ScalarNode && v.Tag == "!!str" {
-				if strings.Contains(v.Value, "{{") {
-					s.MaxIterationsExpr = l.template(v, "max_iterations")
-					continue
-				}
-				if x, err := strconv.Atoi(strings.TrimSpace(v.Value)); err == nil {
-					v = &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!int", Value: strconv.Itoa(x), Line: v.Line, Column: v.Column}
-				} else {
-					l.errf(v, "max_iterations must be an integer or a template such as \"{{.inputs.limit}}\", got %q", v.Value)
-					continue
-				}
-			}
-			if x, ok := l.intv(v, "max_iterations"); ok {
-				if x < 1 || x > MaxMaxIterations {
-					l.errf(v, "max_iterations must be between 1 and %d, got %d", MaxMaxIterations, x)
-				}
-				s.MaxIterations = x
-			}
-		case "break_when":
-			s.BreakWhen = l.expr(v, "break_when", true)
-		case "on_complete":
-			s.OnComplete, _ = l.str(v, "on_complete")
-		case "while":
-			s.While = l.expr(v, "while", true)
-		case "operation":
-			s.Operation, _ = l.str(v, "operation")
-		case "inputs":
-			if s.Type == TypeCallWorkflow {
-				callFlat = true
-				s.call().Inputs = l.callInputs(v)
-			} else if m, ok := l.value(v, "inputs", true).(map[string]any); ok {
-				s.Inputs = m
-			} else if !isNull(v) {
-				l.errf(v, "inputs must be a mapping, got %s", kindName(v))
-			}
-		case "call_workflow":
-			callNested = true
-			l.callWorkflow(s, v)
-		case "workflow":
-			callFlat = true
-			s.call().Workflow, _ = l.str(v, "workflow")
-		case "outputs":
-			callFlat = true
-			s.call().Outputs = l.callOutputs(v)
-		case "config":
-			if m, ok := l.value(v, "config", false).(map[string]any); ok {
-				s.Config = m
-			} else if !isNull(v) {
-				l.errf(v, "config must be a mapping, got %s", kindName(v))
-			}
-		case "hooks":
-			l.stepHooks(s, v)
-		case "pre_hook", "post_hook":
-			l.stepHookField(s, f.key, v)
-		case "capture":
-			s.Capture = l.capture(v)
-		case "mcp_proxy":
-			s.MCPProxy = l.mcpProxy(v)
-		case "depends_on":
-			s.DependsOn = l.strList(v, "depends_on")
-		case "on_success":
-			s.OnSuccess, _ = l.str(v, "on_success")
-		case "on_failure":
-			s.OnFailure = l.onFailure(v)
-		case "transitions":
-			s.Transitions = l.transitions(v)
+		if read := stateFields[f.key.Value]; read != nil {
+			read(l, s, f)
 		}
 	}
-	if s.Type == TypeCallWorkflow && callNested && callFlat {
-		l.errf(k, "state %q mixes the nested call_workflow form with flat workflow/inputs/outputs keys; use one form", name)
+	l.finishState(k, s, fs)
+	return s
+}
+
+// stateType reads a state's type. AWF reads built-in type names in any
+// case, and "command" as "step".
+func (l *loader) stateType(fs []field) string {
+	typ := ""
+	for _, f := range fs {
+		if f.key.Value != "type" {
+			continue
+		}
+		typ, _ = l.str(f.val, "type")
+		if lower := strings.ToLower(typ); lower == "command" {
+			typ = TypeStep
+		} else if contains(BuiltinTypes, lower) {
+			typ = lower
+		}
+		if typ != "" {
+			l.checkType(f.val, typ)
+		}
+	}
+	return typ
+}
+
+// skipField tells whether a state's field is not read: one AWF ignores
+// (with a warning), an operation on a step, one the state's type does not
+// take (a warning when another type takes it, else an error).
+func (l *loader) skipField(s *State, what string, allowed []string, f field) bool {
+	key, v := f.key.Value, f.val
+	if why, ok := ignoredStateFields[key]; ok {
+		l.warnf(f.key, "%s: %q is ignored: %s", what, key, why)
+		return true
+	}
+	if key == "operation" && s.Type == TypeStep {
+		// AWF reads operation on every state; on a step it means
+		// nothing, and "shell" says what the step is anyway.
+		if op, ok := l.str(v, "operation"); ok && op != "shell" {
+			l.warnf(v, "%s: operation %q is ignored on a step (it runs its command in a shell)", what, op)
+		}
+		return true
+	}
+	if contains(allowed, key) {
+		return false
+	}
+	if owners := typeOwners(key); len(owners) > 0 && s.Type != TypeTerminal {
+		// AWF reads every state's fields into one structure and ignores
+		// what the state's type does not use (a pack's step carries a
+		// prompt_file): reel loads it too and says it does nothing.
+		l.warnf(f.key, "%s: %q is ignored: it belongs to %s states (AWF ignores it too)", what, key, strings.Join(owners, ", "))
+		return true
+	}
+	l.unknownField(f.key, what, allowed, ownerOf(key))
+	return true
+}
+
+// finishState checks what holds between a state's fields once they are
+// read: one form of call_workflow, the fields the type requires, the MCP
+// proxy, .turn only in conversation follow-ups.
+func (l *loader) finishState(k *yaml.Node, s *State, fs []field) {
+	if s.Type == TypeCallWorkflow && hasField(fs, "call_workflow") && (hasField(fs, "workflow") || hasField(fs, "inputs") || hasField(fs, "outputs")) {
+		l.errf(k, "state %q mixes the nested call_workflow form with flat workflow/inputs/outputs keys; use one form", s.Name)
 	}
 	if s.Type == TypeCallWorkflow && s.Call != nil && s.Timeout > 0 && s.Call.Timeout == 0 {
 		s.Call.Timeout = s.Timeout
@@ -341,7 +218,6 @@ func (l *loader) state(k, n *yaml.Node) *State {
 			l.errAt(t.t.Pos, "%s: .turn is set only in conversation follow-ups (it is the previous turn's reply)", t.what)
 		}
 	}
-	return s
 }
 
 // orPlaceholder keeps a field marked present when its template was bad

@@ -17,7 +17,7 @@ import "strings"
 //     token masked up to the cut, up to the token's end: the rest alone
 //     lacks the prefix that made it a credential.
 type LineMasker struct {
-	ms    []*Masker
+	m     *Masker
 	inKey bool
 	// tag is the class of the element whose start tag ended the last line
 	// (plainName: none), tagName its name.
@@ -41,17 +41,11 @@ type LineMasker struct {
 // and shortest body (TestHoldWindow).
 const holdWindow = 4096
 
-// Lines returns a LineMasker for one stream of lines. The extra maskers
-// (nil ones are skipped) mask each line after m: the engine adds one for
-// the lines of multi-line secret values.
-func (m *Masker) Lines(extra ...*Masker) *LineMasker {
-	l := &LineMasker{}
-	for _, x := range append([]*Masker{m}, extra...) {
-		if x != nil {
-			l.ms = append(l.ms, x)
-		}
-	}
-	return l
+// Lines returns a LineMasker for one stream of lines (one that masks
+// nothing when m is nil). A secret whose value spans lines is found line
+// by line when m has its lines (WithLinesOf).
+func (m *Masker) Lines() *LineMasker {
+	return &LineMasker{m: m}
 }
 
 // MaskLine masks a line (without its newline), or what is left of one
@@ -59,7 +53,7 @@ func (m *Masker) Lines(extra ...*Masker) *LineMasker {
 // masks, the body of a private key block, and the rest of a token a
 // forced cut left open.
 func (l *LineMasker) MaskLine(line string) string {
-	if l == nil || len(l.ms) == 0 {
+	if l == nil || l.m == nil {
 		return line
 	}
 	lead, rest := l.continued(line)
@@ -80,7 +74,7 @@ func (l *LineMasker) MaskLine(line string) string {
 // what follows, up to its end. n is 0 only when b is no longer than
 // holdWindow.
 func (l *LineMasker) Force(b []byte) (masked string, n int) {
-	if l == nil || len(l.ms) == 0 {
+	if l == nil || l.m == nil {
 		return string(b), len(b)
 	}
 	lead, rest := l.continued(string(b))
@@ -133,17 +127,10 @@ func (l *LineMasker) mask(s string, piece bool) (string, *charSet) {
 	} else {
 		l.cmds = [len(cmdWords)]bool{}
 	}
-	var open *charSet
-	for _, m := range l.ms {
-		var o *charSet
-		if m.replacer != nil {
-			s = m.replacer.Replace(s)
-		}
-		if s, o = maskShapesIn(s, cmds); o != nil {
-			open = o
-		}
+	if l.m.replacer != nil {
+		s = l.m.replacer.Replace(s)
 	}
-	return s, open
+	return maskShapesIn(s, cmds)
 }
 
 // multiLine masks what a line holds of a secret that an earlier line
@@ -316,13 +303,11 @@ func (l *LineMasker) holdFrom(s string) int {
 		}
 	}
 	// The beginning of a secret value.
-	for _, m := range l.ms {
-		for _, v := range m.values {
-			for p := max(from, len(s)-len(v)+1); p < len(s); p++ {
-				if s[p] == v[0] && strings.HasPrefix(v, s[p:]) {
-					hold(p)
-					break
-				}
+	for _, v := range l.m.values {
+		for p := max(from, len(s)-len(v)+1); p < len(s); p++ {
+			if s[p] == v[0] && strings.HasPrefix(v, s[p:]) {
+				hold(p)
+				break
 			}
 		}
 	}

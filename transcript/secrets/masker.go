@@ -3,6 +3,7 @@ package secrets
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"sort"
 	"strings"
 
@@ -45,8 +46,16 @@ type Masker struct {
 // shorter than 6 bytes are ignored: masking "1" or "true" everywhere would
 // destroy the record without protecting anything.
 func NewMasker(environ []string) *Masker {
+	return newMasker(nil, environ)
+}
+
+// newMasker returns a masker of values and of the values of environ's
+// secret-named variables.
+func newMasker(values, environ []string) *Masker {
 	seen := map[string]bool{}
-	var values []string
+	for _, v := range values {
+		seen[v] = true
+	}
 	for _, kv := range environ {
 		name, value, ok := strings.Cut(kv, "=")
 		if !ok || len(value) < 6 || !secretName(name) || seen[value] {
@@ -55,7 +64,7 @@ func NewMasker(environ []string) *Masker {
 		seen[value] = true
 		values = append(values, value)
 	}
-	sort.Slice(values, func(i, j int) bool { return len(values[i]) > len(values[j]) })
+	sort.SliceStable(values, func(i, j int) bool { return len(values[i]) > len(values[j]) })
 	m := &Masker{values: values}
 	if len(values) > 0 {
 		pairs := make([]string, 0, 2*len(values))
@@ -65,6 +74,35 @@ func NewMasker(environ []string) *Masker {
 		m.replacer = strings.NewReplacer(pairs...)
 	}
 	return m
+}
+
+// WithLinesOf returns a masker that masks what m masks and also, each on
+// its own, the lines of the multi-line values in environ that m masks
+// whole (a PEM key in DEPLOY_KEY), under the rules of NewMasker (a
+// secret-named variable, lines of 6 bytes or more). Output shown a line
+// at a time, or an error quoting one line, gives such a secret away a
+// line at a time, where m, which matches whole values, would not find
+// it. It returns m when environ holds no such value, and nil when m is
+// nil.
+func (m *Masker) WithLinesOf(environ []string) *Masker {
+	if m == nil {
+		return nil
+	}
+	var lines []string
+	for _, kv := range environ {
+		name, value, ok := strings.Cut(kv, "=")
+		if !ok || !strings.Contains(value, "\n") || m.MaskString(value) == value {
+			continue
+		}
+		for l := range strings.SplitSeq(value, "\n") {
+			lines = append(lines, name+"="+strings.TrimRight(l, "\r"))
+		}
+	}
+	wider := newMasker(slices.Clone(m.values), lines)
+	if len(wider.values) == len(m.values) {
+		return m
+	}
+	return wider
 }
 
 // MaskString returns s with every secret replaced.

@@ -161,3 +161,32 @@ func TestRunInputRoundTrip(t *testing.T) {
 		t.Fatalf("re-encoded differs:\n%s\n%s", b, b2)
 	}
 }
+
+// WithLinesOf adds the lines of the multi-line values the masker masks
+// whole, each on its own, and nothing when there are none.
+func TestWithLinesOf(t *testing.T) {
+	const shape = "ghp_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5"
+	environ := []string{"HOME=/home/u", "API_KEY=abcdefgh", "NOTES=first line\nsecond line", "CONFIG=a: 1\nkey: " + shape}
+	m := NewMasker(environ)
+	if got := m.WithLinesOf(environ); got != m {
+		t.Fatal("a new masker for an environment without multi-line secrets")
+	}
+	environ = append(environ, "SSH_PRIVATE_KEY=-----BEGIN-----\r\nAAAAbbbbCCCC\r\n-----END-----")
+	m = NewMasker(environ)
+	wide := m.WithLinesOf(environ)
+	for in, want := range map[string]string{
+		"x AAAAbbbbCCCC y second line":                     "x [MASKED] y second line",
+		"-----BEGIN-----\r\nAAAAbbbbCCCC\r\n-----END-----": "[MASKED]",
+		"abcdefgh and " + shape:                            "[MASKED] and [MASKED]",
+	} {
+		if got := wide.MaskString(in); got != want {
+			t.Errorf("MaskString(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if got := m.MaskString("x AAAAbbbbCCCC"); got != "x AAAAbbbbCCCC" {
+		t.Errorf("the masker itself changed: %q", got)
+	}
+	if (*Masker)(nil).WithLinesOf(environ) != nil {
+		t.Error("a nil masker widened to one that masks")
+	}
+}
