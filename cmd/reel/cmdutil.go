@@ -68,6 +68,20 @@ func writeJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
+// listFlags are a listing's --json and -q/--quiet, with AWF's -f/--format
+// setting either.
+type listFlags struct {
+	asJSON, quiet bool
+}
+
+// register adds the flags to cmd: quietUsage is --quiet's help, quietMeans
+// what -f quiet prints.
+func (f *listFlags) register(cmd *cobra.Command, quietUsage, quietMeans string) {
+	cmd.Flags().BoolVar(&f.asJSON, "json", false, "print JSON")
+	cmd.Flags().BoolVarP(&f.quiet, "quiet", "q", false, quietUsage)
+	addFormatFlag(cmd, &f.asJSON, &f.quiet, quietMeans)
+}
+
 // runRefFlags are the flags every transcript-reading command shares: where
 // the storage is and whether to take the latest run.
 type runRefFlags struct {

@@ -199,20 +199,13 @@ func listOTLPRuns(cmd *cobra.Command, storageFlag string, since time.Time) ([]ot
 		return nil, err
 	}
 	defer ix.Close()
-	var cands []otlpCandidate
-	f := index.Filter{Since: since, Limit: 1000}
-	for {
-		page, err := ix.List(cmd.Context(), f)
-		if err != nil {
-			return nil, fmt.Errorf("export: %w", err)
-		}
-		for _, r := range page.Runs {
-			cands = append(cands, otlpCandidate{path: r.Path, id: r.RunID, parent: r.ParentRunID, started: r.Started})
-		}
-		if page.Next == "" {
-			break
-		}
-		f.After = page.Next
+	list, err := ix.ListAll(cmd.Context(), index.Filter{Since: since}, 0)
+	if err != nil {
+		return nil, fmt.Errorf("export: %w", err)
+	}
+	cands := make([]otlpCandidate, 0, len(list))
+	for _, r := range list {
+		cands = append(cands, otlpCandidate{path: r.Path, id: r.RunID, parent: r.ParentRunID, started: r.Started})
 	}
 	slices.Reverse(cands) // the index lists newest first
 	return cands, nil
