@@ -97,20 +97,8 @@ yet, unless --force says to replace what is there.`,
 }
 
 func runExport(cmd *cobra.Command, ref, dir string, o *exportOptions) error {
-	switch o.to {
-	case importer.FlowStudio, importer.Agentlog:
-	case "":
-		return &exitError{code: 2, msg: "export: --to is required (flowstudio, agentlog or otlp)"}
-	default:
-		return &exitError{code: 2, msg: fmt.Sprintf("export: unknown format %q (want flowstudio, agentlog or otlp)", o.to)}
-	}
-	if o.store && o.to != importer.Agentlog {
-		return &exitError{code: 2, msg: "export: --store applies to --to agentlog only"}
-	}
-	if o.to == importer.FlowStudio {
-		if err := safefile.CheckTarget(dir, o.force); err != nil {
-			return &exitError{code: 1, msg: fmt.Sprintf("export: %v", err)}
-		}
+	if err := o.check(dir); err != nil {
+		return err
 	}
 	storage, err := storageDir(o.storage)
 	if err != nil {
@@ -146,57 +134,90 @@ func runExport(cmd *cobra.Command, ref, dir string, o *exportOptions) error {
 		res.Files = append(append([]string{filepath.Join(dir, "meta.json"), filepath.Join(dir, "spec.json"), filepath.Join(dir, "events.jsonl")},
 			fr.Transcripts...), fr.Receipts...)
 	case importer.Agentlog:
-		runs := [][]transcript.ExchangeEvent{events}
+		all := [][]transcript.ExchangeEvent{events}
 		for _, id := range order {
-			runs = append(runs, children[id])
+			all = append(all, children[id])
 		}
-		var traces [][]agentlog.Record
-		for _, evs := range runs {
-			recs, err := agentlog.FromTranscript(evs, agentlog.ExportOptions{SDKVersion: version})
-			if err != nil {
-				return fmt.Errorf("export: run %s: %w", evs[0].RunID, err)
-			}
-			traces = append(traces, recs)
+		if res.Files, err = o.writeAgentlogs(cmd, dir, all); err != nil {
+			return err
 		}
-		if o.store {
-			paths, err := shadowstore.Put(cmd.Context(), dir, traces)
-			if err != nil {
-				return fmt.Errorf("export: %w", err)
-			}
-			res.Files = append(paths, shadowstore.IndexPath(dir))
-		} else {
-			if !o.force {
-				for i := range traces {
-					p := filepath.Join(dir, runs[i][0].RunID+".agentlog")
-					if _, err := os.Lstat(p); err == nil {
-						return &exitError{code: 1, msg: fmt.Sprintf("export: %s exists (--force replaces it)", p)}
-					}
-				}
-			}
-			for i, recs := range traces {
-				p := filepath.Join(dir, runs[i][0].RunID+".agentlog")
-				if err := agentlog.WriteFile(p, recs); err != nil {
-					return fmt.Errorf("export: %w", err)
-				}
-				res.Files = append(res.Files, p)
+	}
+	return o.print(cmd, res)
+}
+
+// check refuses a format, --store or a Flow Studio DIR that cannot be
+// written, before anything is read.
+func (o *exportOptions) check(dir string) error {
+	switch o.to {
+	case importer.FlowStudio, importer.Agentlog:
+	case "":
+		return &exitError{code: 2, msg: "export: --to is required (flowstudio, agentlog or otlp)"}
+	default:
+		return &exitError{code: 2, msg: fmt.Sprintf("export: unknown format %q (want flowstudio, agentlog or otlp)", o.to)}
+	}
+	if o.store && o.to != importer.Agentlog {
+		return &exitError{code: 2, msg: "export: --store applies to --to agentlog only"}
+	}
+	if o.to == importer.FlowStudio {
+		if err := safefile.CheckTarget(dir, o.force); err != nil {
+			return &exitError{code: 1, msg: fmt.Sprintf("export: %v", err)}
+		}
+	}
+	return nil
+}
+
+// writeAgentlogs writes one .agentlog trace per run (the exported run,
+// then its children) into dir, or into Shadow's store under dir with
+// --store, and returns the files written.
+func (o *exportOptions) writeAgentlogs(cmd *cobra.Command, dir string, all [][]transcript.ExchangeEvent) ([]string, error) {
+	var traces [][]agentlog.Record
+	for _, evs := range all {
+		recs, err := agentlog.FromTranscript(evs, agentlog.ExportOptions{SDKVersion: version})
+		if err != nil {
+			return nil, fmt.Errorf("export: run %s: %w", evs[0].RunID, err)
+		}
+		traces = append(traces, recs)
+	}
+	if o.store {
+		paths, err := shadowstore.Put(cmd.Context(), dir, traces)
+		if err != nil {
+			return nil, fmt.Errorf("export: %w", err)
+		}
+		return append(paths, shadowstore.IndexPath(dir)), nil
+	}
+	if !o.force {
+		for i := range traces {
+			p := filepath.Join(dir, all[i][0].RunID+".agentlog")
+			if _, err := os.Lstat(p); err == nil {
+				return nil, &exitError{code: 1, msg: fmt.Sprintf("export: %s exists (--force replaces it)", p)}
 			}
 		}
 	}
+	var files []string
+	for i, recs := range traces {
+		p := filepath.Join(dir, all[i][0].RunID+".agentlog")
+		if err := agentlog.WriteFile(p, recs); err != nil {
+			return nil, fmt.Errorf("export: %w", err)
+		}
+		files = append(files, p)
+	}
+	return files, nil
+}
+
+// print says what was written: the files, one a line, or as JSON.
+func (o *exportOptions) print(cmd *cobra.Command, res exported) error {
 	out := cmd.OutOrStdout()
 	if o.json {
-		if err := writeJSON(out, res); err != nil {
-			return err
-		}
-	} else {
-		for _, w := range warnings {
-			fmt.Fprintf(cmd.ErrOrStderr(), "reel: export: warning: %s\n", w)
-		}
-		if res.FlowStudioRunID != "" {
-			fmt.Fprintf(out, "%s  %s  flowstudio %s\n", res.RunID, dir, res.FlowStudioRunID)
-		}
-		for _, f := range res.Files {
-			fmt.Fprintln(out, f)
-		}
+		return writeJSON(out, res)
+	}
+	for _, w := range res.Warnings {
+		fmt.Fprintf(cmd.ErrOrStderr(), "reel: export: warning: %s\n", w)
+	}
+	if res.FlowStudioRunID != "" {
+		fmt.Fprintf(out, "%s  %s  flowstudio %s\n", res.RunID, res.Dir, res.FlowStudioRunID)
+	}
+	for _, f := range res.Files {
+		fmt.Fprintln(out, f)
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -65,19 +66,9 @@ type otlpCandidate struct {
 // child run goes with its parent when both are selected, and alone, in
 // its parent's trace, when only it is.
 func runExportOTLP(cmd *cobra.Command, refs []string, json bool, storageFlag string, o *otlpExportOptions) error {
-	if o.since == "" && !o.all && len(refs) == 0 {
-		return &exitError{code: 2, msg: "export --to otlp: name runs, or give --all or --since"}
-	}
-	if len(refs) > 0 && (o.all || o.since != "") {
-		return &exitError{code: 2, msg: "export --to otlp: name runs or give --all/--since, not both"}
-	}
-	var since time.Time
-	if o.since != "" {
-		t, err := parseWhen(o.since, time.Now())
-		if err != nil {
-			return &exitError{code: 2, msg: "export --to otlp: --since: " + err.Error()}
-		}
-		since = t
+	since, err := o.check(refs)
+	if err != nil {
+		return err
 	}
 	proj, err := findProject()
 	if err != nil {
@@ -117,11 +108,50 @@ func runExportOTLP(cmd *cobra.Command, refs []string, json bool, storageFlag str
 	errw := cmd.ErrOrStderr()
 	prog := newOTLPProgress(errw, len(cands))
 	b.Progress = prog.spans
-
-	res := otlpExported{Endpoint: ep.String()}
-	done := map[string]bool{}
 	start := time.Now()
-	var exportErr error
+	res := otlpExported{Endpoint: ep.String()}
+	exportErr := exportOTLPRuns(ctx, b, cands, prog, &res)
+	prog.clear()
+	shutdownErr := b.Shutdown(ctx)
+	if exportErr != nil {
+		for _, w := range res.Warnings {
+			fmt.Fprintf(errw, "reel: export: warning: %s\n", w)
+		}
+		return &exitError{code: 1, msg: fmt.Sprintf("export: %v (%d of %d runs sent before the error)", exportErr, len(res.Runs), len(cands))}
+	}
+	if shutdownErr != nil && !errors.Is(shutdownErr, ctx.Err()) {
+		res.Warnings = append(res.Warnings, "closing the exporter: "+shutdownErr.Error())
+	}
+	if json {
+		return writeJSON(cmd.OutOrStdout(), res)
+	}
+	writeOTLPExported(cmd.OutOrStdout(), errw, &res)
+	fmt.Fprintf(errw, "exported %d runs, %d spans to %s in %s\n", len(res.Runs), res.Spans, ep, time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+// check refuses a selection that names runs and asks for --all or
+// --since too, or none at all, and reads --since.
+func (o *otlpExportOptions) check(refs []string) (since time.Time, err error) {
+	if o.since == "" && !o.all && len(refs) == 0 {
+		return since, &exitError{code: 2, msg: "export --to otlp: name runs, or give --all or --since"}
+	}
+	if len(refs) > 0 && (o.all || o.since != "") {
+		return since, &exitError{code: 2, msg: "export --to otlp: name runs or give --all/--since, not both"}
+	}
+	if o.since != "" {
+		if since, err = parseWhen(o.since, time.Now()); err != nil {
+			return since, &exitError{code: 2, msg: "export --to otlp: --since: " + err.Error()}
+		}
+	}
+	return since, nil
+}
+
+// exportOTLPRuns sends each candidate with its child runs through b,
+// adding what it sent and the warnings met to res; the error is the
+// export's, which ends it.
+func exportOTLPRuns(ctx context.Context, b *otlp.Batch, cands []otlpCandidate, prog *otlpProgress, res *otlpExported) error {
+	done := map[string]bool{}
 	for i, c := range cands {
 		if done[c.id] {
 			continue
@@ -148,8 +178,7 @@ func runExportOTLP(cmd *cobra.Command, refs []string, json bool, storageFlag str
 		}
 		res.Spans += n
 		if err != nil {
-			exportErr = err
-			break
+			return err
 		}
 		done[c.id] = true
 		for _, id := range order {
@@ -157,21 +186,12 @@ func runExportOTLP(cmd *cobra.Command, refs []string, json bool, storageFlag str
 		}
 		res.Runs = append(res.Runs, otlpRunDone{RunID: c.id, TraceID: tid.String(), Spans: n, Children: order})
 	}
-	prog.clear()
-	shutdownErr := b.Shutdown(ctx)
-	if exportErr != nil {
-		for _, w := range res.Warnings {
-			fmt.Fprintf(errw, "reel: export: warning: %s\n", w)
-		}
-		return &exitError{code: 1, msg: fmt.Sprintf("export: %v (%d of %d runs sent before the error)", exportErr, len(res.Runs), len(cands))}
-	}
-	if shutdownErr != nil && !errors.Is(shutdownErr, ctx.Err()) {
-		res.Warnings = append(res.Warnings, "closing the exporter: "+shutdownErr.Error())
-	}
-	out := cmd.OutOrStdout()
-	if json {
-		return writeJSON(out, res)
-	}
+	return nil
+}
+
+// writeOTLPExported prints the warnings to errw and each run sent, with
+// its trace id and span count, to out.
+func writeOTLPExported(out, errw io.Writer, res *otlpExported) {
 	for _, w := range res.Warnings {
 		fmt.Fprintf(errw, "reel: export: warning: %s\n", w)
 	}
@@ -186,8 +206,6 @@ func runExportOTLP(cmd *cobra.Command, refs []string, json bool, storageFlag str
 		}
 		fmt.Fprintln(out, line)
 	}
-	fmt.Fprintf(errw, "exported %d runs, %d spans to %s in %s\n", len(res.Runs), res.Spans, ep, time.Since(start).Round(time.Millisecond))
-	return nil
 }
 
 // listOTLPRuns lists the runs of the storage started at or after since
