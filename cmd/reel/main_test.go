@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"testing"
+
+	"github.com/reelhq/reel/internal/proctest"
 )
 
 // TestMain gives the tests, and every reel process they start, a per-user
@@ -20,5 +22,6 @@ func TestMain(m *testing.M) {
 	os.Unsetenv("AWF_PLUGINS_PATH")
 	code := m.Run()
 	os.RemoveAll(data)
+	proctest.RemoveBuilds()
 	os.Exit(code)
 }

@@ -11,11 +11,11 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/reelhq/reel/internal/modeltest"
+	"github.com/reelhq/reel/internal/proctest"
 	"github.com/reelhq/reel/transcript"
 )
 
@@ -30,39 +30,17 @@ func TestMain(m *testing.M) {
 	os.Setenv("XDG_DATA_HOME", data)
 	code := m.Run()
 	os.RemoveAll(data)
-	if reelBin != "" {
-		os.RemoveAll(filepath.Dir(reelBin))
-	}
+	proctest.RemoveBuilds()
 	os.Exit(code)
 }
 
-var (
-	reelBinOnce sync.Once
-	reelBin     string
-	reelBinErr  error
-	// transcriptLine is where reel run names the transcript it wrote.
-	transcriptLine = regexp.MustCompile(`(?m)^transcript (\S+)$`)
-)
+// transcriptLine is where reel run names the transcript it wrote.
+var transcriptLine = regexp.MustCompile(`(?m)^transcript (\S+)$`)
 
 // reelBinary builds reel once per test binary.
 func reelBinary(t testing.TB) string {
 	t.Helper()
-	reelBinOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "reel-realcli")
-		if err != nil {
-			reelBinErr = err
-			return
-		}
-		reelBin = filepath.Join(dir, "reel")
-		out, err := exec.Command("go", "build", "-o", reelBin, "github.com/reelhq/reel/cmd/reel").CombinedOutput()
-		if err != nil {
-			reelBinErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if reelBinErr != nil {
-		t.Fatal(reelBinErr)
-	}
-	return reelBin
+	return proctest.Build(t, "github.com/reelhq/reel/cmd/reel")
 }
 
 // reelVerify fails the test unless reel verify accepts path.

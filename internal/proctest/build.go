@@ -1,0 +1,72 @@
+package proctest
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+)
+
+// builds are the executables Build made, by package, in one directory.
+var builds struct {
+	mu   sync.Mutex
+	dir  string
+	made map[string]*build
+}
+
+type build struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// Build builds the Go package pkg (an import path, such as
+// github.com/reelhq/reel/cmd/reel) once per test binary, for the tests
+// that must run a real process (signals, exit statuses, a terminal), and
+// returns the executable's path. A build that failed fails every test that
+// asks for it. RemoveBuilds, from TestMain, deletes the executables.
+func Build(t testing.TB, pkg string) string {
+	t.Helper()
+	builds.mu.Lock()
+	if builds.made == nil {
+		builds.made = map[string]*build{}
+	}
+	b := builds.made[pkg]
+	if b == nil {
+		// each in a directory of its own, under its package's name: a
+		// command may print its own name
+		b = &build{path: filepath.Join(fmt.Sprint(len(builds.made)), filepath.Base(pkg))}
+		builds.made[pkg] = b
+	}
+	builds.mu.Unlock()
+	b.once.Do(func() {
+		builds.mu.Lock()
+		if builds.dir == "" {
+			builds.dir, b.err = os.MkdirTemp("", "reel-test-bin-")
+		}
+		b.path = filepath.Join(builds.dir, b.path)
+		builds.mu.Unlock()
+		if b.err != nil {
+			return
+		}
+		out, err := exec.Command("go", "build", "-o", b.path, pkg).CombinedOutput()
+		if err != nil {
+			b.err = fmt.Errorf("go build %s: %v\n%s", pkg, err, out)
+		}
+	})
+	if b.err != nil {
+		t.Fatal(b.err)
+	}
+	return b.path
+}
+
+// RemoveBuilds deletes what Build made; TestMain calls it after m.Run.
+func RemoveBuilds() {
+	builds.mu.Lock()
+	defer builds.mu.Unlock()
+	if builds.dir != "" {
+		os.RemoveAll(builds.dir)
+	}
+}
