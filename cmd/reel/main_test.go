@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"os"
 	"testing"
 
@@ -12,16 +11,7 @@ import (
 // data directory of their own: a run outside any project goes to
 // $XDG_DATA_HOME/reel/storage, which must never be the developer's.
 func TestMain(m *testing.M) {
-	data, err := os.MkdirTemp("", "reel-test-data-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	os.Setenv("XDG_DATA_HOME", data)
 	// AWF's plugins come from the tests' own directories only
 	os.Unsetenv("AWF_PLUGINS_PATH")
-	code := m.Run()
-	os.RemoveAll(data)
-	proctest.RemoveBuilds()
-	os.Exit(code)
+	proctest.Main(m)
 }

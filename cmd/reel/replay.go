@@ -15,18 +15,14 @@ import (
 
 // replayOptions are the flags of `reel replay`.
 type replayOptions struct {
-	refs     runRefFlags
-	step     string
-	speed    float64
-	instant  bool
-	pace     bool
-	thinking bool
-	format   string
-	color    string
-	maxLines int
-	outFile  string
-	mask     bool
-	redacts  []string
+	refs                         runRefFlags
+	step, format, color, outFile string
+	instant, pace, thinking      bool
+	speed                        float64
+	maxLines                     int
+	// mask is --mask-secrets; redacts are the --redact patterns (html).
+	mask    bool
+	redacts []string
 }
 
 func newReplayCmd() *cobra.Command {

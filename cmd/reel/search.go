@@ -80,10 +80,9 @@ again from the transcripts.`,
 
 // searchOptions are the flags of `reel search`.
 type searchOptions struct {
-	storage string
-	limit   int
-	asJSON  bool
-	color   string
+	storage, color string
+	limit          int
+	asJSON         bool
 }
 
 func newSearchCmd() *cobra.Command {

@@ -20,11 +20,11 @@ const defaultReplayGap = 2 * time.Second
 
 // tailOptions are the flags of `reel tail`.
 type tailOptions struct {
-	refs   runRefFlags
-	follow bool
-	lines  int
-	asJSON bool
-	poll   time.Duration
+	refs           runRefFlags
+	follow, asJSON bool
+	// lines is -n: how many of the last events to start with.
+	lines int
+	poll  time.Duration
 }
 
 func newTailCmd() *cobra.Command {

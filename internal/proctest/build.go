@@ -26,7 +26,7 @@ type build struct {
 // github.com/reelhq/reel/cmd/reel) once per test binary, for the tests
 // that must run a real process (signals, exit statuses, a terminal), and
 // returns the executable's path. A build that failed fails every test that
-// asks for it. RemoveBuilds, from TestMain, deletes the executables.
+// asks for it. Main deletes the executables after the tests.
 func Build(t testing.TB, pkg string) string {
 	t.Helper()
 	builds.mu.Lock()
@@ -62,11 +62,30 @@ func Build(t testing.TB, pkg string) string {
 	return b.path
 }
 
-// RemoveBuilds deletes what Build made; TestMain calls it after m.Run.
-func RemoveBuilds() {
+// removeBuilds deletes what Build made.
+func removeBuilds() {
 	builds.mu.Lock()
 	defer builds.mu.Unlock()
 	if builds.dir != "" {
 		os.RemoveAll(builds.dir)
 	}
+}
+
+// Main runs the tests of a package that starts reel, in-process or as
+// processes, with a per-user data directory of their own: $XDG_DATA_HOME
+// is a new temporary directory, so a run outside any project never writes
+// into the developer's storage. It then removes that directory and what
+// Build made, and exits with the tests' status. A package's TestMain calls
+// it.
+func Main(m *testing.M) {
+	data, err := os.MkdirTemp("", "reel-test-data-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Setenv("XDG_DATA_HOME", data)
+	code := m.Run()
+	os.RemoveAll(data)
+	removeBuilds()
+	os.Exit(code)
 }

@@ -21,18 +21,7 @@ import (
 
 // TestMain gives reel a data directory of its own: a run's index and
 // defaults must never be the developer's.
-func TestMain(m *testing.M) {
-	data, err := os.MkdirTemp("", "reel-realcli-data-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	os.Setenv("XDG_DATA_HOME", data)
-	code := m.Run()
-	os.RemoveAll(data)
-	proctest.RemoveBuilds()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { proctest.Main(m) }
 
 // transcriptLine is where reel run names the transcript it wrote.
 var transcriptLine = regexp.MustCompile(`(?m)^transcript (\S+)$`)
