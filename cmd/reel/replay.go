@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -12,6 +13,9 @@ import (
 	"github.com/reelhq/reel/internal/webview"
 	"github.com/reelhq/reel/transcript/secrets"
 )
+
+// defaultReplayGap caps the pause between two events in a paced replay.
+const defaultReplayGap = 2 * time.Second
 
 // replayOptions are the flags of `reel replay`.
 type replayOptions struct {

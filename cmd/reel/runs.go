@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -162,17 +161,4 @@ func writeRuns(out io.Writer, runs []index.Run, p palette, width int) error {
 		t.add(r.RunID, name, r.Status, started, dur, fmt.Sprint(r.Usage.TotalTokens), cost)
 	}
 	return t.write(out, width)
-}
-
-// openIndex opens the run index of the storage the flag, the environment
-// and the project select, up to date with its transcripts.
-func openIndex(cmd *cobra.Command, storageFlag string) (*index.Index, error) {
-	storage, err := storageDir(storageFlag)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := os.Stat(storage); err != nil {
-		return nil, &exitError{code: 1, msg: fmt.Sprintf("no storage at %s (set --storage or REEL_STORAGE, or run reel inside a project)", storage)}
-	}
-	return openIndexPriced(cmd, storage)
 }

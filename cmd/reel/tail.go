@@ -15,9 +15,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// defaultReplayGap caps the pause between two events in a paced replay.
-const defaultReplayGap = 2 * time.Second
-
 // tailOptions are the flags of `reel tail`.
 type tailOptions struct {
 	refs           runRefFlags
