@@ -1,7 +1,8 @@
 // The helpers every command shares: where the project and the storage
 // are, the price table, the runs a command names, the run index, the
-// listing flags, time bounds, JSON output. A command is an options struct and a run function in its own
-// file; what it needs from more than one other command lives here.
+// listing flags, time bounds, JSON output. A command is an options struct
+// and a run function in its own file; what it needs from more than one
+// other command lives here.
 
 package main
 
