@@ -108,13 +108,11 @@ func runExport(cmd *cobra.Command, ref, dir string, o *exportOptions) error {
 	if err != nil {
 		return fmt.Errorf("export: %w", err)
 	}
-	events, err := readRun(run)
+	fam, err := run.ReadFamily()
 	if err != nil {
 		return fmt.Errorf("export: %w", err)
 	}
-	children := map[string][]transcript.ExchangeEvent{}
-	order := []string{}
-	readChildren(run, events, children, &order)
+	events, children := fam.Events, fam.Children
 	warnings := run.Warnings().Strings()
 	if o.maskSecrets {
 		m := secrets.NewMasker(os.Environ())
@@ -135,7 +133,7 @@ func runExport(cmd *cobra.Command, ref, dir string, o *exportOptions) error {
 			fr.Transcripts...), fr.Receipts...)
 	case importer.Agentlog:
 		all := [][]transcript.ExchangeEvent{events}
-		for _, id := range order {
+		for _, id := range fam.Order {
 			all = append(all, children[id])
 		}
 		if res.Files, err = o.writeAgentlogs(cmd, dir, all); err != nil {
@@ -220,53 +218,6 @@ func (o *exportOptions) print(cmd *cobra.Command, res exported) error {
 		fmt.Fprintln(out, f)
 	}
 	return nil
-}
-
-// readRun reads a run's events. Damaged lines are left out and reported
-// in the run's warnings; the events that read are exported.
-func readRun(run *runs.Run) ([]transcript.ExchangeEvent, error) {
-	var events []transcript.ExchangeEvent
-	for rec, err := range run.Events(runs.FullDecode) {
-		if err != nil {
-			return nil, err
-		}
-		events = append(events, *rec.Event())
-	}
-	if len(events) == 0 {
-		return nil, fmt.Errorf("transcript %s holds no event", run.Path)
-	}
-	if events[0].Type != transcript.RunStarted {
-		return nil, fmt.Errorf("transcript %s does not start with run.started", run.Path)
-	}
-	return events, nil
-}
-
-// readChildren loads, depth first, the child runs that call_workflow steps
-// of events started; they live beside the parent's transcript. A child
-// that cannot be read is a warning.
-func readChildren(parent *runs.Run, events []transcript.ExchangeEvent, into map[string][]transcript.ExchangeEvent, order *[]string) {
-	for i := range events {
-		id := events[i].ChildRunID
-		if id == "" || events[i].Type != transcript.CallWorkflowStarted {
-			continue
-		}
-		if _, done := into[id]; done {
-			continue
-		}
-		c, err := parent.Child(id)
-		if err != nil {
-			parent.Warnings().Addf("%s: %v", parent.Path, err)
-			continue
-		}
-		child, err := readRun(c)
-		if err != nil {
-			parent.Warnings().Addf("child run %s: %v", id, err)
-			continue
-		}
-		into[id] = child
-		*order = append(*order, id)
-		readChildren(c, child, into, order)
-	}
 }
 
 // maskEvents masks every event in place, as the recorder does with

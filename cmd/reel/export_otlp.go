@@ -158,15 +158,13 @@ func exportOTLPRuns(ctx context.Context, b *otlp.Batch, cands []otlpCandidate, p
 		}
 		prog.run(i + 1)
 		src := runs.Open(c.path, runs.Options{})
-		events, err := readRun(src)
+		fam, err := src.ReadFamily()
 		if err != nil {
 			res.Warnings = append(res.Warnings, fmt.Sprintf("run %s: %v", c.id, err))
 			continue
 		}
-		children := map[string][]transcript.ExchangeEvent{}
-		var order []string
-		readChildren(src, events, children, &order)
-		run := otlp.Run{Events: events, Children: children}
+		events, order := fam.Events, fam.Order
+		run := otlp.Run{Events: events, Children: fam.Children}
 		if events[0].ParentRunID != "" {
 			run.Link = otlpParentLink(src, events[0])
 		}
@@ -279,7 +277,7 @@ func otlpParentLink(run *runs.Run, first transcript.ExchangeEvent) otlp.Link {
 	if err != nil {
 		return fallback
 	}
-	parent, err := readRun(pr)
+	parent, err := pr.ReadAll()
 	if err != nil {
 		run.Warnings().Addf("run %s: parent run %s not found (%v): exported as a root span of trace %s", first.RunID, parentID, err, tid)
 		return fallback
