@@ -13,6 +13,10 @@
 npm_cache_install() {
 	local name=$1 src=$2 cache=$3 how=$4
 	shift 4
+	case $how in
+	ci | install) ;;
+	*) echo "$name: npm_cache_install: HOW is ci or install, not $how" >&2; return 2 ;;
+	esac
 	local want
 	want=$(sha256sum "$src/package-lock.json" | cut -d' ' -f1)
 	if [ -f "$cache/.installed-lock" ] && [ "$(cat "$cache/.installed-lock")" = "$want" ] &&
@@ -24,11 +28,11 @@ npm_cache_install() {
 	mkdir -p "$cache"
 	rm -f "$cache/.installed-lock"
 	cp "$src/package.json" "$src/package-lock.json" "$cache/"
-	case $how in
-	ci) npm ci --prefix "$cache" --no-audit --no-fund --loglevel=error >&2 ;;
-	install) npm install --prefix "$cache" --no-save --no-audit --no-fund --loglevel=error >&2 ;;
-	*) echo "$name: npm_cache_install: HOW is ci or install, not $how" >&2; return 2 ;;
-	esac
+	if [ "$how" = ci ]; then
+		npm ci --prefix "$cache" --no-audit --no-fund --loglevel=error >&2
+	else
+		npm install --prefix "$cache" --no-save --no-audit --no-fund --loglevel=error >&2
+	fi
 	local b
 	for b in "$@"; do
 		[ -x "$cache/node_modules/.bin/$b" ] || { echo "$name: $b missing after npm $how" >&2; return 1; }
