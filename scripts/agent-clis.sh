@@ -16,27 +16,12 @@
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
-src=scripts/agent-clis
-cache=${REEL_AGENT_CLIS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/reel-ci/agent-clis}
-want=$(sha256sum "$src/package-lock.json" | cut -d' ' -f1)
-
-if [ -f "$cache/.installed-lock" ] && [ "$(cat "$cache/.installed-lock")" = "$want" ] &&
-	[ -x "$cache/node_modules/.bin/claude" ]; then
-	echo "$cache"
-	exit 0
-fi
-command -v npm >/dev/null || { echo "agent-clis: npm not found" >&2; exit 2; }
-mkdir -p "$cache"
-rm -f "$cache/.installed-lock"
-cp "$src/package.json" "$src/package-lock.json" "$cache/"
+. scripts/npm-cache.sh
 # Not npm ci: opencode-ai names optional platform packages that the
 # registry does not serve (opencode-darwin-arm64@1.18.33 answers 404), so
 # the lock cannot list them and npm ci refuses it as out of sync. npm
 # install with the lock beside it installs exactly the locked versions
 # and, with --no-save, leaves the lock as it is.
-npm install --prefix "$cache" --no-save --no-audit --no-fund --loglevel=error >&2
-for b in claude codex gemini copilot opencode; do
-	[ -x "$cache/node_modules/.bin/$b" ] || { echo "agent-clis: $b missing after npm ci" >&2; exit 1; }
-done
-echo "$want" >"$cache/.installed-lock"
-echo "$cache"
+npm_cache_install agent-clis scripts/agent-clis \
+	"${REEL_AGENT_CLIS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/reel-ci/agent-clis}" \
+	install claude codex gemini copilot opencode

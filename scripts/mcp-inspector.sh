@@ -12,20 +12,7 @@
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
-src=scripts/mcp-inspector
-cache=${REEL_MCP_INSPECTOR_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/reel-ci/mcp-inspector}
-want=$(sha256sum "$src/package-lock.json" | cut -d' ' -f1)
-
-if [ -f "$cache/.installed-lock" ] && [ "$(cat "$cache/.installed-lock")" = "$want" ] &&
-	[ -x "$cache/node_modules/.bin/mcp-inspector" ]; then
-	echo "$cache"
-	exit 0
-fi
-command -v npm >/dev/null || { echo "mcp-inspector: npm not found" >&2; exit 2; }
-mkdir -p "$cache"
-rm -f "$cache/.installed-lock"
-cp "$src/package.json" "$src/package-lock.json" "$cache/"
-npm ci --prefix "$cache" --no-audit --no-fund --loglevel=error >&2
-[ -x "$cache/node_modules/.bin/mcp-inspector" ] || { echo "mcp-inspector: not installed" >&2; exit 1; }
-echo "$want" >"$cache/.installed-lock"
-echo "$cache"
+. scripts/npm-cache.sh
+npm_cache_install mcp-inspector scripts/mcp-inspector \
+	"${REEL_MCP_INSPECTOR_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/reel-ci/mcp-inspector}" \
+	ci mcp-inspector

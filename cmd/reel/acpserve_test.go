@@ -20,6 +20,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/reelhq/reel/internal/acptest"
+	"github.com/reelhq/reel/internal/proctest"
 	"github.com/reelhq/reel/transcript"
 )
 
@@ -31,7 +32,7 @@ type acpEditor struct {
 	cmd    *exec.Cmd
 	stdin  *lockedPipe
 	stdout *bytes.Buffer // every byte the server wrote on stdout
-	stderr *lockedBuffer
+	stderr *proctest.Buffer
 
 	outMu sync.Mutex
 	done  chan struct{}
@@ -68,7 +69,7 @@ func startACP(t *testing.T, dir string, env ...string) *acpEditor {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ed := &acpEditor{Editor: acptest.NewEditor(), cmd: cmd, stdin: &lockedPipe{w: in}, stdout: &bytes.Buffer{}, stderr: &lockedBuffer{},
+	ed := &acpEditor{Editor: acptest.NewEditor(), cmd: cmd, stdin: &lockedPipe{w: in}, stdout: &bytes.Buffer{}, stderr: &proctest.Buffer{},
 		done: make(chan struct{})}
 	cmd.Stderr = ed.stderr
 	if err := cmd.Start(); err != nil {

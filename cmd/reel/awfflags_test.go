@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/reelhq/reel/internal/index"
 )
 
 // AWF's command lines, as its documentation writes them, run under reel.
@@ -128,7 +130,7 @@ states:
 
 	// awf history: seven runs of deploy, flaky's one run resumed to success
 	res = runBinary(t, dir, "history", "--stats", "-f", "json")
-	var tally runTally
+	var tally index.Tally
 	if err := json.Unmarshal([]byte(res.stdout), &tally); err != nil || res.code != 0 {
 		t.Fatalf("history --stats: exit %d, %v\n%s%s", res.code, err, res.stdout, res.stderr)
 	}

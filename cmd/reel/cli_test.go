@@ -3,14 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/reelhq/reel/internal/proctest"
 	"github.com/reelhq/reel/internal/verify"
 )
 
@@ -28,34 +27,12 @@ func runReel(t testing.TB, ctx context.Context, args ...string) (stdout, stderr 
 	return out.String(), errb.String(), err
 }
 
-// The reel binary is built once per test binary, the first time a test
-// needs it, for the tests that must see a real process (signals, exit
+// reelBinary returns the path of reel built from this package, once per
+// test binary, for the tests that must see a real process (signals, exit
 // statuses, environment).
-var (
-	reelBinOnce sync.Once
-	reelBin     string
-	reelBinErr  error
-)
-
-// reelBinary returns the path of reel built from this package.
 func reelBinary(t testing.TB) string {
 	t.Helper()
-	reelBinOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "reel-cli-test")
-		if err != nil {
-			reelBinErr = err
-			return
-		}
-		reelBin = filepath.Join(dir, "reel")
-		out, err := exec.Command("go", "build", "-o", reelBin, ".").CombinedOutput()
-		if err != nil {
-			reelBinErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if reelBinErr != nil {
-		t.Fatal(reelBinErr)
-	}
-	return reelBin
+	return proctest.Build(t, "github.com/reelhq/reel/cmd/reel")
 }
 
 // cliResult is what a run of the reel binary left.

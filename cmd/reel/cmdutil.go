@@ -1,7 +1,8 @@
 // The helpers every command shares: where the project and the storage
-// are, the price table, the runs a command names, the run index, JSON
-// output. A command is an options struct and a run function in its own
-// file; what it needs from more than one other command lives here.
+// are, the price table, the runs a command names, the run index, the
+// listing flags, time bounds, JSON output. A command is an options struct
+// and a run function in its own file; what it needs from more than one
+// other command lives here.
 
 package main
 
@@ -10,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/reelhq/reel/internal/exectree"
 	"github.com/reelhq/reel/internal/index"
@@ -66,6 +68,20 @@ func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
+}
+
+// listFlags are a listing's --json and -q/--quiet, with AWF's -f/--format
+// setting either.
+type listFlags struct {
+	asJSON, quiet bool
+}
+
+// register adds the flags to cmd: quietUsage is --quiet's help, quietMeans
+// what -f quiet prints.
+func (f *listFlags) register(cmd *cobra.Command, quietUsage, quietMeans string) {
+	cmd.Flags().BoolVar(&f.asJSON, "json", false, "print JSON")
+	cmd.Flags().BoolVarP(&f.quiet, "quiet", "q", false, quietUsage)
+	addFormatFlag(cmd, &f.asJSON, &f.quiet, quietMeans)
 }
 
 // runRefFlags are the flags every transcript-reading command shares: where
@@ -141,6 +157,19 @@ func isTerminal(w any) bool {
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
+// openIndex opens the run index of the storage the flag, the environment
+// and the project select, up to date with its transcripts.
+func openIndex(cmd *cobra.Command, storageFlag string) (*index.Index, error) {
+	storage, err := storageDir(storageFlag)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(storage); err != nil {
+		return nil, &exitError{code: 1, msg: fmt.Sprintf("no storage at %s (set --storage or REEL_STORAGE, or run reel inside a project)", storage)}
+	}
+	return openIndexPriced(cmd, storage)
+}
+
 // openIndexPriced opens the run index of storage with the project's price
 // table, so the run list prices tokens as reel stats and reel tree do.
 func openIndexPriced(cmd *cobra.Command, storage string) (*index.Index, error) {
@@ -205,4 +234,20 @@ func (f *runRefFlags) tree(args []string) (*runs.Run, *exectree.Tree, error) {
 	}
 	tree, err := exectree.Build(list[0], exectree.Options{Prices: prices})
 	return list[0], tree, err
+}
+
+// parseWhen reads a time bound: RFC 3339, a date, or a duration before now.
+func parseWhen(s string, now time.Time) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t.UTC(), nil
+		}
+	}
+	if d, err := time.ParseDuration(s); err == nil && d >= 0 {
+		return now.Add(-d).UTC(), nil
+	}
+	return time.Time{}, fmt.Errorf("%q is not a time (RFC 3339, 2006-01-02) or a duration (15m)", s)
 }

@@ -112,19 +112,3 @@ func runEvents(cmd *cobra.Command, args []string, o *eventsOptions) error {
 	}
 	return reportWarnings(cmd, warns.Strings())
 }
-
-// parseWhen reads a time bound: RFC 3339, a date, or a duration before now.
-func parseWhen(s string, now time.Time) (time.Time, error) {
-	if s == "" {
-		return time.Time{}, nil
-	}
-	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02"} {
-		if t, err := time.Parse(layout, s); err == nil {
-			return t.UTC(), nil
-		}
-	}
-	if d, err := time.ParseDuration(s); err == nil && d >= 0 {
-		return now.Add(-d).UTC(), nil
-	}
-	return time.Time{}, fmt.Errorf("%q is not a time (RFC 3339, 2006-01-02) or a duration (15m)", s)
-}

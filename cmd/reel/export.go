@@ -97,20 +97,8 @@ yet, unless --force says to replace what is there.`,
 }
 
 func runExport(cmd *cobra.Command, ref, dir string, o *exportOptions) error {
-	switch o.to {
-	case importer.FlowStudio, importer.Agentlog:
-	case "":
-		return &exitError{code: 2, msg: "export: --to is required (flowstudio, agentlog or otlp)"}
-	default:
-		return &exitError{code: 2, msg: fmt.Sprintf("export: unknown format %q (want flowstudio, agentlog or otlp)", o.to)}
-	}
-	if o.store && o.to != importer.Agentlog {
-		return &exitError{code: 2, msg: "export: --store applies to --to agentlog only"}
-	}
-	if o.to == importer.FlowStudio {
-		if err := safefile.CheckTarget(dir, o.force); err != nil {
-			return &exitError{code: 1, msg: fmt.Sprintf("export: %v", err)}
-		}
+	if err := o.check(dir); err != nil {
+		return err
 	}
 	storage, err := storageDir(o.storage)
 	if err != nil {
@@ -120,13 +108,11 @@ func runExport(cmd *cobra.Command, ref, dir string, o *exportOptions) error {
 	if err != nil {
 		return fmt.Errorf("export: %w", err)
 	}
-	events, err := readRun(run)
+	fam, err := run.ReadFamily()
 	if err != nil {
 		return fmt.Errorf("export: %w", err)
 	}
-	children := map[string][]transcript.ExchangeEvent{}
-	order := []string{}
-	readChildren(run, events, children, &order)
+	events, children := fam.Events, fam.Children
 	warnings := run.Warnings().Strings()
 	if o.maskSecrets {
 		m := secrets.NewMasker(os.Environ())
@@ -146,106 +132,92 @@ func runExport(cmd *cobra.Command, ref, dir string, o *exportOptions) error {
 		res.Files = append(append([]string{filepath.Join(dir, "meta.json"), filepath.Join(dir, "spec.json"), filepath.Join(dir, "events.jsonl")},
 			fr.Transcripts...), fr.Receipts...)
 	case importer.Agentlog:
-		runs := [][]transcript.ExchangeEvent{events}
-		for _, id := range order {
-			runs = append(runs, children[id])
+		all := [][]transcript.ExchangeEvent{events}
+		for _, id := range fam.Order {
+			all = append(all, children[id])
 		}
-		var traces [][]agentlog.Record
-		for _, evs := range runs {
-			recs, err := agentlog.FromTranscript(evs, agentlog.ExportOptions{SDKVersion: version})
-			if err != nil {
-				return fmt.Errorf("export: run %s: %w", evs[0].RunID, err)
-			}
-			traces = append(traces, recs)
-		}
-		if o.store {
-			paths, err := shadowstore.Put(cmd.Context(), dir, traces)
-			if err != nil {
-				return fmt.Errorf("export: %w", err)
-			}
-			res.Files = append(paths, shadowstore.IndexPath(dir))
-		} else {
-			if !o.force {
-				for i := range traces {
-					p := filepath.Join(dir, runs[i][0].RunID+".agentlog")
-					if _, err := os.Lstat(p); err == nil {
-						return &exitError{code: 1, msg: fmt.Sprintf("export: %s exists (--force replaces it)", p)}
-					}
-				}
-			}
-			for i, recs := range traces {
-				p := filepath.Join(dir, runs[i][0].RunID+".agentlog")
-				if err := agentlog.WriteFile(p, recs); err != nil {
-					return fmt.Errorf("export: %w", err)
-				}
-				res.Files = append(res.Files, p)
-			}
-		}
-	}
-	out := cmd.OutOrStdout()
-	if o.json {
-		if err := writeJSON(out, res); err != nil {
+		if res.Files, err = o.writeAgentlogs(cmd, dir, all); err != nil {
 			return err
 		}
-	} else {
-		for _, w := range warnings {
-			fmt.Fprintf(cmd.ErrOrStderr(), "reel: export: warning: %s\n", w)
-		}
-		if res.FlowStudioRunID != "" {
-			fmt.Fprintf(out, "%s  %s  flowstudio %s\n", res.RunID, dir, res.FlowStudioRunID)
-		}
-		for _, f := range res.Files {
-			fmt.Fprintln(out, f)
+	}
+	return o.print(cmd, res)
+}
+
+// check refuses a format, --store or a Flow Studio DIR that cannot be
+// written, before anything is read.
+func (o *exportOptions) check(dir string) error {
+	switch o.to {
+	case importer.FlowStudio, importer.Agentlog:
+	case "":
+		return &exitError{code: 2, msg: "export: --to is required (flowstudio, agentlog or otlp)"}
+	default:
+		return &exitError{code: 2, msg: fmt.Sprintf("export: unknown format %q (want flowstudio, agentlog or otlp)", o.to)}
+	}
+	if o.store && o.to != importer.Agentlog {
+		return &exitError{code: 2, msg: "export: --store applies to --to agentlog only"}
+	}
+	if o.to == importer.FlowStudio {
+		if err := safefile.CheckTarget(dir, o.force); err != nil {
+			return &exitError{code: 1, msg: fmt.Sprintf("export: %v", err)}
 		}
 	}
 	return nil
 }
 
-// readRun reads a run's events. Damaged lines are left out and reported
-// in the run's warnings; the events that read are exported.
-func readRun(run *runs.Run) ([]transcript.ExchangeEvent, error) {
-	var events []transcript.ExchangeEvent
-	for rec, err := range run.Events(runs.FullDecode) {
+// writeAgentlogs writes one .agentlog trace per run (the exported run,
+// then its children) into dir, or into Shadow's store under dir with
+// --store, and returns the files written.
+func (o *exportOptions) writeAgentlogs(cmd *cobra.Command, dir string, all [][]transcript.ExchangeEvent) ([]string, error) {
+	var traces [][]agentlog.Record
+	for _, evs := range all {
+		recs, err := agentlog.FromTranscript(evs, agentlog.ExportOptions{SDKVersion: version})
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("export: run %s: %w", evs[0].RunID, err)
 		}
-		events = append(events, *rec.Event())
+		traces = append(traces, recs)
 	}
-	if len(events) == 0 {
-		return nil, fmt.Errorf("transcript %s holds no event", run.Path)
+	if o.store {
+		paths, err := shadowstore.Put(cmd.Context(), dir, traces)
+		if err != nil {
+			return nil, fmt.Errorf("export: %w", err)
+		}
+		return append(paths, shadowstore.IndexPath(dir)), nil
 	}
-	if events[0].Type != transcript.RunStarted {
-		return nil, fmt.Errorf("transcript %s does not start with run.started", run.Path)
+	if !o.force {
+		for i := range traces {
+			p := filepath.Join(dir, all[i][0].RunID+".agentlog")
+			if _, err := os.Lstat(p); err == nil {
+				return nil, &exitError{code: 1, msg: fmt.Sprintf("export: %s exists (--force replaces it)", p)}
+			}
+		}
 	}
-	return events, nil
+	var files []string
+	for i, recs := range traces {
+		p := filepath.Join(dir, all[i][0].RunID+".agentlog")
+		if err := agentlog.WriteFile(p, recs); err != nil {
+			return nil, fmt.Errorf("export: %w", err)
+		}
+		files = append(files, p)
+	}
+	return files, nil
 }
 
-// readChildren loads, depth first, the child runs that call_workflow steps
-// of events started; they live beside the parent's transcript. A child
-// that cannot be read is a warning.
-func readChildren(parent *runs.Run, events []transcript.ExchangeEvent, into map[string][]transcript.ExchangeEvent, order *[]string) {
-	for i := range events {
-		id := events[i].ChildRunID
-		if id == "" || events[i].Type != transcript.CallWorkflowStarted {
-			continue
-		}
-		if _, done := into[id]; done {
-			continue
-		}
-		c, err := parent.Child(id)
-		if err != nil {
-			parent.Warnings().Addf("%s: %v", parent.Path, err)
-			continue
-		}
-		child, err := readRun(c)
-		if err != nil {
-			parent.Warnings().Addf("child run %s: %v", id, err)
-			continue
-		}
-		into[id] = child
-		*order = append(*order, id)
-		readChildren(c, child, into, order)
+// print says what was written: the files, one a line, or as JSON.
+func (o *exportOptions) print(cmd *cobra.Command, res exported) error {
+	out := cmd.OutOrStdout()
+	if o.json {
+		return writeJSON(out, res)
 	}
+	for _, w := range res.Warnings {
+		fmt.Fprintf(cmd.ErrOrStderr(), "reel: export: warning: %s\n", w)
+	}
+	if res.FlowStudioRunID != "" {
+		fmt.Fprintf(out, "%s  %s  flowstudio %s\n", res.RunID, res.Dir, res.FlowStudioRunID)
+	}
+	for _, f := range res.Files {
+		fmt.Fprintln(out, f)
+	}
+	return nil
 }
 
 // maskEvents masks every event in place, as the recorder does with

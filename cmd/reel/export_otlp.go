@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -65,19 +66,9 @@ type otlpCandidate struct {
 // child run goes with its parent when both are selected, and alone, in
 // its parent's trace, when only it is.
 func runExportOTLP(cmd *cobra.Command, refs []string, json bool, storageFlag string, o *otlpExportOptions) error {
-	if o.since == "" && !o.all && len(refs) == 0 {
-		return &exitError{code: 2, msg: "export --to otlp: name runs, or give --all or --since"}
-	}
-	if len(refs) > 0 && (o.all || o.since != "") {
-		return &exitError{code: 2, msg: "export --to otlp: name runs or give --all/--since, not both"}
-	}
-	var since time.Time
-	if o.since != "" {
-		t, err := parseWhen(o.since, time.Now())
-		if err != nil {
-			return &exitError{code: 2, msg: "export --to otlp: --since: " + err.Error()}
-		}
-		since = t
+	since, err := o.check(refs)
+	if err != nil {
+		return err
 	}
 	proj, err := findProject()
 	if err != nil {
@@ -117,46 +108,9 @@ func runExportOTLP(cmd *cobra.Command, refs []string, json bool, storageFlag str
 	errw := cmd.ErrOrStderr()
 	prog := newOTLPProgress(errw, len(cands))
 	b.Progress = prog.spans
-
-	res := otlpExported{Endpoint: ep.String()}
-	done := map[string]bool{}
 	start := time.Now()
-	var exportErr error
-	for i, c := range cands {
-		if done[c.id] {
-			continue
-		}
-		prog.run(i + 1)
-		src := runs.Open(c.path, runs.Options{})
-		events, err := readRun(src)
-		if err != nil {
-			res.Warnings = append(res.Warnings, fmt.Sprintf("run %s: %v", c.id, err))
-			continue
-		}
-		children := map[string][]transcript.ExchangeEvent{}
-		var order []string
-		readChildren(src, events, children, &order)
-		run := otlp.Run{Events: events, Children: children}
-		if events[0].ParentRunID != "" {
-			run.Link = otlpParentLink(src, events[0])
-		}
-		res.Warnings = append(res.Warnings, src.Warnings().Strings()...)
-		n, err := b.Export(ctx, run)
-		tid := run.Link.Trace
-		if !tid.IsValid() {
-			tid, _ = otlp.TraceID(events[0].RunID)
-		}
-		res.Spans += n
-		if err != nil {
-			exportErr = err
-			break
-		}
-		done[c.id] = true
-		for _, id := range order {
-			done[id] = true
-		}
-		res.Runs = append(res.Runs, otlpRunDone{RunID: c.id, TraceID: tid.String(), Spans: n, Children: order})
-	}
+	res := otlpExported{Endpoint: ep.String()}
+	exportErr := exportOTLPRuns(ctx, b, cands, prog, &res)
 	prog.clear()
 	shutdownErr := b.Shutdown(ctx)
 	if exportErr != nil {
@@ -168,10 +122,74 @@ func runExportOTLP(cmd *cobra.Command, refs []string, json bool, storageFlag str
 	if shutdownErr != nil && !errors.Is(shutdownErr, ctx.Err()) {
 		res.Warnings = append(res.Warnings, "closing the exporter: "+shutdownErr.Error())
 	}
-	out := cmd.OutOrStdout()
 	if json {
-		return writeJSON(out, res)
+		return writeJSON(cmd.OutOrStdout(), res)
 	}
+	writeOTLPExported(cmd.OutOrStdout(), errw, &res)
+	fmt.Fprintf(errw, "exported %d runs, %d spans to %s in %s\n", len(res.Runs), res.Spans, ep, time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+// check refuses a selection that names runs and asks for --all or
+// --since too, or none at all, and reads --since.
+func (o *otlpExportOptions) check(refs []string) (since time.Time, err error) {
+	if o.since == "" && !o.all && len(refs) == 0 {
+		return since, &exitError{code: 2, msg: "export --to otlp: name runs, or give --all or --since"}
+	}
+	if len(refs) > 0 && (o.all || o.since != "") {
+		return since, &exitError{code: 2, msg: "export --to otlp: name runs or give --all/--since, not both"}
+	}
+	if o.since != "" {
+		if since, err = parseWhen(o.since, time.Now()); err != nil {
+			return since, &exitError{code: 2, msg: "export --to otlp: --since: " + err.Error()}
+		}
+	}
+	return since, nil
+}
+
+// exportOTLPRuns sends each candidate with its child runs through b,
+// adding what it sent and the warnings met to res; the error is the
+// export's, which ends it.
+func exportOTLPRuns(ctx context.Context, b *otlp.Batch, cands []otlpCandidate, prog *otlpProgress, res *otlpExported) error {
+	done := map[string]bool{}
+	for i, c := range cands {
+		if done[c.id] {
+			continue
+		}
+		prog.run(i + 1)
+		src := runs.Open(c.path, runs.Options{})
+		fam, err := src.ReadFamily()
+		if err != nil {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("run %s: %v", c.id, err))
+			continue
+		}
+		events, order := fam.Events, fam.Order
+		run := otlp.Run{Events: events, Children: fam.Children}
+		if events[0].ParentRunID != "" {
+			run.Link = otlpParentLink(src, events[0])
+		}
+		res.Warnings = append(res.Warnings, src.Warnings().Strings()...)
+		n, err := b.Export(ctx, run)
+		tid := run.Link.Trace
+		if !tid.IsValid() {
+			tid, _ = otlp.TraceID(events[0].RunID)
+		}
+		res.Spans += n
+		if err != nil {
+			return err
+		}
+		done[c.id] = true
+		for _, id := range order {
+			done[id] = true
+		}
+		res.Runs = append(res.Runs, otlpRunDone{RunID: c.id, TraceID: tid.String(), Spans: n, Children: order})
+	}
+	return nil
+}
+
+// writeOTLPExported prints the warnings to errw and each run sent, with
+// its trace id and span count, to out.
+func writeOTLPExported(out, errw io.Writer, res *otlpExported) {
 	for _, w := range res.Warnings {
 		fmt.Fprintf(errw, "reel: export: warning: %s\n", w)
 	}
@@ -186,8 +204,6 @@ func runExportOTLP(cmd *cobra.Command, refs []string, json bool, storageFlag str
 		}
 		fmt.Fprintln(out, line)
 	}
-	fmt.Fprintf(errw, "exported %d runs, %d spans to %s in %s\n", len(res.Runs), res.Spans, ep, time.Since(start).Round(time.Millisecond))
-	return nil
 }
 
 // listOTLPRuns lists the runs of the storage started at or after since
@@ -199,20 +215,13 @@ func listOTLPRuns(cmd *cobra.Command, storageFlag string, since time.Time) ([]ot
 		return nil, err
 	}
 	defer ix.Close()
-	var cands []otlpCandidate
-	f := index.Filter{Since: since, Limit: 1000}
-	for {
-		page, err := ix.List(cmd.Context(), f)
-		if err != nil {
-			return nil, fmt.Errorf("export: %w", err)
-		}
-		for _, r := range page.Runs {
-			cands = append(cands, otlpCandidate{path: r.Path, id: r.RunID, parent: r.ParentRunID, started: r.Started})
-		}
-		if page.Next == "" {
-			break
-		}
-		f.After = page.Next
+	list, err := ix.ListAll(cmd.Context(), index.Filter{Since: since}, 0)
+	if err != nil {
+		return nil, fmt.Errorf("export: %w", err)
+	}
+	cands := make([]otlpCandidate, 0, len(list))
+	for _, r := range list {
+		cands = append(cands, otlpCandidate{path: r.Path, id: r.RunID, parent: r.ParentRunID, started: r.Started})
 	}
 	slices.Reverse(cands) // the index lists newest first
 	return cands, nil
@@ -268,7 +277,7 @@ func otlpParentLink(run *runs.Run, first transcript.ExchangeEvent) otlp.Link {
 	if err != nil {
 		return fallback
 	}
-	parent, err := readRun(pr)
+	parent, err := pr.ReadAll()
 	if err != nil {
 		run.Warnings().Addf("run %s: parent run %s not found (%v): exported as a root span of trace %s", first.RunID, parentID, err, tid)
 		return fallback

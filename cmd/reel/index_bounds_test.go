@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reelhq/reel/internal/proctest"
 	"github.com/reelhq/reel/transcript"
 )
 
@@ -57,7 +58,7 @@ func writeLongLine(t *testing.T, path, id string, size int, after string) {
 type servedBinary struct {
 	url    string
 	cmd    *exec.Cmd
-	stderr *lockedBuffer
+	stderr *proctest.Buffer
 }
 
 // serveBinary starts reel serve on a free loopback port with args and
@@ -71,7 +72,7 @@ func serveBinary(t *testing.T, limit time.Duration, args ...string) *servedBinar
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &servedBinary{cmd: srv, stderr: &lockedBuffer{}}
+	s := &servedBinary{cmd: srv, stderr: &proctest.Buffer{}}
 	srv.Stderr = s.stderr
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)

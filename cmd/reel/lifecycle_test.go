@@ -14,6 +14,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/reelhq/reel/internal/catalog"
+	"github.com/reelhq/reel/internal/exectree"
 	"github.com/reelhq/reel/internal/golden"
 	"github.com/reelhq/reel/internal/runstatus"
 	"github.com/reelhq/reel/internal/testfixtures"
@@ -234,7 +236,7 @@ func TestHelpListVersion(t *testing.T) {
 			t.Fatalf("list lacks %q:\n%s", want, list.stdout)
 		}
 	}
-	var found []listed
+	var found []catalog.Listed
 	if res := runBinary(t, sub, "list", "--json"); json.Unmarshal([]byte(res.stdout), &found) != nil || len(found) != 3 || found[0].Inputs[0].Enum[2] != "prod" {
 		t.Fatalf("list --json: %s", res.stdout)
 	}
@@ -347,7 +349,7 @@ states:
 	time.Sleep(50 * time.Millisecond)
 	check(runstatus.Interrupted)
 	st := runBinary(t, dir, "status", id, "--storage", storage, "--json")
-	var at runAt
+	var at exectree.Standing
 	if json.Unmarshal([]byte(st.stdout), &at) != nil || len(at.Open) != 1 || at.Open[0].Path != "b" || at.Steps.Succeeded != 1 {
 		t.Fatalf("status --json: %s", st.stdout)
 	}

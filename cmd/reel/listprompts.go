@@ -8,7 +8,7 @@ import (
 
 // listPromptsOptions are reel list prompts' flags.
 type listPromptsOptions struct {
-	asJSON, quiet bool
+	listFlags
 }
 
 func newListPromptsCmd() *cobra.Command {
@@ -23,9 +23,7 @@ directory). A name found in an earlier place hides it in later ones.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runListPrompts(cmd, &o) },
 	}
-	cmd.Flags().BoolVar(&o.asJSON, "json", false, "print JSON")
-	cmd.Flags().BoolVarP(&o.quiet, "quiet", "q", false, "print only the names, one a line")
-	addFormatFlag(cmd, &o.asJSON, &o.quiet, "only the names, as --quiet")
+	o.register(cmd, "print only the names, one a line", "only the names, as --quiet")
 	return cmd
 }
 

@@ -1,24 +1,17 @@
 package main
 
 import (
-	"fmt"
 	"os"
 	"testing"
+
+	"github.com/reelhq/reel/internal/proctest"
 )
 
 // TestMain gives the tests, and every reel process they start, a per-user
 // data directory of their own: a run outside any project goes to
 // $XDG_DATA_HOME/reel/storage, which must never be the developer's.
 func TestMain(m *testing.M) {
-	data, err := os.MkdirTemp("", "reel-test-data-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	os.Setenv("XDG_DATA_HOME", data)
 	// AWF's plugins come from the tests' own directories only
 	os.Unsetenv("AWF_PLUGINS_PATH")
-	code := m.Run()
-	os.RemoveAll(data)
-	os.Exit(code)
+	proctest.Main(m)
 }

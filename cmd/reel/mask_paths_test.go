@@ -171,7 +171,7 @@ func latestRun(t *testing.T, storage string) string {
 	if err != nil {
 		t.Fatalf("runs: %v\n%s", err, errOut)
 	}
-	var runs []runStatus
+	var runs []runRow
 	if err := json.Unmarshal([]byte(out), &runs); err != nil || len(runs) != 1 {
 		t.Fatalf("runs --json: %v %s", err, out)
 	}

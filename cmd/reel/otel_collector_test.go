@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -13,11 +12,11 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/reelhq/reel/internal/proctest"
 	"github.com/reelhq/reel/transcript"
 )
 
@@ -60,28 +59,10 @@ func freePort(t *testing.T) string {
 	return ln.Addr().String()
 }
 
-// lockedBuffer collects the collector's stderr while tests read it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // collector is a running OpenTelemetry Collector with the debug exporter.
 type collector struct {
 	grpc, http string
-	out        *lockedBuffer
+	out        *proctest.Buffer
 }
 
 // startCollector runs the collector on free loopback ports, with
@@ -90,7 +71,7 @@ type collector struct {
 func startCollector(t *testing.T) *collector {
 	t.Helper()
 	bin := otelcolBinary(t)
-	c := &collector{grpc: freePort(t), http: freePort(t), out: &lockedBuffer{}}
+	c := &collector{grpc: freePort(t), http: freePort(t), out: &proctest.Buffer{}}
 	cfg := fmt.Sprintf(`receivers:
   otlp:
     protocols:

@@ -1,33 +1,36 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"os"
+	"time"
+
+	"github.com/spf13/cobra"
 
 	"github.com/reelhq/reel/internal/runs"
 	"github.com/reelhq/reel/internal/safefile"
 	"github.com/reelhq/reel/internal/textview"
 	"github.com/reelhq/reel/internal/webview"
 	"github.com/reelhq/reel/transcript/secrets"
-	"github.com/spf13/cobra"
 )
 
+// defaultReplayGap caps the pause between two events in a paced replay.
+const defaultReplayGap = 2 * time.Second
+
+// replayOptions are the flags of `reel replay`.
+type replayOptions struct {
+	refs                         runRefFlags
+	step, format, color, outFile string
+	instant, pace, thinking      bool
+	speed                        float64
+	maxLines                     int
+	// mask is --mask-secrets; redacts are the --redact patterns (html).
+	mask    bool
+	redacts []string
+}
+
 func newReplayCmd() *cobra.Command {
-	var (
-		refs     runRefFlags
-		step     string
-		speed    float64
-		instant  bool
-		pace     bool
-		thinking bool
-		format   string
-		color    string
-		maxLines int
-		outFile  string
-		mask     bool
-		redacts  []string
-	)
+	var o replayOptions
 	cmd := &cobra.Command{
 		Use:   "replay RUN|--latest",
 		Short: "Replay a run's exchange as a readable conversation",
@@ -49,88 +52,94 @@ terminal it is coloured; piped, plain. Escape sequences recorded in the
 transcript are never written: they are stripped from every format.
 --format markdown writes Markdown for sharing.`,
 		Args: cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			list, err := refs.resolve(args, 1)
-			if err != nil {
-				return err
-			}
-			if format == "html" {
-				return replayHTML(cmd, list[0], outFile, mask, redacts)
-			}
-			if outFile != "" || len(redacts) > 0 {
-				return fmt.Errorf("-o and --redact go with --format html")
-			}
-			out := cmd.OutOrStdout()
-			prices, err := priceTable()
-			if err != nil {
-				return err
-			}
-			opts := textview.Options{
-				Format:   textview.Format(format),
-				Step:     step,
-				Thinking: thinking,
-				MaxLines: maxLines,
-				Prices:   prices,
-			}
-			if mask {
-				opts.Masker = secrets.NewMasker(os.Environ())
-			}
-			switch color {
-			case "auto":
-				opts.Color = useColor(cmd, out)
-			case "always":
-				opts.Color = true
-			case "never":
-			default:
-				return fmt.Errorf("--color %q: want auto, always or never", color)
-			}
-			// A real session waits minutes between turns: pacing is asked
-			// for (--pace, or a --speed), never assumed.
-			if !instant && (pace || cmd.Flags().Changed("speed")) {
-				if speed <= 0 {
-					return fmt.Errorf("--speed must be above 0")
-				}
-				opts.Speed = speed
-				opts.MaxGap = defaultReplayGap
-			}
-			warnings, err := textview.Replay(cmd.Context(), out, list[0], opts)
-			if err != nil {
-				return err
-			}
-			return reportWarnings(cmd, warnings)
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runReplay(cmd, args, &o) },
 	}
-	refs.register(cmd)
+	o.refs.register(cmd)
 	fl := cmd.Flags()
-	fl.StringVar(&step, "step", "", "replay only this step path and the steps below it (glob allowed)")
-	fl.BoolVar(&pace, "pace", false, "pace the replay by the original timestamps (gaps capped at 2s)")
-	fl.Float64Var(&speed, "speed", 1, "pace, this many times faster than the original")
-	fl.BoolVar(&instant, "instant", false, "write everything at once (the default)")
-	fl.BoolVar(&thinking, "thinking", false, "show thinking blocks instead of folding them")
-	fl.StringVar(&format, "format", "text", "output format: text, markdown or html")
-	fl.StringVarP(&outFile, "output", "o", "", "write the html replay to this `FILE` (- for stdout)")
-	fl.BoolVar(&mask, "mask-secrets", false, "mask secret-looking environment values and key shapes in the replay")
-	fl.StringArrayVar(&redacts, "redact", nil, "html: replace what this Go `REGEX` matches with [REDACTED] (repeatable)")
-	fl.StringVar(&color, "color", "auto", "colour: auto (on a terminal), always or never")
-	fl.IntVar(&maxLines, "max-lines", 40, "cut tool and command outputs to this many lines (0: no limit)")
+	fl.StringVar(&o.step, "step", "", "replay only this step path and the steps below it (glob allowed)")
+	fl.BoolVar(&o.pace, "pace", false, "pace the replay by the original timestamps (gaps capped at 2s)")
+	fl.Float64Var(&o.speed, "speed", 1, "pace, this many times faster than the original")
+	fl.BoolVar(&o.instant, "instant", false, "write everything at once (the default)")
+	fl.BoolVar(&o.thinking, "thinking", false, "show thinking blocks instead of folding them")
+	fl.StringVar(&o.format, "format", "text", "output format: text, markdown or html")
+	fl.StringVarP(&o.outFile, "output", "o", "", "write the html replay to this `FILE` (- for stdout)")
+	fl.BoolVar(&o.mask, "mask-secrets", false, "mask secret-looking environment values and key shapes in the replay")
+	fl.StringArrayVar(&o.redacts, "redact", nil, "html: replace what this Go `REGEX` matches with [REDACTED] (repeatable)")
+	fl.StringVar(&o.color, "color", "auto", "colour: auto (on a terminal), always or never")
+	fl.IntVar(&o.maxLines, "max-lines", 40, "cut tool and command outputs to this many lines (0: no limit)")
 	cmd.MarkFlagsMutuallyExclusive("speed", "instant")
 	cmd.MarkFlagsMutuallyExclusive("pace", "instant")
 	return cmd
 }
 
+func runReplay(cmd *cobra.Command, args []string, o *replayOptions) error {
+	list, err := o.refs.resolve(args, 1)
+	if err != nil {
+		return err
+	}
+	if o.format == "html" {
+		return replayHTML(cmd, list[0], o)
+	}
+	if o.outFile != "" || len(o.redacts) > 0 {
+		return fmt.Errorf("-o and --redact go with --format html")
+	}
+	out := cmd.OutOrStdout()
+	opts, err := o.textOptions(cmd)
+	if err != nil {
+		return err
+	}
+	warnings, err := textview.Replay(cmd.Context(), out, list[0], opts)
+	if err != nil {
+		return err
+	}
+	return reportWarnings(cmd, warnings)
+}
+
+// textOptions are the terminal and Markdown renderer's options the flags
+// give.
+func (o *replayOptions) textOptions(cmd *cobra.Command) (textview.Options, error) {
+	prices, err := priceTable()
+	if err != nil {
+		return textview.Options{}, err
+	}
+	opts := textview.Options{
+		Format:   textview.Format(o.format),
+		Step:     o.step,
+		Thinking: o.thinking,
+		MaxLines: o.maxLines,
+		Prices:   prices,
+	}
+	if o.mask {
+		opts.Masker = secrets.NewMasker(os.Environ())
+	}
+	if opts.Color, err = colorFlag(cmd, cmd.OutOrStdout(), o.color); err != nil {
+		return textview.Options{}, err
+	}
+	// A real session waits minutes between turns: pacing is asked for
+	// (--pace, or a --speed), never assumed.
+	if !o.instant && (o.pace || cmd.Flags().Changed("speed")) {
+		if o.speed <= 0 {
+			return textview.Options{}, fmt.Errorf("--speed must be above 0")
+		}
+		opts.Speed = o.speed
+		opts.MaxGap = defaultReplayGap
+	}
+	return opts, nil
+}
+
 // replayHTML writes the self-contained html replay of the run.
-func replayHTML(cmd *cobra.Command, src *runs.Run, outFile string, mask bool, redacts []string) error {
-	if outFile == "" {
+func replayHTML(cmd *cobra.Command, src *runs.Run, o *replayOptions) error {
+	if o.outFile == "" {
 		return fmt.Errorf("--format html needs -o FILE (or -o - for stdout)")
 	}
 	var masker *secrets.Masker
-	if mask {
+	if o.mask {
 		masker = secrets.NewMasker(os.Environ())
 	}
 	var red *webview.Redactor
-	if mask || len(redacts) > 0 {
+	if o.mask || len(o.redacts) > 0 {
 		var err error
-		if red, err = webview.NewRedactor(masker, redacts); err != nil {
+		if red, err = webview.NewRedactor(masker, o.redacts); err != nil {
 			return &exitError{code: 2, msg: err.Error()}
 		}
 	}
@@ -138,25 +147,17 @@ func replayHTML(cmd *cobra.Command, src *runs.Run, outFile string, mask bool, re
 	if err != nil {
 		return err
 	}
-	run, err := webview.LoadRun(src, webview.RunOptions{Redact: red, Prices: prices})
+	page, warnings, err := webview.Standalone(src, webview.RunOptions{Redact: red, Prices: prices})
 	if err != nil {
 		return err
 	}
-	views, err := webview.New()
-	if err != nil {
-		return err
-	}
-	var buf bytes.Buffer
-	if err := views.Render(&buf, &webview.Page{Name: "run", Title: run.Workflow, Standalone: true, Data: run}); err != nil {
-		return err
-	}
-	if outFile == "-" {
-		_, err = cmd.OutOrStdout().Write(buf.Bytes())
+	if o.outFile == "-" {
+		_, err = cmd.OutOrStdout().Write(page)
 	} else {
-		err = safefile.WriteFile(outFile, buf.Bytes())
+		err = safefile.WriteFile(o.outFile, page)
 	}
 	if err != nil {
 		return err
 	}
-	return reportWarnings(cmd, run.Warnings)
+	return reportWarnings(cmd, warnings)
 }

@@ -3,25 +3,26 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/reelhq/reel/internal/index"
-	"github.com/reelhq/reel/internal/pricing"
 	"github.com/reelhq/reel/internal/runstatus"
 )
 
+// runsOptions are the flags of `reel runs`.
+type runsOptions struct {
+	storage string
+	listFlags
+	stats        bool
+	filter       index.Filter
+	since, until string
+}
+
 func newRunsCmd() *cobra.Command {
-	var (
-		storage      string
-		asJSON       bool
-		quiet, stats bool
-		f            index.Filter
-		since, until string
-	)
+	var o runsOptions
 	cmd := &cobra.Command{
 		Use:     "runs",
 		Aliases: []string{"history"},
@@ -38,122 +39,75 @@ flags (-w, -s with AWF's status names too, -n, --stats, -f).
 The list comes from the run index (<storage>/index.db), which is brought up
 to date with the transcripts first; reel index --rebuild rebuilds it.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			now := time.Now()
-			var err error
-			f.Status = runstatus.FromAWF(f.Status)
-			if f.Since, err = parseWhen(since, now); err != nil {
-				return fmt.Errorf("--since: %w", err)
-			}
-			if f.Until, err = parseWhen(until, now); err != nil {
-				return fmt.Errorf("--until: %w", err)
-			}
-			if f.Status != "" && !runstatus.Valid(f.Status) {
-				return fmt.Errorf("--status %q: want one of %s", f.Status, strings.Join(runstatus.All, ", "))
-			}
-			if f.Limit < 0 {
-				return fmt.Errorf("--limit must be 0 (all) or more")
-			}
-			ix, err := openIndex(cmd, storage)
-			if err != nil {
-				return err
-			}
-			defer ix.Close()
-			limit := f.Limit
-			var runs []index.Run
-			for {
-				f.Limit = 1000
-				if limit > 0 {
-					f.Limit = min(1000, limit-len(runs))
-				}
-				page, err := ix.List(cmd.Context(), f)
-				if err != nil {
-					return err
-				}
-				runs = append(runs, page.Runs...)
-				if page.Next == "" || limit > 0 && len(runs) >= limit {
-					break
-				}
-				f.After = page.Next
-			}
-			out := cmd.OutOrStdout()
-			switch {
-			case stats && asJSON:
-				return writeJSON(out, tallyRuns(runs))
-			case stats:
-				return writeTally(out, tallyRuns(runs))
-			case asJSON:
-				return writeJSON(out, runs)
-			case quiet:
-				for _, r := range runs {
-					fmt.Fprintln(out, r.RunID)
-				}
-				return nil
-			}
-			return writeRuns(out, runs, palette{on: useColor(cmd, out)}, termWidth(out))
-		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return runRuns(cmd, &o) },
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&storage, "storage", "", storageUsage)
-	fl.BoolVar(&asJSON, "json", false, "print JSON")
-	fl.StringVarP(&f.Workflow, "workflow", "w", "", "only runs of this workflow")
-	fl.StringVarP(&f.Status, "status", "s", "", "only runs in this status ("+strings.Join(runstatus.All, ", ")+"; AWF's completed and failed too)")
-	fl.StringVar(&f.Provider, "provider", "", "only runs with an agent step of this provider")
-	fl.StringVar(&f.Model, "model", "", "only runs with an agent step of this model")
-	fl.StringVar(&since, "since", "", "only runs started at or after this time (RFC 3339, 2006-01-02, or a duration ago: 24h)")
-	fl.StringVar(&until, "until", "", "only runs started before this time")
-	fl.IntVarP(&f.Limit, "limit", "n", 0, "at most this many runs (0: all)")
-	fl.BoolVarP(&quiet, "quiet", "q", false, "print only the run ids, one a line")
-	fl.BoolVar(&stats, "stats", false, "print only the runs' count in each status, average duration, tokens and cost")
-	addFormatFlag(cmd, &asJSON, &quiet, "only the run ids, as --quiet")
+	fl.StringVar(&o.storage, "storage", "", storageUsage)
+	fl.StringVarP(&o.filter.Workflow, "workflow", "w", "", "only runs of this workflow")
+	fl.StringVarP(&o.filter.Status, "status", "s", "", "only runs in this status ("+strings.Join(runstatus.All, ", ")+"; AWF's completed and failed too)")
+	fl.StringVar(&o.filter.Provider, "provider", "", "only runs with an agent step of this provider")
+	fl.StringVar(&o.filter.Model, "model", "", "only runs with an agent step of this model")
+	fl.StringVar(&o.since, "since", "", "only runs started at or after this time (RFC 3339, 2006-01-02, or a duration ago: 24h)")
+	fl.StringVar(&o.until, "until", "", "only runs started before this time")
+	fl.IntVarP(&o.filter.Limit, "limit", "n", 0, "at most this many runs (0: all)")
+	fl.BoolVar(&o.stats, "stats", false, "print only the runs' count in each status, average duration, tokens and cost")
+	o.register(cmd, "print only the run ids, one a line", "only the run ids, as --quiet")
 	cmd.MarkFlagsMutuallyExclusive("stats", "quiet")
 	return cmd
 }
 
-// runTally is what runs --stats prints.
-type runTally struct {
-	Runs     int            `json:"runs"`
-	ByStatus map[string]int `json:"by_status"`
-	// AvgDurationMS is over the runs that ended.
-	AvgDurationMS int64 `json:"avg_duration_ms"`
-	Tokens        int64 `json:"tokens"`
-	// CostUSD adds the runs' costs (absent when none is known);
-	// PricedRuns counts the runs with a known cost, UnpricedSteps the
-	// steps of a model without a price that CostUSD leaves out.
-	CostUSD       *float64 `json:"cost_usd,omitempty"`
-	PricedRuns    int      `json:"priced_runs"`
-	UnpricedSteps int      `json:"unpriced_steps,omitempty"`
-	cost          pricing.Total
+// parse checks the filter the flags give, the times read as of now.
+func (o *runsOptions) parse(now time.Time) (index.Filter, error) {
+	f := o.filter
+	var err error
+	f.Status = runstatus.FromAWF(f.Status)
+	if f.Since, err = parseWhen(o.since, now); err != nil {
+		return f, fmt.Errorf("--since: %w", err)
+	}
+	if f.Until, err = parseWhen(o.until, now); err != nil {
+		return f, fmt.Errorf("--until: %w", err)
+	}
+	if f.Status != "" && !runstatus.Valid(f.Status) {
+		return f, fmt.Errorf("--status %q: want one of %s", f.Status, strings.Join(runstatus.All, ", "))
+	}
+	if f.Limit < 0 {
+		return f, fmt.Errorf("--limit must be 0 (all) or more")
+	}
+	return f, nil
 }
 
-func tallyRuns(runs []index.Run) runTally {
-	t := runTally{Runs: len(runs), ByStatus: map[string]int{}}
-	for _, s := range runstatus.All {
-		t.ByStatus[s] = 0
+func runRuns(cmd *cobra.Command, o *runsOptions) error {
+	f, err := o.parse(time.Now())
+	if err != nil {
+		return err
 	}
-	var total time.Duration
-	ended := 0
-	for _, r := range runs {
-		t.ByStatus[r.Status]++
-		t.Tokens += r.Tokens
-		c := r.Cost()
-		t.cost.Add(c)
-		if c.Known {
-			t.PricedRuns++
+	ix, err := openIndex(cmd, o.storage)
+	if err != nil {
+		return err
+	}
+	defer ix.Close()
+	runs, err := ix.ListAll(cmd.Context(), f, f.Limit)
+	if err != nil {
+		return err
+	}
+	out := cmd.OutOrStdout()
+	switch {
+	case o.stats && o.asJSON:
+		return writeJSON(out, index.TallyRuns(runs))
+	case o.stats:
+		return writeTally(out, index.TallyRuns(runs))
+	case o.asJSON:
+		return writeJSON(out, runs)
+	case o.quiet:
+		for _, r := range runs {
+			fmt.Fprintln(out, r.RunID)
 		}
-		if runstatus.Ended(r.Status) {
-			total += time.Duration(r.DurationMS) * time.Millisecond
-			ended++
-		}
+		return nil
 	}
-	if ended > 0 {
-		t.AvgDurationMS = (total / time.Duration(ended)).Milliseconds()
-	}
-	t.CostUSD, t.UnpricedSteps = t.cost.USDPtr(), t.cost.Unpriced
-	return t
+	return writeRuns(out, runs, palette{on: useColor(cmd, out)}, termWidth(out))
 }
 
-func writeTally(out io.Writer, t runTally) error {
+func writeTally(out io.Writer, t *index.Tally) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "runs          %d\n", t.Runs)
 	for _, s := range runstatus.All {
@@ -161,7 +115,7 @@ func writeTally(out io.Writer, t runTally) error {
 	}
 	fmt.Fprintf(&b, "avg duration  %s\n", time.Duration(t.AvgDurationMS)*time.Millisecond)
 	fmt.Fprintf(&b, "tokens        %d\n", t.Tokens)
-	cost := t.cost.String()
+	cost := t.Cost().String()
 	if t.PricedRuns > 0 {
 		cost += fmt.Sprintf(" (%d of %d runs priced)", t.PricedRuns, t.Runs)
 	}
@@ -207,17 +161,4 @@ func writeRuns(out io.Writer, runs []index.Run, p palette, width int) error {
 		t.add(r.RunID, name, r.Status, started, dur, fmt.Sprint(r.Usage.TotalTokens), cost)
 	}
 	return t.write(out, width)
-}
-
-// openIndex opens the run index of the storage the flag, the environment
-// and the project select, up to date with its transcripts.
-func openIndex(cmd *cobra.Command, storageFlag string) (*index.Index, error) {
-	storage, err := storageDir(storageFlag)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := os.Stat(storage); err != nil {
-		return nil, &exitError{code: 1, msg: fmt.Sprintf("no storage at %s (set --storage or REEL_STORAGE, or run reel inside a project)", storage)}
-	}
-	return openIndexPriced(cmd, storage)
 }

@@ -75,7 +75,7 @@ func TestRunsHistoryFilters(t *testing.T) {
 		{[]string{"--workflow", "build", "--limit", "3"}, want(5, 4, 1)},
 	} {
 		res := runBinary(t, dir, append([]string{"runs", "--json", "--storage", storage}, c.args...)...)
-		var got []runStatus
+		var got []runRow
 		if err := json.Unmarshal([]byte(res.stdout), &got); err != nil || res.code != 0 {
 			t.Fatalf("runs %v: exit %d %v\n%s%s", c.args, res.code, err, res.stdout, res.stderr)
 		}

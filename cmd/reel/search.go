@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"time"
@@ -77,13 +78,15 @@ again from the transcripts.`,
 	return cmd
 }
 
+// searchOptions are the flags of `reel search`.
+type searchOptions struct {
+	storage, color string
+	limit          int
+	asJSON         bool
+}
+
 func newSearchCmd() *cobra.Command {
-	var (
-		storage string
-		limit   int
-		asJSON  bool
-		color   string
-	)
+	var o searchOptions
 	cmd := &cobra.Command{
 		Use:   "search QUERY...",
 		Short: "Find events across all runs by their text (the terminal twin of reel serve's /search)",
@@ -99,83 +102,80 @@ the step path, the event's seq and type, and shows the text around the match.
 Every word must occur in the same event. A query holds at most %d bytes and
 %d words. Exit status 1 when nothing matches, 2 for a query refused.`, index.MaxQueryBytes, index.MaxQueryWords),
 		Args: cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if _, err := index.ParseQuery(strings.Join(args, " ")); err != nil {
-				return &exitError{code: 2, msg: err.Error()}
-			}
-			ix, err := openIndex(cmd, storage)
-			if err != nil {
-				return err
-			}
-			defer ix.Close()
-			if limit <= 0 {
-				return fmt.Errorf("--limit must be above 0")
-			}
-			out := cmd.OutOrStdout()
-			var bold, dim, reset string
-			switch color {
-			case "auto":
-				if useColor(cmd, out) {
-					bold, dim, reset = "\x1b[1;33m", "\x1b[2m", "\x1b[0m"
-				}
-			case "always":
-				bold, dim, reset = "\x1b[1;33m", "\x1b[2m", "\x1b[0m"
-			case "never":
-			default:
-				return fmt.Errorf("--color %q: want auto, always or never", color)
-			}
-			var hits []index.Hit
-			cursor := ""
-			for len(hits) < limit {
-				page, err := ix.Search(cmd.Context(), strings.Join(args, " "), index.SearchOptions{Limit: limit - len(hits), After: cursor, Budget: 2 * time.Second})
-				if errors.Is(err, index.ErrQueryTooCostly) && len(hits) > 0 {
-					fmt.Fprintf(cmd.ErrOrStderr(), "reel: search stopped after %d hit(s): %v\n", len(hits), err)
-					break
-				}
-				if errors.Is(err, index.ErrQueryTooCostly) {
-					return &exitError{code: 2, msg: err.Error()}
-				}
-				if err != nil {
-					return err
-				}
-				hits = append(hits, page.Hits...)
-				if page.Next == "" {
-					break
-				}
-				cursor = page.Next
-			}
-			if asJSON {
-				if err := writeJSON(out, hits); err != nil {
-					return err
-				}
-			} else {
-				for _, h := range hits {
-					path := h.Path
-					if path == "" {
-						path = "(run)"
-					}
-					fmt.Fprintf(out, "%s%s  %s  %s  #%d %s  %s%s\n", dim, h.RunID, h.Workflow, path, h.Seq, h.Type, h.Time.Local().Format("2006-01-02 15:04:05"), reset)
-					var b strings.Builder
-					for _, s := range h.Snippet {
-						if s.Match {
-							b.WriteString(bold + s.Text + reset)
-						} else {
-							b.WriteString(s.Text)
-						}
-					}
-					fmt.Fprintf(out, "    %s\n", b.String())
-				}
-			}
-			if len(hits) == 0 {
-				return &exitError{code: 1}
-			}
-			return nil
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runSearch(cmd, strings.Join(args, " "), &o) },
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&storage, "storage", "", storageUsage)
-	fl.IntVarP(&limit, "limit", "n", 50, "at most this many hits")
-	fl.BoolVar(&asJSON, "json", false, "print the hits as JSON")
-	fl.StringVar(&color, "color", "auto", "highlight matches: auto (on a terminal, unless NO_COLOR), always or never")
+	fl.StringVar(&o.storage, "storage", "", storageUsage)
+	fl.IntVarP(&o.limit, "limit", "n", 50, "at most this many hits")
+	fl.BoolVar(&o.asJSON, "json", false, "print the hits as JSON")
+	fl.StringVar(&o.color, "color", "auto", "highlight matches: auto (on a terminal, unless NO_COLOR), always or never")
 	return cmd
+}
+
+// searchBudget bounds the time one page of a search spends checking
+// candidates.
+const searchBudget = 2 * time.Second
+
+func runSearch(cmd *cobra.Command, q string, o *searchOptions) error {
+	if _, err := index.ParseQuery(q); err != nil {
+		return &exitError{code: 2, msg: err.Error()}
+	}
+	ix, err := openIndex(cmd, o.storage)
+	if err != nil {
+		return err
+	}
+	defer ix.Close()
+	if o.limit <= 0 {
+		return fmt.Errorf("--limit must be above 0")
+	}
+	out := cmd.OutOrStdout()
+	colour, err := colorFlag(cmd, out, o.color)
+	if err != nil {
+		return err
+	}
+	hits, err := ix.SearchAll(cmd.Context(), q, o.limit, searchBudget)
+	switch {
+	case errors.Is(err, index.ErrQueryTooCostly) && len(hits) > 0:
+		fmt.Fprintf(cmd.ErrOrStderr(), "reel: search stopped after %d hit(s): %v\n", len(hits), err)
+	case errors.Is(err, index.ErrQueryTooCostly):
+		return &exitError{code: 2, msg: err.Error()}
+	case err != nil:
+		return err
+	}
+	if o.asJSON {
+		if err := writeJSON(out, hits); err != nil {
+			return err
+		}
+	} else {
+		writeHits(out, hits, palette{on: colour})
+	}
+	if len(hits) == 0 {
+		return &exitError{code: 1}
+	}
+	return nil
+}
+
+// writeHits prints each hit's place on one line and its snippet, matches
+// highlighted, on the next.
+func writeHits(out io.Writer, hits []index.Hit, p palette) {
+	var bold, dim, reset string
+	if p.on {
+		bold, dim, reset = "\x1b[1;33m", "\x1b[2m", "\x1b[0m"
+	}
+	for _, h := range hits {
+		path := h.Path
+		if path == "" {
+			path = "(run)"
+		}
+		fmt.Fprintf(out, "%s%s  %s  %s  #%d %s  %s%s\n", dim, h.RunID, h.Workflow, path, h.Seq, h.Type, h.Time.Local().Format("2006-01-02 15:04:05"), reset)
+		var b strings.Builder
+		for _, s := range h.Snippet {
+			if s.Match {
+				b.WriteString(bold + s.Text + reset)
+			} else {
+				b.WriteString(s.Text)
+			}
+		}
+		fmt.Fprintf(out, "    %s\n", b.String())
+	}
 }

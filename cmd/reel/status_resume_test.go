@@ -7,6 +7,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/reelhq/reel/internal/exectree"
 	"github.com/reelhq/reel/internal/runstatus"
 )
 
@@ -46,7 +47,7 @@ states:
 			}
 
 			st := runBinary(t, dir, "status", id, "--storage", storage, "--json")
-			var at runAt
+			var at exectree.Standing
 			if err := json.Unmarshal([]byte(st.stdout), &at); err != nil {
 				t.Fatalf("status --json: %v\n%s", err, st.stdout)
 			}

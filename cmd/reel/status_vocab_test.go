@@ -16,7 +16,7 @@ import (
 	"github.com/reelhq/reel/internal/serve"
 )
 
-type runStatus struct {
+type runRow struct {
 	RunID  string `json:"run_id"`
 	Status string `json:"status"`
 }
@@ -81,7 +81,7 @@ func TestStatusVocabularyEverywhere(t *testing.T) {
 		seen[got] = true
 	}
 
-	var runs []runStatus
+	var runs []runRow
 	res = runBinaryEnv(t, dir, env, "runs", "--json", "--storage", storage)
 	if err := json.Unmarshal([]byte(res.stdout), &runs); err != nil || len(runs) != len(want) {
 		t.Fatalf("runs --json: %v %s", err, res.stdout)
@@ -125,7 +125,7 @@ func TestStatusVocabularyEverywhere(t *testing.T) {
 			t.Fatalf("GET %s: %v", path, err)
 		}
 	}
-	var page struct{ Runs []runStatus }
+	var page struct{ Runs []runRow }
 	get("/api/runs", &page)
 	if len(page.Runs) != len(want) {
 		t.Fatalf("/api/runs: %d runs", len(page.Runs))
@@ -137,7 +137,7 @@ func TestStatusVocabularyEverywhere(t *testing.T) {
 		var one struct{ Run struct{ Status string } }
 		get("/api/runs/"+id, &one)
 		check("/api/runs/ID", id, one.Run.Status)
-		var filtered struct{ Runs []runStatus }
+		var filtered struct{ Runs []runRow }
 		get("/api/runs?status="+status, &filtered)
 		if len(filtered.Runs) != 1 || filtered.Runs[0].RunID != id {
 			t.Errorf("/api/runs?status=%s: %+v", status, filtered.Runs)

@@ -15,17 +15,17 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// defaultReplayGap caps the pause between two events in a paced replay.
-const defaultReplayGap = 2 * time.Second
+// tailOptions are the flags of `reel tail`.
+type tailOptions struct {
+	refs           runRefFlags
+	follow, asJSON bool
+	// lines is -n: how many of the last events to start with.
+	lines int
+	poll  time.Duration
+}
 
 func newTailCmd() *cobra.Command {
-	var (
-		refs   runRefFlags
-		follow bool
-		lines  int
-		asJSON bool
-		poll   time.Duration
-	)
+	var o tailOptions
 	cmd := &cobra.Command{
 		Use:   "tail RUN|--latest [-f]",
 		Short: "Print a run's latest events; with -f, follow them until run.completed",
@@ -38,91 +38,89 @@ when the file has stopped growing and no process holds the recorder's lock
 on it, -f says so and exits with status 1. A file without a single event
 (garbage, or empty) is an error too.`,
 		Args: cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			list, err := refs.resolve(args, 1)
-			if err != nil {
-				return err
-			}
-			run := list[0]
-			out := cmd.OutOrStdout()
-			// A first read finds the last event. Without -f its damage is
-			// what the command reports (the lines shown are a part of what
-			// it read); with -f the follower reports what it meets, and a
-			// torn final line is one a live writer may still finish.
-			opts := run.Options()
-			var scanned warn.List
-			opts.Warnings = &scanned
-			last, events, err := lastSeq(runs.Open(run.Path, opts))
-			switch {
-			case errors.Is(err, transcript.ErrEmpty) && follow:
-			case err != nil:
-				return &exitError{code: 1, msg: err.Error()}
-			case events == 0:
-				// Not one event: this is not a transcript.
-				first := "(none)"
-				if w := scanned.Strings(); len(w) > 0 {
-					first = w[0]
-				}
-				return &exitError{code: 1, msg: fmt.Sprintf("%s: no transcript event in the file; the first problem: %s", run.Path, first)}
-			}
-			warns := &scanned
-			if follow {
-				warns = run.Warnings()
-			}
-			from := uint64(1)
-			if lines > 0 && last > uint64(lines) {
-				from = last - uint64(lines) + 1
-			}
-			ctx := cmd.Context()
-			if ctx == nil {
-				ctx = context.Background()
-			}
-			opts = run.Options()
-			opts.Poll = poll
-			for rec, err := range runs.Open(run.Path, opts).Follow(ctx, from) {
-				if err != nil {
-					if ctx.Err() != nil {
-						break
-					}
-					if errors.Is(err, transcript.ErrWriterGone) {
-						// The run will never complete: say so, and do
-						// not wait forever.
-						for _, m := range warns.Strings() {
-							fmt.Fprintf(cmd.ErrOrStderr(), "reel: warning: %s\n", m)
-						}
-						return &exitError{code: 1, msg: fmt.Sprintf("tail: %v", err)}
-					}
-					return err
-				}
-				ev := rec.Event()
-				writeTailEvent(out, ev, asJSON)
-				// Without -f, stop at the end the file had at start.
-				if !follow && ev.Seq >= last {
-					break
-				}
-			}
-			return reportWarnings(cmd, warns.Strings())
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runTail(cmd, args, &o) },
 	}
-	refs.register(cmd)
-	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing events as they are written, until run.completed (or until the writer is found dead)")
-	cmd.Flags().IntVarP(&lines, "lines", "n", 10, "start with the last N events (0: all)")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print events as JSON lines")
-	cmd.Flags().DurationVar(&poll, "poll", 100*time.Millisecond, "how often to look for new events with -f")
+	o.refs.register(cmd)
+	cmd.Flags().BoolVarP(&o.follow, "follow", "f", false, "keep printing events as they are written, until run.completed (or until the writer is found dead)")
+	cmd.Flags().IntVarP(&o.lines, "lines", "n", 10, "start with the last N events (0: all)")
+	cmd.Flags().BoolVar(&o.asJSON, "json", false, "print events as JSON lines")
+	cmd.Flags().DurationVar(&o.poll, "poll", 100*time.Millisecond, "how often to look for new events with -f")
 	return cmd
 }
 
-// lastSeq reads the run's envelopes for the seq of its last event and the
-// number of events.
-func lastSeq(run *runs.Run) (last uint64, events int, err error) {
-	for rec, err := range run.Events(runs.EnvelopeOnly) {
-		if err != nil {
-			return last, events, err
-		}
-		events++
-		last = max(last, rec.Envelope().Seq)
+func runTail(cmd *cobra.Command, args []string, o *tailOptions) error {
+	list, err := o.refs.resolve(args, 1)
+	if err != nil {
+		return err
 	}
-	return last, events, nil
+	run := list[0]
+	// A first read finds the last event. Without -f its damage is what the
+	// command reports (the lines shown are a part of what it read); with
+	// -f the follower reports what it meets, and a torn final line is one
+	// a live writer may still finish.
+	opts := run.Options()
+	var scanned warn.List
+	opts.Warnings = &scanned
+	events, last, err := runs.Open(run.Path, opts).Count()
+	switch {
+	case errors.Is(err, transcript.ErrEmpty) && o.follow:
+	case err != nil:
+		return &exitError{code: 1, msg: err.Error()}
+	case events == 0:
+		// Not one event: this is not a transcript.
+		first := "(none)"
+		if w := scanned.Strings(); len(w) > 0 {
+			first = w[0]
+		}
+		return &exitError{code: 1, msg: fmt.Sprintf("%s: no transcript event in the file; the first problem: %s", run.Path, first)}
+	}
+	warns := &scanned
+	if o.follow {
+		warns = run.Warnings()
+	}
+	from := uint64(1)
+	if o.lines > 0 && last > uint64(o.lines) {
+		from = last - uint64(o.lines) + 1
+	}
+	if err := o.print(cmd, run, from, last, warns); err != nil {
+		return err
+	}
+	return reportWarnings(cmd, warns.Strings())
+}
+
+// print writes the run's events from seq from on: up to last, or with -f
+// until run.completed or the writer is found dead.
+func (o *tailOptions) print(cmd *cobra.Command, run *runs.Run, from, last uint64, warns *warn.List) error {
+	ctx := cmd.Context()
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	out := cmd.OutOrStdout()
+	opts := run.Options()
+	opts.Poll = o.poll
+	for rec, err := range runs.Open(run.Path, opts).Follow(ctx, from) {
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			if errors.Is(err, transcript.ErrWriterGone) {
+				// The run will never complete: say so, and do not wait
+				// forever.
+				for _, m := range warns.Strings() {
+					fmt.Fprintf(cmd.ErrOrStderr(), "reel: warning: %s\n", m)
+				}
+				return &exitError{code: 1, msg: fmt.Sprintf("tail: %v", err)}
+			}
+			return err
+		}
+		ev := rec.Event()
+		writeTailEvent(out, ev, o.asJSON)
+		// Without -f, stop at the end the file had at start.
+		if !o.follow && ev.Seq >= last {
+			return nil
+		}
+	}
+	return nil
 }
 
 func writeTailEvent(w io.Writer, ev *transcript.ExchangeEvent, asJSON bool) {

@@ -31,6 +31,20 @@ func useColor(cmd *cobra.Command, w io.Writer) bool {
 	return isTerminal(w)
 }
 
+// colorFlag reads a --color flag's value: auto colours what cmd writes to
+// w as useColor says, always and never say it.
+func colorFlag(cmd *cobra.Command, w io.Writer, value string) (bool, error) {
+	switch value {
+	case "auto":
+		return useColor(cmd, w), nil
+	case "always":
+		return true, nil
+	case "never":
+		return false, nil
+	}
+	return false, fmt.Errorf("--color %q: want auto, always or never", value)
+}
+
 // termWidth is the width of the terminal w writes to, or 0 when w is not a
 // terminal (tables are then not cut). $COLUMNS wins, as shells set it.
 func termWidth(w io.Writer) int {

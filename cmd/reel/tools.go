@@ -9,12 +9,15 @@ import (
 	"github.com/reelhq/reel/transcript"
 )
 
+// toolsOptions are the flags of `reel tools`.
+type toolsOptions struct {
+	refs     runRefFlags
+	asJSON   bool
+	fidelity string
+}
+
 func newToolsCmd() *cobra.Command {
-	var (
-		refs     runRefFlags
-		asJSON   bool
-		fidelity string
-	)
+	var o toolsOptions
 	cmd := &cobra.Command{
 		Use:   "tools RUN|--latest",
 		Short: "List a run's tool calls with their results, fidelity, duration and errors",
@@ -27,44 +30,46 @@ never got a real result (closed with "no result: …" or not closed at all).
 recorded (an HTTP provider's tools, a CLI agent's tools through mcp_proxy);
 --fidelity agent_emitted only those an agent reported in its own stream.`,
 		Args: cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			f := transcript.Fidelity(fidelity)
-			if f != "" && !f.Known() {
-				return fmt.Errorf("--fidelity %q: want router or agent_emitted", fidelity)
-			}
-			list, err := refs.resolve(args, 1)
-			if err != nil {
-				return err
-			}
-			pairs, warnings, err := query.Tools(list[0])
-			if err != nil {
-				return err
-			}
-			if f != "" {
-				pairs = query.WithFidelity(pairs, f)
-			}
-			out := cmd.OutOrStdout()
-			if asJSON {
-				if pairs == nil {
-					pairs = []query.ToolPair{}
-				}
-				if err := writeJSON(out, pairs); err != nil {
-					return err
-				}
-			} else {
-				fitted, flush := fitTo(out, termWidth(out))
-				if err := query.RenderTools(fitted, pairs); err != nil {
-					return err
-				}
-				if err := flush(); err != nil {
-					return err
-				}
-			}
-			return reportWarnings(cmd, warnings)
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runTools(cmd, args, &o) },
 	}
-	refs.register(cmd)
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the pairs as JSON")
-	cmd.Flags().StringVar(&fidelity, "fidelity", "", "list only the calls of this fidelity: router or agent_emitted")
+	o.refs.register(cmd)
+	cmd.Flags().BoolVar(&o.asJSON, "json", false, "print the pairs as JSON")
+	cmd.Flags().StringVar(&o.fidelity, "fidelity", "", "list only the calls of this fidelity: router or agent_emitted")
 	return cmd
+}
+
+func runTools(cmd *cobra.Command, args []string, o *toolsOptions) error {
+	f := transcript.Fidelity(o.fidelity)
+	if f != "" && !f.Known() {
+		return fmt.Errorf("--fidelity %q: want router or agent_emitted", o.fidelity)
+	}
+	list, err := o.refs.resolve(args, 1)
+	if err != nil {
+		return err
+	}
+	pairs, warnings, err := query.Tools(list[0])
+	if err != nil {
+		return err
+	}
+	if f != "" {
+		pairs = query.WithFidelity(pairs, f)
+	}
+	out := cmd.OutOrStdout()
+	if o.asJSON {
+		if pairs == nil {
+			pairs = []query.ToolPair{}
+		}
+		if err := writeJSON(out, pairs); err != nil {
+			return err
+		}
+	} else {
+		fitted, flush := fitTo(out, termWidth(out))
+		if err := query.RenderTools(fitted, pairs); err != nil {
+			return err
+		}
+		if err := flush(); err != nil {
+			return err
+		}
+	}
+	return reportWarnings(cmd, warnings)
 }

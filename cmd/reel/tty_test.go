@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/creack/pty"
+
+	"github.com/reelhq/reel/internal/exectree"
 )
 
 // console is the reel binary running on a pseudo-terminal: what a user at
@@ -264,7 +266,7 @@ states:
 		t.Fatalf("verify: %+v", res)
 	}
 	st := runBinary(t, dir, "status", "--latest", "--storage", storage, "--json")
-	var at runAt
+	var at exectree.Standing
 	if err := jsonUnmarshal(st.stdout, &at); err != nil || at.Status != "cancelled" || at.Steps.Succeeded != 4 {
 		t.Fatalf("status after abort: %v %+v\n%s", err, at, st.stdout)
 	}

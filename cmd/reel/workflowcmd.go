@@ -181,7 +181,7 @@ type packListed struct {
 }
 
 type workflowListOptions struct {
-	asJSON, quiet bool
+	listFlags
 }
 
 func newWorkflowListCmd() *cobra.Command {
@@ -197,9 +197,7 @@ entries for the workflows outside packs.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runWorkflowList(cmd, &o) },
 	}
-	cmd.Flags().BoolVar(&o.asJSON, "json", false, "print JSON")
-	cmd.Flags().BoolVarP(&o.quiet, "quiet", "q", false, "print only the names, one a line")
-	addFormatFlag(cmd, &o.asJSON, &o.quiet, "only the names, as --quiet")
+	o.register(cmd, "print only the names, one a line", "only the names, as --quiet")
 	return cmd
 }
 

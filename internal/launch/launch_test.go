@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/reelhq/reel/internal/engine"
+	"github.com/reelhq/reel/internal/launch/launchtest"
 	"github.com/reelhq/reel/internal/runs"
 	"github.com/reelhq/reel/internal/runstatus"
 	"github.com/reelhq/reel/internal/verify"
@@ -24,16 +25,7 @@ import (
 // returns a launcher over its storage.
 func project(t *testing.T, workflows map[string]string) (*Launcher, string) {
 	t.Helper()
-	dir := t.TempDir()
-	for name, body := range workflows {
-		p := filepath.Join(dir, ".reel", "workflows", name+".yaml")
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	dir := launchtest.Project(t, workflows)
 	e := &engine.Engine{Storage: filepath.Join(dir, "storage"), ProjectDir: dir, Dir: dir, KillGrace: 300 * time.Millisecond}
 	l := New(Config{Engine: e})
 	t.Cleanup(func() {
@@ -62,33 +54,6 @@ states:
   greet:
     type: step
     command: echo "hello {{.inputs.who}}"
-    on_success: done
-  done:
-    type: terminal
-`
-
-// stubborn ignores SIGTERM and records its shell's pid.
-const stubborn = `name: stubborn
-states:
-  initial: wait
-  wait:
-    type: step
-    command: trap '' TERM; echo $$ > pid; sleep 60
-    on_success: done
-  done:
-    type: terminal
-`
-
-const flaky = `name: flaky
-states:
-  initial: first
-  first:
-    type: step
-    command: echo one
-    on_success: second
-  second:
-    type: step
-    command: test -f ok
     on_success: done
   done:
     type: terminal
@@ -158,12 +123,12 @@ func TestStartRefusals(t *testing.T) {
 }
 
 func TestCancelKillsAStepThatIgnoresSIGTERM(t *testing.T) {
-	l, dir := project(t, map[string]string{"stubborn": stubborn})
+	l, dir := project(t, map[string]string{"stubborn": launchtest.Stubborn})
 	r, err := l.Start(context.Background(), "stubborn", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pidFile := filepath.Join(dir, "pid")
+	pidFile := filepath.Join(dir, "stubborn.pid")
 	var pid int
 	for deadline := time.Now().Add(10 * time.Second); pid == 0; {
 		if b, err := os.ReadFile(pidFile); err == nil {
@@ -200,7 +165,7 @@ func TestCancelKillsAStepThatIgnoresSIGTERM(t *testing.T) {
 }
 
 func TestResume(t *testing.T) {
-	l, dir := project(t, map[string]string{"flaky": flaky})
+	l, dir := project(t, map[string]string{"flaky": launchtest.Flaky})
 	r, err := l.Start(context.Background(), "flaky", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -238,7 +203,7 @@ func TestResume(t *testing.T) {
 }
 
 func TestCloseCancelsAndRefuses(t *testing.T) {
-	l, dir := project(t, map[string]string{"stubborn": stubborn})
+	l, dir := project(t, map[string]string{"stubborn": launchtest.Stubborn})
 	r, err := l.Start(context.Background(), "stubborn", nil)
 	if err != nil {
 		t.Fatal(err)

@@ -1,7 +1,6 @@
 package plugin_test
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -11,7 +10,6 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,36 +17,19 @@ import (
 
 	"github.com/reelhq/reel/internal/plugin"
 	"github.com/reelhq/reel/internal/plugin/plugintest"
+	"github.com/reelhq/reel/internal/proctest"
 	"github.com/reelhq/reel/internal/workflow"
 )
 
-// syncBuffer is a log the host writes from its goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // open installs the named test plugins in a fresh directory and opens a
 // host on it, closed (and checked for leftover processes) at the end.
-func open(t *testing.T, opts plugin.Options, names ...string) (*plugin.Host, string, *syncBuffer) {
+func open(t *testing.T, opts plugin.Options, names ...string) (*plugin.Host, string, *proctest.Buffer) {
 	t.Helper()
 	dir := t.TempDir()
 	for _, n := range names {
 		plugintest.Install(t, dir, n)
 	}
-	log := &syncBuffer{}
+	log := &proctest.Buffer{}
 	opts.Dirs = []string{dir}
 	opts.Log = log
 	h := plugin.Open(opts)

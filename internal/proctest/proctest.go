@@ -1,5 +1,6 @@
 // Package proctest checks, in tests, that processes started by the code
-// under test have ended. It reads /proc, so it works on Linux only.
+// under test have ended (it reads /proc, so it works on Linux only), and
+// builds the commands that tests run as real processes.
 package proctest
 
 import (

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/reelhq/reel/internal/engine"
+	"github.com/reelhq/reel/internal/launch/launchtest"
 	"github.com/reelhq/reel/internal/runstatus"
 	"github.com/reelhq/reel/internal/verify"
 )
@@ -70,31 +71,11 @@ states:
     type: terminal
 `
 
-const apiStubborn = `name: stubborn
-states:
-  initial: wait
-  wait:
-    type: step
-    command: trap '' TERM; echo $$ > stubborn.pid; sleep 60
-    on_success: done
-  done:
-    type: terminal
-`
-
-const apiFlaky = `name: flaky
-states:
-  initial: first
-  first:
-    type: step
-    command: echo one
-    on_success: second
-  second:
-    type: step
-    command: test -f ok
-    on_success: done
-  done:
-    type: terminal
-`
+// apiStubborn and apiFlaky are the launcher's hard cases.
+const (
+	apiStubborn = launchtest.Stubborn
+	apiFlaky    = launchtest.Flaky
+)
 
 const apiBroken = `name: broken
 states:
@@ -118,16 +99,7 @@ type apiServer struct {
 // opts says otherwise.
 func startAPI(t testing.TB, workflows map[string]string, opts Options) *apiServer {
 	t.Helper()
-	dir := t.TempDir()
-	for name, body := range workflows {
-		p := filepath.Join(dir, ".reel", "workflows", name+".yaml")
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	dir := launchtest.Project(t, workflows)
 	storage := filepath.Join(dir, "storage")
 	if err := os.MkdirAll(storage, 0o755); err != nil {
 		t.Fatal(err)

@@ -13,44 +13,19 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/reelhq/reel/internal/proctest"
 	"github.com/reelhq/reel/internal/runs"
-)
-
-var (
-	buildOnce sync.Once
-	reelBin   string
-	buildErr  error
 )
 
 // reel builds the reel binary once for the package's tests.
 func reel(t *testing.T) string {
 	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "reel-tui-bin-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		reelBin = filepath.Join(dir, "reel")
-		_, file, _, _ := runtime.Caller(0)
-		root := filepath.Join(filepath.Dir(file), "..", "..")
-		cmd := exec.Command("go", "build", "-o", reelBin, "./cmd/reel")
-		cmd.Dir = root
-		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return reelBin
+	return proctest.Build(t, "github.com/reelhq/reel/cmd/reel")
 }
 
 // term is one tmux server with one window running a command.

@@ -11,58 +11,25 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/reelhq/reel/internal/modeltest"
+	"github.com/reelhq/reel/internal/proctest"
 	"github.com/reelhq/reel/transcript"
 )
 
 // TestMain gives reel a data directory of its own: a run's index and
 // defaults must never be the developer's.
-func TestMain(m *testing.M) {
-	data, err := os.MkdirTemp("", "reel-realcli-data-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	os.Setenv("XDG_DATA_HOME", data)
-	code := m.Run()
-	os.RemoveAll(data)
-	if reelBin != "" {
-		os.RemoveAll(filepath.Dir(reelBin))
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { proctest.Main(m) }
 
-var (
-	reelBinOnce sync.Once
-	reelBin     string
-	reelBinErr  error
-	// transcriptLine is where reel run names the transcript it wrote.
-	transcriptLine = regexp.MustCompile(`(?m)^transcript (\S+)$`)
-)
+// transcriptLine is where reel run names the transcript it wrote.
+var transcriptLine = regexp.MustCompile(`(?m)^transcript (\S+)$`)
 
 // reelBinary builds reel once per test binary.
 func reelBinary(t testing.TB) string {
 	t.Helper()
-	reelBinOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "reel-realcli")
-		if err != nil {
-			reelBinErr = err
-			return
-		}
-		reelBin = filepath.Join(dir, "reel")
-		out, err := exec.Command("go", "build", "-o", reelBin, "github.com/reelhq/reel/cmd/reel").CombinedOutput()
-		if err != nil {
-			reelBinErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if reelBinErr != nil {
-		t.Fatal(reelBinErr)
-	}
-	return reelBin
+	return proctest.Build(t, "github.com/reelhq/reel/cmd/reel")
 }
 
 // reelVerify fails the test unless reel verify accepts path.
