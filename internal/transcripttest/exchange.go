@@ -101,6 +101,17 @@ func WriteExchangeSample(t testing.TB, dir string) string {
 	return rec.Path()
 }
 
+// ExchangeSample returns the events of WriteExchangeSample's run, recorded
+// into a temporary directory and read back.
+func ExchangeSample(t testing.TB) []transcript.ExchangeEvent {
+	t.Helper()
+	events, err := transcript.ReadFile(WriteExchangeSample(t, t.TempDir()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return events
+}
+
 // RecordAll records events as they are into a new transcript in dir, with a
 // fresh run id, and returns its path.
 func RecordAll(t testing.TB, dir string, events []transcript.ExchangeEvent) string {
