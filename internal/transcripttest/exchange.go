@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reelhq/reel/internal/runs"
 	"github.com/reelhq/reel/internal/verify"
 	"github.com/reelhq/reel/transcript"
 )
@@ -105,9 +106,12 @@ func WriteExchangeSample(t testing.TB, dir string) string {
 // into a temporary directory and read back.
 func ExchangeSample(t testing.TB) []transcript.ExchangeEvent {
 	t.Helper()
-	events, err := transcript.ReadFile(WriteExchangeSample(t, t.TempDir()))
-	if err != nil {
-		t.Fatal(err)
+	var events []transcript.ExchangeEvent
+	for rec, err := range runs.Open(WriteExchangeSample(t, t.TempDir()), runs.Options{}).Events(runs.FullDecode) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		events = append(events, *rec.Event())
 	}
 	return events
 }
