@@ -1,7 +1,6 @@
 package verify_test
 
 import (
-	"bufio"
 	"encoding/json"
 	"os"
 	"testing"
@@ -15,17 +14,10 @@ import (
 // check the seq order and step balance, the least a checker without
 // reel's reader would do.
 func stdlibCheck(path string) (int, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 16<<20)
 	var seq uint64
 	open := map[string]int{}
 	bad := 0
-	for sc.Scan() {
+	err := transcripttest.StdlibLines(path, func(line []byte) error {
 		var ev struct {
 			Type      string          `json:"type"`
 			Seq       uint64          `json:"seq"`
@@ -34,13 +26,13 @@ func stdlibCheck(path string) (int, error) {
 			Timestamp time.Time       `json:"timestamp"`
 			Payload   json.RawMessage `json:"payload"`
 		}
-		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
-			return 0, err
+		if err := json.Unmarshal(line, &ev); err != nil {
+			return err
 		}
 		var p map[string]any
 		if len(ev.Payload) > 0 {
 			if err := json.Unmarshal(ev.Payload, &p); err != nil {
-				return 0, err
+				return err
 			}
 		}
 		seq++
@@ -53,8 +45,9 @@ func stdlibCheck(path string) (int, error) {
 		case "step.completed":
 			open[ev.Path]--
 		}
-	}
-	return bad, sc.Err()
+		return nil
+	})
+	return bad, err
 }
 
 func BenchmarkVerify(b *testing.B) {
