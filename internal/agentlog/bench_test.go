@@ -9,16 +9,12 @@ import (
 	"time"
 
 	"github.com/reelhq/reel/internal/transcripttest"
-	"github.com/reelhq/reel/transcript"
 )
 
 // benchTrace is the sample run exported and repeated to ~1 MiB of records.
 func benchTrace(b *testing.B) []byte {
 	b.Helper()
-	events, err := transcript.ReadFile(transcripttest.WriteExchangeSample(b, b.TempDir()))
-	if err != nil {
-		b.Fatal(err)
-	}
+	events := transcripttest.ExchangeSample(b)
 	recs, err := FromTranscript(events, ExportOptions{})
 	if err != nil {
 		b.Fatal(err)

@@ -54,14 +54,28 @@ func FromTranscript(events []transcript.ExchangeEvent, opts ExportOptions) ([]Re
 	} else if ok {
 		return recs, nil
 	}
-	runID := events[0].RunID
 	workflow := ""
 	if sp := events[0].Step(); sp != nil {
 		workflow = sp.Name
 	}
-	// Pass 1: tie every exchange event to its step execution.
-	execs := []*execInfo{}
-	owner := make([]int, len(events))
+	execs, owner := tieExecs(events)
+	x := &exporter{b: NewBuilder(), tag: workflow, execs: execs, owner: owner,
+		lastTS: map[int]time.Time{}, callTS: map[string]time.Time{}}
+	if err := x.metadata(&events[0], workflow, opts.SDKVersion); err != nil {
+		return nil, err
+	}
+	for i := range events {
+		if err := x.event(i, &events[i]); err != nil {
+			return nil, err
+		}
+	}
+	return x.b.Records(), nil
+}
+
+// tieExecs ties every exchange event to its step execution: owner[i] is
+// the index in execs of the execution event i belongs to, -1 for none.
+func tieExecs(events []transcript.ExchangeEvent) (execs []*execInfo, owner []int) {
+	owner = make([]int, len(events))
 	open := map[execKey]int{}
 	for i := range events {
 		e := &events[i]
@@ -93,109 +107,120 @@ func FromTranscript(events []transcript.ExchangeEvent, opts ExportOptions) ([]Re
 			}
 		}
 	}
+	return execs, owner
+}
 
-	sessionTag := workflow
-	b := NewBuilder()
-	tags := map[string]string{"reel.run_id": runID}
+// exporter writes the records of one run's events, in order.
+type exporter struct {
+	b      *Builder
+	tag    string // the session tag: the workflow's name
+	execs  []*execInfo
+	owner  []int                // event index -> index in execs, -1 for none
+	lastTS map[int]time.Time    // exec -> time of its previous record
+	callTS map[string]time.Time // call id -> time of its tool_call
+}
+
+// metadata writes the root metadata record: reel as the SDK, and the run's
+// ids and workflow as tags.
+func (x *exporter) metadata(first *transcript.ExchangeEvent, workflow, version string) error {
+	tags := map[string]string{"reel.run_id": first.RunID}
 	if workflow != "" {
 		tags["reel.workflow"] = workflow
 	}
-	if p := events[0].ParentRunID; p != "" {
+	if p := first.ParentRunID; p != "" {
 		tags["reel.parent_run_id"] = p
 	}
-	version := opts.SDKVersion
 	if version == "" {
 		version = "dev"
 	}
 	rootMeta := map[string]any{}
-	if sessionTag != "" {
-		rootMeta["session_tag"] = sessionTag
+	if x.tag != "" {
+		rootMeta["session_tag"] = x.tag
 	}
-	if _, err := b.Add(KindMetadata, events[0].Timestamp, map[string]any{
+	_, err := x.b.Add(KindMetadata, first.Timestamp, map[string]any{
 		"sdk":  map[string]string{"name": "reel", "version": version},
 		"tags": tags,
-	}, rootMeta); err != nil {
-		return nil, err
-	}
+	}, rootMeta)
+	return err
+}
 
-	lastTS := map[int]time.Time{}    // exec → time of its previous record
-	callTS := map[string]time.Time{} // call id → time of its tool_call
-	for i := range events {
-		e := &events[i]
-		x := owner[i]
-		switch e.Type {
-		case transcript.MessageUser, transcript.MessageAssistant, transcript.ToolCall, transcript.ToolResult:
-		case transcript.StepCompleted:
-			if x < 0 {
-				continue
-			}
-			if err := exportStepEnd(b, execs[x], e, sessionTag, lastTS, x); err != nil {
-				return nil, err
-			}
-			continue
-		case transcript.RunCompleted:
-			if sp := e.Step(); sp != nil && sp.Error != "" {
-				if _, err := b.Add(KindError, e.Timestamp, errorPayload{Source: "sdk", Code: "run_failed", Message: sp.Error},
-					recordMeta{SessionTag: sessionTag, Reel: &reelMeta{Path: "", Run: true}}); err != nil {
-					return nil, err
-				}
-			}
-			continue
-		default:
-			continue
+// event writes the records event i stands for, if any.
+func (x *exporter) event(i int, e *transcript.ExchangeEvent) error {
+	switch e.Type {
+	case transcript.MessageUser, transcript.MessageAssistant, transcript.ToolCall, transcript.ToolResult:
+		return x.exchange(i, e)
+	case transcript.StepCompleted:
+		if xi := x.owner[i]; xi >= 0 {
+			return x.stepEnd(xi, e)
 		}
-		ex := execs[x]
-		rm := stepMeta(ex, e)
-		if i == ex.lastIdx && ex.completed != nil {
-			rm.Final = finalOf(ex.completed)
+	case transcript.RunCompleted:
+		if sp := e.Step(); sp != nil && sp.Error != "" {
+			_, err := x.b.Add(KindError, e.Timestamp, errorPayload{Source: "sdk", Code: "run_failed", Message: sp.Error},
+				recordMeta{SessionTag: x.tag, Reel: &reelMeta{Path: "", Run: true}})
+			return err
 		}
-		meta := recordMeta{SessionTag: sessionTag, Reel: rm}
-		model, _ := stepModel(ex)
-		var err error
-		switch e.Type {
-		case transcript.MessageUser:
-			err = exportUser(b, e, model, &meta)
-		case transcript.MessageAssistant:
-			var u *transcript.Usage
-			if i == ex.lastAsst {
-				u = stepUsage(ex)
-			}
-			prev, ok := lastTS[x]
-			if !ok {
-				prev = e.Timestamp
-			}
-			err = exportAssistant(b, e, model, u, e.Timestamp.Sub(prev).Milliseconds(), &meta)
-		case transcript.ToolCall:
-			tp := e.Tool()
-			if tp == nil {
-				return nil, fmt.Errorf("export agentlog: event %d: tool.call without a tool payload", e.Seq)
-			}
-			callTS[tp.CallID] = e.Timestamp
-			meta.Reel.InputWrapped = !isObject(tp.Input)
-			meta.Reel.Fidelity = routerOnly(tp.Fidelity)
-			_, err = b.Add(KindToolCall, e.Timestamp, toolCall{ToolName: tp.Name, ToolCallID: tp.CallID, Arguments: arguments(tp.Input)}, meta)
-		case transcript.ToolResult:
-			tp := e.Tool()
-			if tp == nil {
-				return nil, fmt.Errorf("export agentlog: event %d: tool.result without a tool payload", e.Seq)
-			}
-			var lat int64
-			if t, ok := callTS[tp.CallID]; ok {
-				lat = e.Timestamp.Sub(t).Milliseconds()
-			}
-			out, null := toolOutput(tp)
-			meta.Reel.ToolError = tp.Error
-			meta.Reel.Fidelity = routerOnly(tp.Fidelity)
-			meta.Reel.OutputNull = null
-			_, err = b.Add(KindToolResult, e.Timestamp, toolResult{ToolCallID: tp.CallID, Output: out, IsError: tp.Error != "", LatencyMS: float64(lat)}, meta)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("export agentlog: event %d (%s): %w", e.Seq, e.Type, err)
-		}
-		ex.emitted = true
-		lastTS[x] = e.Timestamp
 	}
-	return b.Records(), nil
+	return nil
+}
+
+// exchange writes a message or tool event as its chat or tool record.
+func (x *exporter) exchange(i int, e *transcript.ExchangeEvent) error {
+	xi := x.owner[i]
+	ex := x.execs[xi]
+	rm := stepMeta(ex, e)
+	if i == ex.lastIdx && ex.completed != nil {
+		rm.Final = finalOf(ex.completed)
+	}
+	meta := recordMeta{SessionTag: x.tag, Reel: rm}
+	model, _ := stepModel(ex)
+	var err error
+	switch e.Type {
+	case transcript.MessageUser:
+		err = exportUser(x.b, e, model, &meta)
+	case transcript.MessageAssistant:
+		var u *transcript.Usage
+		if i == ex.lastAsst {
+			u = stepUsage(ex)
+		}
+		prev, ok := x.lastTS[xi]
+		if !ok {
+			prev = e.Timestamp
+		}
+		err = exportAssistant(x.b, e, model, u, e.Timestamp.Sub(prev).Milliseconds(), &meta)
+	case transcript.ToolCall, transcript.ToolResult:
+		tp := e.Tool()
+		if tp == nil {
+			return fmt.Errorf("export agentlog: event %d: %s without a tool payload", e.Seq, e.Type)
+		}
+		err = x.tool(e, tp, &meta)
+	}
+	if err != nil {
+		return fmt.Errorf("export agentlog: event %d (%s): %w", e.Seq, e.Type, err)
+	}
+	ex.emitted = true
+	x.lastTS[xi] = e.Timestamp
+	return nil
+}
+
+// tool writes a tool.call as a tool_call record, a tool.result as a
+// tool_result with its latency since the call.
+func (x *exporter) tool(e *transcript.ExchangeEvent, tp *transcript.ToolPayload, meta *recordMeta) error {
+	meta.Reel.Fidelity = routerOnly(tp.Fidelity)
+	if e.Type == transcript.ToolCall {
+		x.callTS[tp.CallID] = e.Timestamp
+		meta.Reel.InputWrapped = !isObject(tp.Input)
+		_, err := x.b.Add(KindToolCall, e.Timestamp, toolCall{ToolName: tp.Name, ToolCallID: tp.CallID, Arguments: arguments(tp.Input)}, *meta)
+		return err
+	}
+	var lat int64
+	if t, ok := x.callTS[tp.CallID]; ok {
+		lat = e.Timestamp.Sub(t).Milliseconds()
+	}
+	out, null := toolOutput(tp)
+	meta.Reel.ToolError = tp.Error
+	meta.Reel.OutputNull = null
+	_, err := x.b.Add(KindToolResult, e.Timestamp, toolResult{ToolCallID: tp.CallID, Output: out, IsError: tp.Error != "", LatencyMS: float64(lat)}, *meta)
+	return err
 }
 
 func stepMeta(ex *execInfo, e *transcript.ExchangeEvent) *reelMeta {
@@ -245,10 +270,11 @@ func stepUsage(ex *execInfo) *transcript.Usage {
 	return u
 }
 
-// exportStepEnd writes what a step's end needs: an error record for a
+// stepEnd writes what a step's end needs: an error record for a
 // failed step, and for an agent step that has no reply but consumed
 // tokens, a synthetic chat_response carrying its usage.
-func exportStepEnd(b *Builder, ex *execInfo, e *transcript.ExchangeEvent, tag string, lastTS map[int]time.Time, x int) error {
+func (x *exporter) stepEnd(xi int, e *transcript.ExchangeEvent) error {
+	ex := x.execs[xi]
 	sp := e.Step()
 	if sp == nil {
 		return nil
@@ -266,12 +292,12 @@ func exportStepEnd(b *Builder, ex *execInfo, e *transcript.ExchangeEvent, tag st
 			rm.Synthetic = true
 			rm.Final = finalOf(e)
 			su := usageFromReel(*u)
-			if _, err := b.Add(KindChatResponse, e.Timestamp, chatResponse{Model: model, Content: []contentBlock{}, StopReason: "end_turn", Usage: &su},
-				recordMeta{SessionTag: tag, Reel: rm}); err != nil {
+			if _, err := x.b.Add(KindChatResponse, e.Timestamp, chatResponse{Model: model, Content: []contentBlock{}, StopReason: "end_turn", Usage: &su},
+				recordMeta{SessionTag: x.tag, Reel: rm}); err != nil {
 				return err
 			}
 			ex.emitted = true
-			lastTS[x] = e.Timestamp
+			x.lastTS[xi] = e.Timestamp
 			if sp.Error == "" {
 				return nil
 			}
@@ -288,7 +314,7 @@ func exportStepEnd(b *Builder, ex *execInfo, e *transcript.ExchangeEvent, tag st
 	if rm.Final == nil && !ex.emitted {
 		rm.Final = finalOf(e)
 	}
-	_, err := b.Add(KindError, e.Timestamp, errorPayload{Source: source, Code: "step_failed", Message: sp.Error}, recordMeta{SessionTag: tag, Reel: rm})
+	_, err := x.b.Add(KindError, e.Timestamp, errorPayload{Source: source, Code: "step_failed", Message: sp.Error}, recordMeta{SessionTag: x.tag, Reel: rm})
 	return err
 }
 

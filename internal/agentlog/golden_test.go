@@ -7,15 +7,11 @@ import (
 
 	"github.com/reelhq/reel/internal/golden"
 	"github.com/reelhq/reel/internal/transcripttest"
-	"github.com/reelhq/reel/transcript"
 )
 
 // TestGoldenExport pins the .agentlog reel writes for the sample run.
 func TestGoldenExport(t *testing.T) {
-	events, err := transcript.ReadFile(transcripttest.WriteExchangeSample(t, t.TempDir()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	events := transcripttest.ExchangeSample(t)
 	recs, err := FromTranscript(events, ExportOptions{SDKVersion: "test"})
 	if err != nil {
 		t.Fatal(err)

@@ -1,7 +1,6 @@
 package exectree
 
 import (
-	"bufio"
 	"encoding/json"
 	"os"
 	"testing"
@@ -14,15 +13,8 @@ import (
 // stdlibScan is the baseline: decode every line with encoding/json, as a
 // tree builder without a fast path would.
 func stdlibScan(path string) (int, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 16<<20)
 	steps := 0
-	for sc.Scan() {
+	err := transcripttest.StdlibLines(path, func(line []byte) error {
 		var ev struct {
 			Type      string          `json:"type"`
 			Path      string          `json:"path"`
@@ -30,18 +22,19 @@ func stdlibScan(path string) (int, error) {
 			Timestamp time.Time       `json:"timestamp"`
 			Payload   json.RawMessage `json:"payload"`
 		}
-		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
-			return 0, err
+		if err := json.Unmarshal(line, &ev); err != nil {
+			return err
 		}
 		var p map[string]any
 		if err := json.Unmarshal(ev.Payload, &p); err != nil {
-			return 0, err
+			return err
 		}
 		if ev.Type == "step.completed" {
 			steps++
 		}
-	}
-	return steps, sc.Err()
+		return nil
+	})
+	return steps, err
 }
 
 func BenchmarkBuild(b *testing.B) {

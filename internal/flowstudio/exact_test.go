@@ -53,10 +53,7 @@ func sameEvents(t *testing.T, name string, want, got []string) {
 // tool.call a CLI agent's stream put before the message that issued it.
 func TestRoundTripExact(t *testing.T) {
 	t.Run("exchange", func(t *testing.T) {
-		orig, err := transcript.ReadFile(transcripttest.WriteExchangeSample(t, t.TempDir()))
-		if err != nil {
-			t.Fatal(err)
-		}
+		orig := transcripttest.ExchangeSample(t)
 		// A live CLI stream's order: the call before the message that
 		// carries its tool_use.
 		orig = callBeforeMessage(t, orig)

@@ -540,10 +540,7 @@ func FuzzImportTranscript(f *testing.F) {
 // TestExportInterrupted exports a run killed mid-step (no step.completed,
 // no run.completed) and imports it back as a valid run.
 func TestExportInterrupted(t *testing.T) {
-	events, err := transcript.ReadFile(transcripttest.WriteExchangeSample(t, t.TempDir()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	events := transcripttest.ExchangeSample(t)
 	// Cut inside the fix step, after its user message.
 	cut := 0
 	for i, e := range events {

@@ -11,22 +11,18 @@ import (
 	"github.com/reelhq/reel/internal/golden"
 	"github.com/reelhq/reel/internal/testfixtures"
 	"github.com/reelhq/reel/internal/transcripttest"
-	"github.com/reelhq/reel/transcript"
 )
 
 // TestGoldenExport pins every file of the Flow Studio run exported from the
 // sample run, in one listing.
 func TestGoldenExport(t *testing.T) {
-	events, err := transcript.ReadFile(transcripttest.WriteExchangeSample(t, t.TempDir()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	events := transcripttest.ExchangeSample(t)
 	dir := t.TempDir()
 	if _, err := Export(dir, Run{Events: events}); err != nil {
 		t.Fatal(err)
 	}
 	var listing bytes.Buffer
-	err = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}

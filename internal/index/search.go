@@ -1,7 +1,6 @@
 package index
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -11,10 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
-	"github.com/reelhq/reel/internal/rawjson"
-	"github.com/reelhq/reel/internal/runs"
 	"github.com/reelhq/reel/internal/safefile"
 )
 
@@ -209,116 +205,199 @@ func (ix *Index) search(ctx context.Context, q string, opts SearchOptions) (*Sea
 	if opts.Budget <= 0 {
 		opts.Budget = 150 * time.Millisecond
 	}
-	start := time.Now()
-	deadline := start.Add(opts.Budget)
-	page := &SearchPage{Query: pq, Hits: []Hit{}}
-	below, belowSeq := int64(1<<62), uint64(0)
-	if opts.After != "" {
-		a, b, ok := strings.Cut(opts.After, ":")
-		n, err1 := strconv.ParseInt(a, 10, 64)
-		s, err2 := strconv.ParseUint(b, 10, 64)
-		if !ok || err1 != nil || err2 != nil {
-			return nil, fmt.Errorf("%w %q", ErrBadCursor, opts.After)
-		}
-		below, belowSeq = n, s
+	below, belowSeq, err := parseSearchCursor(opts.After)
+	if err != nil {
+		return nil, err
 	}
-	workflows := map[string]string{}
-	files := map[string]*os.File{}
-	defer func() {
-		for _, f := range files {
-			f.Close()
-		}
-	}()
-	m := newMatcher(pq)
-	var lastChunk int64 // the chunk of the page's last hit
+	start := time.Now()
+	s := &searcher{
+		ix: ix, ctx: ctx, q: pq, limit: opts.Limit, m: newMatcher(pq),
+		start: start, budget: opts.Budget, deadline: start.Add(opts.Budget),
+		below: below, belowSeq: belowSeq,
+		page:      &SearchPage{Query: pq, Hits: []Hit{}},
+		workflows: map[string]string{}, files: map[string]*os.File{},
+	}
+	defer s.close()
 	for looked := false; ; looked = true {
-		type cand struct {
-			id         int64
-			run        string
-			start, end int64
+		cands, err := s.lookup(looked)
+		if errors.Is(err, errBudgetOut) {
+			s.page.Next = fmt.Sprintf("%d:%d", s.below, s.belowSeq)
+			return s.finish()
 		}
-		var cands []cand
-		// The budget bounds the look-ups in SQLite too: a query of many
-		// short prefixes makes each one merge the postings of thousands
-		// of terms. The first gets at least firstLookup, so that a
-		// loaded machine does not refuse an ordinary query.
-		until := deadline
-		if !looked {
-			until = start.Add(max(opts.Budget, firstLookup))
-		}
-		lctx, cancel := context.WithDeadline(ctx, until)
-		err := func() error {
-			rows, err := ix.conn().QueryContext(lctx, `SELECT c.id, c.run_id, c.start, c.end FROM chunks c
-			WHERE c.id IN (SELECT rowid FROM fts WHERE fts MATCH ? AND rowid <= ? ORDER BY rowid DESC LIMIT 32)
-			ORDER BY c.id DESC`, pq.match(), below)
-			if err != nil {
-				return err
-			}
-			defer rows.Close()
-			for rows.Next() {
-				var c cand
-				if err := rows.Scan(&c.id, &c.run, &c.start, &c.end); err != nil {
-					return err
-				}
-				cands = append(cands, c)
-			}
-			return rows.Err()
-		}()
-		budgetOut := lctx.Err() != nil
-		cancel()
-		switch {
-		case err == nil:
-		case ctx.Err() != nil:
-			return nil, ctx.Err() // the caller gave up
-		case budgetOut && !looked:
-			return nil, ErrQueryTooCostly
-		case budgetOut:
-			page.Next = fmt.Sprintf("%d:%d", below, belowSeq)
-			return ix.withWorkflows(ctx, page, workflows)
-		default:
-			return nil, fmt.Errorf("search: %w", err)
+		if err != nil {
+			return nil, err
 		}
 		if len(cands) == 0 {
-			return ix.withWorkflows(ctx, page, workflows)
+			return s.finish()
 		}
 		for _, c := range cands {
-			maxSeq := uint64(0) // 0: the whole chunk
-			if c.id == below {
-				maxSeq = belowSeq
+			full, err := s.check(c)
+			if err != nil {
+				return nil, err
 			}
-			f := files[c.run]
-			if f == nil {
-				if f, err = safefile.Open(ix.file(c.run)); err != nil {
-					continue // removed since it was indexed
-				}
-				files[c.run] = f
-			}
-			buf := make([]byte, c.end-c.start)
-			if _, err := f.ReadAt(buf, c.start); err != nil && !errors.Is(err, io.EOF) {
-				continue
-			}
-			hits := m.chunk(buf, maxSeq)
-			for k := len(hits) - 1; k >= 0; k-- {
-				h := hits[k]
-				if len(page.Hits) == opts.Limit {
-					page.Next = fmt.Sprintf("%d:%d", lastChunk, page.Hits[len(page.Hits)-1].Seq)
-					return ix.withWorkflows(ctx, page, workflows)
-				}
-				page.Hits = append(page.Hits, h)
-				lastChunk = c.id
-			}
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			if time.Now().After(deadline) && c.id > 1 {
-				page.Next = fmt.Sprintf("%d:0", c.id-1)
-				return ix.withWorkflows(ctx, page, workflows)
+			if full {
+				return s.finish()
 			}
 		}
-		below, belowSeq = cands[len(cands)-1].id-1, 0
-		if below < 1 {
-			return ix.withWorkflows(ctx, page, workflows)
+		s.below, s.belowSeq = cands[len(cands)-1].id-1, 0
+		if s.below < 1 {
+			return s.finish()
 		}
+	}
+}
+
+// parseSearchCursor reads a SearchPage.Next cursor: the chunk to start below (or
+// at) and, in it, the seq to start below (0: the whole chunk).
+func parseSearchCursor(after string) (int64, uint64, error) {
+	if after == "" {
+		return 1 << 62, 0, nil
+	}
+	a, b, ok := strings.Cut(after, ":")
+	n, err1 := strconv.ParseInt(a, 10, 64)
+	s, err2 := strconv.ParseUint(b, 10, 64)
+	if !ok || err1 != nil || err2 != nil {
+		return 0, 0, fmt.Errorf("%w %q", ErrBadCursor, after)
+	}
+	return n, s, nil
+}
+
+// searcher is one search: it looks up candidate chunks in the index,
+// newest first, and checks each against the query until the page is full,
+// the chunks run out or the budget does.
+type searcher struct {
+	ix    *Index
+	ctx   context.Context
+	q     *Query
+	limit int
+	m     *matcher
+
+	start, deadline time.Time
+	budget          time.Duration
+	// below and belowSeq are where the look-ups stand: chunks at or below
+	// below, and in that chunk events below belowSeq (0: all of them).
+	below     int64
+	belowSeq  uint64
+	lastChunk int64 // the chunk of the page's last hit
+
+	page      *SearchPage
+	workflows map[string]string   // run id -> workflow, for the hits
+	files     map[string]*os.File // the transcripts read, by run id
+}
+
+// cand is a chunk the index says may hold a match.
+type cand struct {
+	id         int64
+	run        string
+	start, end int64
+}
+
+// errBudgetOut is lookup's answer when the budget ran out in a look-up
+// after the first.
+var errBudgetOut = errors.New("search budget spent")
+
+// lookup returns the next candidate chunks, newest first.
+func (s *searcher) lookup(looked bool) ([]cand, error) {
+	// The budget bounds the look-ups in SQLite too: a query of many short
+	// prefixes makes each one merge the postings of thousands of terms.
+	// The first gets at least firstLookup, so that a loaded machine does
+	// not refuse an ordinary query.
+	until := s.deadline
+	if !looked {
+		until = s.start.Add(max(s.budget, firstLookup))
+	}
+	lctx, cancel := context.WithDeadline(s.ctx, until)
+	var cands []cand
+	err := func() error {
+		rows, err := s.ix.conn().QueryContext(lctx, `SELECT c.id, c.run_id, c.start, c.end FROM chunks c
+			WHERE c.id IN (SELECT rowid FROM fts WHERE fts MATCH ? AND rowid <= ? ORDER BY rowid DESC LIMIT 32)
+			ORDER BY c.id DESC`, s.q.match(), s.below)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var c cand
+			if err := rows.Scan(&c.id, &c.run, &c.start, &c.end); err != nil {
+				return err
+			}
+			cands = append(cands, c)
+		}
+		return rows.Err()
+	}()
+	budgetOut := lctx.Err() != nil
+	cancel()
+	switch {
+	case err == nil:
+		return cands, nil
+	case s.ctx.Err() != nil:
+		return nil, s.ctx.Err() // the caller gave up
+	case budgetOut && !looked:
+		return nil, ErrQueryTooCostly
+	case budgetOut:
+		return nil, errBudgetOut
+	default:
+		return nil, fmt.Errorf("search: %w", err)
+	}
+}
+
+// check reads candidate chunk c from its transcript and adds its matches
+// to the page. full says the page is done: full, or cut short by the
+// budget with a cursor to go on from.
+func (s *searcher) check(c cand) (full bool, _ error) {
+	maxSeq := uint64(0) // 0: the whole chunk
+	if c.id == s.below {
+		maxSeq = s.belowSeq
+	}
+	buf, ok := s.read(c)
+	if !ok {
+		return false, nil
+	}
+	hits := s.m.chunk(buf, maxSeq)
+	page := s.page
+	for k := len(hits) - 1; k >= 0; k-- {
+		if len(page.Hits) == s.limit {
+			page.Next = fmt.Sprintf("%d:%d", s.lastChunk, page.Hits[len(page.Hits)-1].Seq)
+			return true, nil
+		}
+		page.Hits = append(page.Hits, hits[k])
+		s.lastChunk = c.id
+	}
+	if s.ctx.Err() != nil {
+		return false, s.ctx.Err()
+	}
+	if time.Now().After(s.deadline) && c.id > 1 {
+		page.Next = fmt.Sprintf("%d:0", c.id-1)
+		return true, nil
+	}
+	return false, nil
+}
+
+// read returns chunk c's bytes, or false when its transcript is gone or
+// cannot be read.
+func (s *searcher) read(c cand) ([]byte, bool) {
+	f := s.files[c.run]
+	if f == nil {
+		var err error
+		if f, err = safefile.Open(s.ix.file(c.run)); err != nil {
+			return nil, false // removed since it was indexed
+		}
+		s.files[c.run] = f
+	}
+	buf := make([]byte, c.end-c.start)
+	if _, err := f.ReadAt(buf, c.start); err != nil && !errors.Is(err, io.EOF) {
+		return nil, false
+	}
+	return buf, true
+}
+
+// finish names the hits' workflows and returns the page.
+func (s *searcher) finish() (*SearchPage, error) {
+	return s.ix.withWorkflows(s.ctx, s.page, s.workflows)
+}
+
+func (s *searcher) close() {
+	for _, f := range s.files {
+		f.Close()
 	}
 }
 
@@ -335,233 +414,4 @@ func (ix *Index) withWorkflows(ctx context.Context, page *SearchPage, cache map[
 		h.Workflow = w
 	}
 	return page, nil
-}
-
-// matcher checks events against a query.
-type matcher struct {
-	q     *Query
-	found []bool // per term, then per prefix
-	phr   []int  // progress through each phrase
-	phOK  []bool
-	excl  bool
-	tk    tokenizer
-	first int // index of the first string value holding a positive match
-	str   int
-	env   runs.Envelope
-}
-
-func newMatcher(q *Query) *matcher {
-	m := &matcher{q: q, found: make([]bool, len(q.Terms)+len(q.Prefixes)), phr: make([]int, len(q.Phrases)), phOK: make([]bool, len(q.Phrases))}
-	m.tk.emit = m.term
-	return m
-}
-
-func (m *matcher) term(t []byte) {
-	hit := false
-	for i, qt := range m.q.Terms {
-		if string(t) == qt {
-			m.found[i], hit = true, true
-		}
-	}
-	for i, p := range m.q.Prefixes {
-		if strings.HasPrefix(string(t), p) {
-			m.found[len(m.q.Terms)+i], hit = true, true
-		}
-	}
-	for i, ph := range m.q.Phrases {
-		switch k := m.phr[i]; {
-		case string(t) == ph[k]:
-			m.phr[i]++
-			if m.phr[i] == len(ph) {
-				m.phOK[i], m.phr[i] = true, 0
-			}
-		case string(t) == ph[0]:
-			m.phr[i] = 1
-		default:
-			m.phr[i] = 0
-		}
-	}
-	for _, x := range m.q.Exclude {
-		if string(t) == x {
-			m.excl = true
-		}
-	}
-	if hit && m.first < 0 {
-		m.first = m.str
-	}
-}
-
-// event reports whether the event's payload matches, and which string value
-// to cut the snippet from.
-func (m *matcher) event(payload []byte) (bool, int) {
-	clear(m.found)
-	clear(m.phOK)
-	m.excl, m.first, m.str = false, -1, 0
-	searchable(m.env.Type, payload, func(s []byte) {
-		clear(m.phr) // phrases do not cross string values
-		m.tk.jsonString(s)
-		m.str++
-	})
-	if m.excl || slices.Contains(m.found, false) || slices.Contains(m.phOK, false) {
-		return false, 0
-	}
-	return true, m.first
-}
-
-// chunk returns the events of a chunk of transcript lines that match, in
-// file order; maxSeq > 0 keeps only events before it.
-func (m *matcher) chunk(buf []byte, maxSeq uint64) []Hit {
-	var hits []Hit
-	for len(buf) > 0 {
-		i := bytes.IndexByte(buf, '\n')
-		if i < 0 {
-			i = len(buf)
-		}
-		line := buf[:i]
-		buf = buf[min(i+1, len(buf)):]
-		if m.env.Parse(line) != nil {
-			continue
-		}
-		seq := seqOf(line)
-		if maxSeq > 0 && seq >= maxSeq {
-			continue
-		}
-		ok, first := m.event(m.env.Payload)
-		if !ok {
-			continue
-		}
-		hits = append(hits, Hit{
-			RunID: m.env.RunID, Seq: seq, Type: string(m.env.Type), Path: string(m.env.Path),
-			Iteration: m.env.Iteration, Time: m.env.Time(), Snippet: m.snippet(m.env.Payload, first),
-		})
-	}
-	return hits
-}
-
-func seqOf(line []byte) uint64 {
-	v, ok, _ := rawjson.Field(line, "seq")
-	if !ok {
-		return 0
-	}
-	n, _ := strconv.ParseUint(string(v), 10, 64)
-	return n
-}
-
-// snippetWidth is about how many bytes of text a snippet shows.
-const snippetWidth = 180
-
-// snippet cuts the text around the first match in the payload's string
-// value number idx and marks the query's terms in it.
-func (m *matcher) snippet(payload []byte, idx int) []Segment {
-	var raw []byte
-	n := 0
-	searchable(m.env.Type, payload, func(s []byte) {
-		if n == idx {
-			raw = s
-		}
-		n++
-	})
-	text := unescape(raw)
-	type span struct{ start, end int }
-	var spans []span
-	pos := 0
-	q := m.q
-	isMatch := func(t string) bool {
-		if slices.Contains(q.Terms, t) {
-			return true
-		}
-		for _, p := range q.Prefixes {
-			if strings.HasPrefix(t, p) {
-				return true
-			}
-		}
-		return false
-	}
-	// Walk the text once, noting where each matching term starts and ends.
-	var tk tokenizer
-	start := -1
-	tk.emit = func(t []byte) {
-		if isMatch(string(t)) {
-			spans = append(spans, span{start, pos})
-		}
-	}
-	for pos < len(text) {
-		r, size := utf8.DecodeRuneInString(text[pos:])
-		before := len(tk.term)
-		tk.rune(r)
-		if len(tk.term) > 0 && before == 0 {
-			start = pos
-		}
-		pos += size
-	}
-	tk.flush()
-	lo := 0
-	if len(spans) > 0 {
-		lo = max(0, spans[0].start-snippetWidth/3)
-	}
-	hi := min(len(text), lo+snippetWidth)
-	for lo > 0 && !utf8.RuneStart(text[lo]) {
-		lo++
-	}
-	for hi < len(text) && !utf8.RuneStart(text[hi]) {
-		hi++
-	}
-	var segs []Segment
-	add := func(s string, match bool) {
-		if s = squash(s); s != "" {
-			segs = append(segs, Segment{Text: s, Match: match})
-		}
-	}
-	if lo > 0 {
-		add("…", false)
-	}
-	at := lo
-	for _, sp := range spans {
-		if sp.start < at || sp.end > hi {
-			continue
-		}
-		add(text[at:sp.start], false)
-		add(text[sp.start:sp.end], true)
-		at = sp.end
-	}
-	add(text[at:hi], false)
-	if hi < len(text) {
-		add("…", false)
-	}
-	return segs
-}
-
-// squash turns every run of white space into one space, so a snippet of a
-// multi-line output reads as one line.
-func squash(s string) string {
-	var b strings.Builder
-	space := false
-	for _, r := range s {
-		if r == ' ' || r == '\n' || r == '\t' || r == '\r' {
-			space = true
-			continue
-		}
-		if space {
-			b.WriteByte(' ')
-			space = false
-		}
-		b.WriteRune(r)
-	}
-	if space {
-		b.WriteByte(' ')
-	}
-	return b.String()
-}
-
-// unescape decodes the contents of a JSON string as written.
-func unescape(raw []byte) string {
-	buf := make([]byte, 0, len(raw)+2)
-	buf = append(buf, '"')
-	buf = append(buf, raw...)
-	buf = append(buf, '"')
-	s, _, err := rawjson.Unquote(buf, 0)
-	if err != nil {
-		return string(raw)
-	}
-	return s
 }

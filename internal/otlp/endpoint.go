@@ -327,33 +327,31 @@ func validHeaderName(k string) bool {
 func newExporter(ctx context.Context, ep Endpoint) (sdktrace.SpanExporter, error) {
 	switch ep.Protocol {
 	case ProtocolGRPC:
-		opts := []otlptracegrpc.Option{otlptracegrpc.WithEndpointURL(ep.url())}
-		if ep.Insecure {
-			opts = append(opts, otlptracegrpc.WithInsecure())
-		}
-		if len(ep.Headers) > 0 {
-			opts = append(opts, otlptracegrpc.WithHeaders(ep.Headers))
-		}
-		exp, err := otlptracegrpc.New(ctx, opts...)
-		if err != nil {
-			return nil, fmt.Errorf("OTLP exporter for %s: %w", ep, err)
-		}
-		return exp, nil
+		return exporterOf(ctx, ep, otlptracegrpc.New, otlptracegrpc.WithEndpointURL, otlptracegrpc.WithInsecure, otlptracegrpc.WithHeaders)
 	case ProtocolHTTP:
-		opts := []otlptracehttp.Option{otlptracehttp.WithEndpointURL(ep.url())}
-		if ep.Insecure {
-			opts = append(opts, otlptracehttp.WithInsecure())
-		}
-		if len(ep.Headers) > 0 {
-			opts = append(opts, otlptracehttp.WithHeaders(ep.Headers))
-		}
-		exp, err := otlptracehttp.New(ctx, opts...)
-		if err != nil {
-			return nil, fmt.Errorf("OTLP exporter for %s: %w", ep, err)
-		}
-		return exp, nil
+		return exporterOf(ctx, ep, otlptracehttp.New, otlptracehttp.WithEndpointURL, otlptracehttp.WithInsecure, otlptracehttp.WithHeaders)
 	}
 	return nil, fmt.Errorf("unknown OTLP protocol %q", ep.Protocol)
+}
+
+// exporterOf builds the exporter of one of the SDK's two OTLP packages,
+// whose options differ in type but say the same things: the URL, plain
+// text or TLS, the headers.
+func exporterOf[O any, E sdktrace.SpanExporter](ctx context.Context, ep Endpoint,
+	newExp func(context.Context, ...O) (E, error), url func(string) O, insecure func() O, headers func(map[string]string) O,
+) (sdktrace.SpanExporter, error) {
+	opts := []O{url(ep.url())}
+	if ep.Insecure {
+		opts = append(opts, insecure())
+	}
+	if len(ep.Headers) > 0 {
+		opts = append(opts, headers(ep.Headers))
+	}
+	exp, err := newExp(ctx, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("OTLP exporter for %s: %w", ep, err)
+	}
+	return exp, nil
 }
 
 // ProbeTimeout bounds how long Probe waits for a collector to accept a

@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/reelhq/reel/internal/pricing"
+	"github.com/reelhq/reel/internal/runstatus"
 	"github.com/reelhq/reel/transcript"
 )
 
@@ -272,34 +273,26 @@ func (m *mapper) parentFor(p string) trace.SpanID {
 // find returns the latest open execution at path p, preferring one of the
 // same iteration.
 func (m *mapper) find(p string, iteration int) *step {
-	var other *step
-	for k := len(m.open) - 1; k >= 0; k-- {
-		st := m.open[k]
-		if st.key.path != p {
-			continue
-		}
-		if st.key.iteration == iteration {
-			return st
-		}
-		if other == nil {
-			other = st
-		}
+	if k := m.closes(p, iteration); k >= 0 {
+		return m.open[k]
 	}
-	return other
+	return nil
+}
+
+// closes is the index in m.open of the execution a step.completed at p
+// and iteration closes, -1 for none.
+func (m *mapper) closes(p string, iteration int) int {
+	return runstatus.Closes(m.open, p, iteration, func(st *step) (string, int) { return st.key.path, st.key.iteration })
 }
 
 // take removes and returns the execution a step.completed closes.
 func (m *mapper) take(p string, iteration int) *step {
-	st := m.find(p, iteration)
-	if st == nil {
+	k := m.closes(p, iteration)
+	if k < 0 {
 		return nil
 	}
-	for k, o := range m.open {
-		if o == st {
-			m.open = append(m.open[:k], m.open[k+1:]...)
-			break
-		}
-	}
+	st := m.open[k]
+	m.open = append(m.open[:k], m.open[k+1:]...)
 	return st
 }
 

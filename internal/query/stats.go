@@ -242,95 +242,121 @@ func scanStats(run *runs.Run, prices *pricing.Table) *fileStats {
 	opts := run.Options()
 	opts.Warnings = &fs.warns
 	run = runs.Open(path, opts)
-	open := map[openKey][]time.Time{}
-	// calls counts the tool calls of each step execution under way, for
-	// its provider and model when it completes.
-	calls := map[openKey]int{}
-	var first, last time.Time
-	completed := false
-	warn := fs.warns.Addf
+	s := &statScan{fileStats: fs, open: map[openKey][]time.Time{}, calls: map[openKey]int{}}
 	for rec, err := range run.Events(runs.EnvelopeOnly, statsTypes...) {
 		if err != nil {
 			fs.err = err
 			return fs
 		}
-		ev := rec.Envelope()
-		if fs.run.RunID == "" {
-			fs.run.RunID, fs.run.ParentRunID = ev.RunID, ev.ParentRunID
-		}
-		if rec.Type == transcript.ToolCall {
-			p := fs.intern(ev.Path)
-			fs.run.ToolCalls++
-			group(fs.steps, p).ToolCalls++
-			if len(calls) < maxGroups || calls[openKey{p, ev.Iteration}] > 0 {
-				calls[openKey{p, ev.Iteration}]++
-			}
-			name := "(unnamed)"
-			if v, ok, _ := rawjson.Field(ev.Payload, "name"); ok {
-				if s, ok := rawjson.String(v); ok && s != "" {
-					name = s
-				}
-			}
-			group(fs.tools, name).ToolCalls++
-			continue
-		}
-		ts := ev.Time()
-		if first.IsZero() || ts.Before(first) {
-			first = ts
-		}
-		if ts.After(last) {
-			last = ts
-		}
-		var sp stepFields
-		if rec.Type != transcript.StepStarted {
-			sp.parse(ev.Payload, rec.Type == transcript.RunStarted || rec.Type == transcript.RunCompleted)
-		}
-		switch rec.Type {
-		case transcript.RunStarted:
-			// A resumed run's file starts one span per attempt; the run
-			// started with the first and stands where the last ended.
-			completed = false
-			if fs.run.Started.IsZero() {
-				fs.run.Workflow = sp.name
-				fs.run.Started = ts
-			}
-		case transcript.RunCompleted:
-			completed = true
-			if fs.run.Workflow == "" {
-				fs.run.Workflow = sp.name
-			}
-			fs.run.Status = runstatus.Success
-			if sp.err != "" {
-				fs.run.Status = runstatus.Failure
-			}
-			var rr transcript.RunResult
-			if sp.result != nil && json.Unmarshal(sp.result, &rr) == nil {
-				if rr.Status != "" {
-					fs.run.Status = rr.Status
-				}
-				fs.run.DurationMS = rr.DurationMS
-			}
-		case transcript.StepStarted:
-			k := openKey{fs.intern(ev.Path), ev.Iteration}
-			if len(open) >= maxGroups && open[k] == nil {
-				warn("%s: more than %d steps open at once; durations of the others are not counted", path, maxGroups)
-				continue
-			}
-			open[k] = append(open[k], ts)
-		default:
-			fs.stepCompleted(fs.intern(ev.Path), ev.Iteration, ts, &sp, open, calls)
-		}
+		s.record(rec)
 	}
 	if fs.run.RunID == "" {
 		fs.run.RunID = runIDOf(path)
 	}
-	if !completed {
+	if !s.completed {
 		fs.run.Status = run.Status()
 	}
-	if fs.run.DurationMS == 0 && last.After(first) {
-		fs.run.DurationMS = last.Sub(first).Milliseconds()
+	if fs.run.DurationMS == 0 && s.last.After(s.first) {
+		fs.run.DurationMS = s.last.Sub(s.first).Milliseconds()
 	}
 	return fs
+}
+
+// statScan is the state of one file's read beyond what it counts.
+type statScan struct {
+	*fileStats
+	// open holds the start times of the step executions under way.
+	open map[openKey][]time.Time
+	// calls counts the tool calls of each step execution under way, for
+	// its provider and model when it completes.
+	calls       map[openKey]int
+	first, last time.Time
+	completed   bool // the last attempt has its run.completed
+}
+
+// record counts one of the statsTypes events.
+func (s *statScan) record(rec *runs.Record) {
+	fs := s.fileStats
+	ev := rec.Envelope()
+	if fs.run.RunID == "" {
+		fs.run.RunID, fs.run.ParentRunID = ev.RunID, ev.ParentRunID
+	}
+	if rec.Type == transcript.ToolCall {
+		s.toolCall(ev)
+		return
+	}
+	ts := ev.Time()
+	if s.first.IsZero() || ts.Before(s.first) {
+		s.first = ts
+	}
+	if ts.After(s.last) {
+		s.last = ts
+	}
+	var sp stepFields
+	if rec.Type != transcript.StepStarted {
+		sp.parse(ev.Payload, rec.Type == transcript.RunStarted || rec.Type == transcript.RunCompleted)
+	}
+	switch rec.Type {
+	case transcript.RunStarted:
+		// A resumed run's file starts one span per attempt; the run
+		// started with the first and stands where the last ended.
+		s.completed = false
+		if fs.run.Started.IsZero() {
+			fs.run.Workflow = sp.name
+			fs.run.Started = ts
+		}
+	case transcript.RunCompleted:
+		s.completed = true
+		s.runCompleted(&sp)
+	case transcript.StepStarted:
+		k := openKey{fs.intern(ev.Path), ev.Iteration}
+		if len(s.open) >= maxGroups && s.open[k] == nil {
+			fs.warns.Addf("%s: more than %d steps open at once; durations of the others are not counted", fs.run.Path, maxGroups)
+			return
+		}
+		s.open[k] = append(s.open[k], ts)
+	default:
+		fs.stepCompleted(fs.intern(ev.Path), ev.Iteration, ts, &sp, s.open, s.calls)
+	}
+}
+
+// toolCall counts a tool call for its step, its step execution and its
+// tool.
+func (s *statScan) toolCall(ev *runs.Envelope) {
+	fs := s.fileStats
+	p := fs.intern(ev.Path)
+	fs.run.ToolCalls++
+	group(fs.steps, p).ToolCalls++
+	if k := (openKey{p, ev.Iteration}); len(s.calls) < maxGroups || s.calls[k] > 0 {
+		s.calls[k]++
+	}
+	name := "(unnamed)"
+	if v, ok, _ := rawjson.Field(ev.Payload, "name"); ok {
+		if s, ok := rawjson.String(v); ok && s != "" {
+			name = s
+		}
+	}
+	group(fs.tools, name).ToolCalls++
+}
+
+// runCompleted takes the run's workflow, status and duration from its
+// run.completed.
+func (s *statScan) runCompleted(sp *stepFields) {
+	r := &s.run
+	if r.Workflow == "" {
+		r.Workflow = sp.name
+	}
+	r.Status = runstatus.Success
+	if sp.err != "" {
+		r.Status = runstatus.Failure
+	}
+	var rr transcript.RunResult
+	if sp.result != nil && json.Unmarshal(sp.result, &rr) == nil {
+		if rr.Status != "" {
+			r.Status = rr.Status
+		}
+		r.DurationMS = rr.DurationMS
+	}
 }
 
 func (fs *fileStats) stepCompleted(path string, iteration int, ts time.Time, sp *stepFields, open map[openKey][]time.Time, pending map[openKey]int) {

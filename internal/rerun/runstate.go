@@ -333,33 +333,25 @@ func (b *builder) startSpan(ev *transcript.ExchangeEvent, sp *transcript.StepPay
 // find returns the latest open execution at path p, preferring one of the
 // same iteration.
 func (b *builder) find(p string, iteration int) *Execution {
-	var other *Execution
-	for k := len(b.open) - 1; k >= 0; k-- {
-		e := b.open[k]
-		if e.Path != p {
-			continue
-		}
-		if e.Iteration == iteration {
-			return e
-		}
-		if other == nil {
-			other = e
-		}
+	if k := b.closes(p, iteration); k >= 0 {
+		return b.open[k]
 	}
-	return other
+	return nil
+}
+
+// closes is the index in b.open of the execution a step.completed at p
+// and iteration closes, -1 for none.
+func (b *builder) closes(p string, iteration int) int {
+	return runstatus.Closes(b.open, p, iteration, func(e *Execution) (string, int) { return e.Path, e.Iteration })
 }
 
 func (b *builder) take(p string, iteration int) *Execution {
-	e := b.find(p, iteration)
-	if e == nil {
+	k := b.closes(p, iteration)
+	if k < 0 {
 		return nil
 	}
-	for k, o := range b.open {
-		if o == e {
-			b.open = append(b.open[:k], b.open[k+1:]...)
-			break
-		}
-	}
+	e := b.open[k]
+	b.open = append(b.open[:k], b.open[k+1:]...)
 	return e
 }
 

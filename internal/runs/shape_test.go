@@ -5,31 +5,13 @@ import (
 	"go/parser"
 	"go/token"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
-)
 
-// moduleRoot is the directory of the module's go.mod.
-func moduleRoot(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		up := filepath.Dir(dir)
-		if up == dir {
-			t.Fatal("no go.mod above the package")
-		}
-		dir = up
-	}
-}
+	"github.com/reelhq/reel/internal/testfixtures"
+)
 
 // TestOneWayToReadARun walks every package of the module and fails when
 // one other than this one reads a transcript itself: the library's reader
@@ -38,7 +20,7 @@ func moduleRoot(t *testing.T) string {
 // one damage policy and one way of finding a run. Tests may read fixtures
 // as they like.
 func TestOneWayToReadARun(t *testing.T) {
-	root := moduleRoot(t)
+	root := testfixtures.ModuleRoot(t)
 	banned := map[string]bool{"NewReader": true, "Follow": true, "ReadFile": true, "ReadAll": true}
 	const lib = "github.com/reelhq/reel/transcript"
 	fset := token.NewFileSet()

@@ -164,20 +164,7 @@ func (t *Tally) StepStarted(path string, iteration, attempt int) int {
 // error err, closing the latest open execution there (else the latest at
 // path). It returns the execution's ordinal, 0 when none was open.
 func (t *Tally) StepCompleted(path string, iteration int, err string) int {
-	at := -1
-	for k := len(t.open) - 1; k >= 0; k-- {
-		o := t.open[k]
-		if o.Path != path {
-			continue
-		}
-		if o.Iteration == iteration {
-			at = k
-			break
-		}
-		if at < 0 {
-			at = k
-		}
-	}
+	at := Closes(t.open, path, iteration, func(o openExec) (string, int) { return o.Path, o.Iteration })
 	if at < 0 {
 		return 0
 	}
@@ -192,6 +179,28 @@ func (t *Tally) StepCompleted(path string, iteration int, err string) int {
 		t.failed[key(o.Path, o.Iteration)] = o.Ordinal
 	}
 	return o.Ordinal
+}
+
+// Closes returns the index in open (in start order) of the execution a
+// step.completed at path and iteration closes: the latest open there, else
+// the latest open at path (docs/decisions.md §3); -1 when none is. at
+// gives an execution's path and iteration. Every reader that pairs step
+// events pairs them so.
+func Closes[E any](open []E, path string, iteration int, at func(E) (string, int)) int {
+	found := -1
+	for k := len(open) - 1; k >= 0; k-- {
+		p, it := at(open[k])
+		if p != path {
+			continue
+		}
+		if it == iteration {
+			return k
+		}
+		if found < 0 {
+			found = k
+		}
+	}
+	return found
 }
 
 // Status is the status of the execution of ordinal ord, the open ones

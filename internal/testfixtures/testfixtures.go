@@ -4,6 +4,7 @@
 package testfixtures
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -15,21 +16,45 @@ import (
 // skips the test when it is missing.
 func Root(t testing.TB) string {
 	t.Helper()
+	dir, err := moduleRoot()
+	if errors.Is(err, errNoModule) {
+		t.Skipf("shared fixtures not found: %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	shared := filepath.Join(dir, "..", "shared")
+	if _, err := os.Stat(shared); err != nil {
+		t.Skipf("shared fixtures not found at %s (CI places ../shared beside the checkout): %v", shared, err)
+	}
+	return shared
+}
+
+// ModuleRoot returns the directory of reel's go.mod: the first above the
+// working directory, which is a package's directory in a test.
+func ModuleRoot(t testing.TB) string {
+	t.Helper()
+	dir, err := moduleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+var errNoModule = errors.New("no go.mod above the working directory")
+
+func moduleRoot() (string, error) {
 	dir, err := os.Getwd()
 	if err != nil {
-		t.Fatalf("getwd: %v", err)
+		return "", fmt.Errorf("getwd: %w", err)
 	}
 	for {
 		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			shared := filepath.Join(dir, "..", "shared")
-			if _, err := os.Stat(shared); err != nil {
-				t.Skipf("shared fixtures not found at %s (CI places ../shared beside the checkout): %v", shared, err)
-			}
-			return shared
+			return dir, nil
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			t.Skip("shared fixtures not found: no go.mod above the working directory")
+			return "", errNoModule
 		}
 		dir = parent
 	}

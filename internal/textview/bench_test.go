@@ -17,22 +17,16 @@ import (
 // stdlibRender is the baseline: decode every line with encoding/json and
 // print its type and path, as a replay without its two passes would.
 func stdlibRender(w io.Writer, path string) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 16<<20)
 	bw := bufio.NewWriter(w)
-	for sc.Scan() {
+	err := transcripttest.StdlibLines(path, func(line []byte) error {
 		var ev transcript.ExchangeEvent
-		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+		if err := json.Unmarshal(line, &ev); err != nil {
 			return err
 		}
 		bw.WriteString(string(ev.Type) + " " + ev.Path + "\n")
-	}
-	if err := sc.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return err
 	}
 	return bw.Flush()

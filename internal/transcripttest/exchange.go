@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reelhq/reel/internal/runs"
 	"github.com/reelhq/reel/internal/verify"
 	"github.com/reelhq/reel/transcript"
 )
@@ -99,6 +100,20 @@ func WriteExchangeSample(t testing.TB, dir string) string {
 		t.Fatal(err)
 	}
 	return rec.Path()
+}
+
+// ExchangeSample returns the events of WriteExchangeSample's run, recorded
+// into a temporary directory and read back.
+func ExchangeSample(t testing.TB) []transcript.ExchangeEvent {
+	t.Helper()
+	var events []transcript.ExchangeEvent
+	for rec, err := range runs.Open(WriteExchangeSample(t, t.TempDir()), runs.Options{}).Events(runs.FullDecode) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		events = append(events, *rec.Event())
+	}
+	return events
 }
 
 // RecordAll records events as they are into a new transcript in dir, with a

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/reelhq/reel/internal/testfixtures"
 )
 
 // FakeClaude writes into dir, and returns the path of, a claude CLI that
@@ -15,20 +17,7 @@ import (
 // tests make an agent step fail in one attempt and succeed when resumed.
 func FakeClaude(t testing.TB, dir string, failOnce ...string) string {
 	t.Helper()
-	root, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(root, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(root)
-		if parent == root {
-			t.Fatal("FakeClaude: no go.mod above the working directory")
-		}
-		root = parent
-	}
+	root := testfixtures.ModuleRoot(t)
 	var b strings.Builder
 	b.WriteString("#!/bin/sh\nfor a in \"$@\"; do last=$a; done\ncase \"$last\" in\n")
 	for i, p := range failOnce {

@@ -13,7 +13,6 @@ import (
 	"github.com/reelhq/reel/internal/exectree"
 	"github.com/reelhq/reel/internal/index"
 	"github.com/reelhq/reel/internal/query"
-	"github.com/reelhq/reel/internal/runstatus"
 )
 
 // historyTab is History: the run index, newest first, with reel runs'
@@ -224,47 +223,19 @@ func (t *historyTab) update(msg tea.Msg) tea.Cmd {
 	return nil
 }
 
+// key handles a key press in the mode the tab is in: the filter form, the
+// search field, an open run, a diff, the search hits or the list of runs.
 func (t *historyTab) key(k tea.KeyPressMsg) tea.Cmd {
 	s := k.String()
 	switch {
 	case t.form != nil:
 		return t.form.update(t, k)
 	case t.search.Focused():
-		switch s {
-		case "esc":
-			t.search.Blur()
-			return nil
-		case "enter":
-			t.search.Blur()
-			return t.runSearch(t.search.Value())
-		}
-		var cmd tea.Cmd
-		t.search, cmd = t.search.Update(k)
-		return cmd
+		return t.searchKey(k, s)
 	case t.open != nil:
-		if s == "esc" {
-			t.open.stop()
-			t.open = nil
-			return t.reload()
-		}
-		if s == "c" {
-			id := t.open.id
-			return func() tea.Msg { return showConvoMsg{id: id} }
-		}
-		return t.open.update(k)
+		return t.openKey(k, s)
 	case t.diff != nil:
-		switch s {
-		case "esc", "backspace":
-			t.diff = nil
-		case "j", "down":
-			t.diff.ScrollDown(1)
-		case "k", "up":
-			t.diff.ScrollUp(1)
-		case "pgdown", " ":
-			t.diff.PageDown()
-		case "pgup":
-			t.diff.PageUp()
-		}
+		t.diffKey(s)
 		return nil
 	}
 	switch s {
@@ -278,20 +249,75 @@ func (t *historyTab) key(k tea.KeyPressMsg) tea.Cmd {
 		return t.reload()
 	}
 	if t.inSearch {
-		switch s {
-		case "esc":
-			t.inSearch = false
-			return nil
-		case "enter":
-			if t.hitCur.pos < len(t.hits) {
-				h := t.hits[t.hitCur.pos]
-				t.openRun(h.RunID)
-			}
-			return nil
-		}
-		t.hitCur.key(s, len(t.hits), 10)
+		t.hitsKey(s)
 		return nil
 	}
+	return t.listKey(s)
+}
+
+// searchKey edits the search field; enter runs the search.
+func (t *historyTab) searchKey(k tea.KeyPressMsg, s string) tea.Cmd {
+	switch s {
+	case "esc":
+		t.search.Blur()
+		return nil
+	case "enter":
+		t.search.Blur()
+		return t.runSearch(t.search.Value())
+	}
+	var cmd tea.Cmd
+	t.search, cmd = t.search.Update(k)
+	return cmd
+}
+
+// openKey goes to the open run's view, but for esc (back to the list) and
+// c (its conversation).
+func (t *historyTab) openKey(k tea.KeyPressMsg, s string) tea.Cmd {
+	switch s {
+	case "esc":
+		t.open.stop()
+		t.open = nil
+		return t.reload()
+	case "c":
+		id := t.open.id
+		return func() tea.Msg { return showConvoMsg{id: id} }
+	}
+	return t.open.update(k)
+}
+
+// diffKey scrolls the diff of two runs, or closes it.
+func (t *historyTab) diffKey(s string) {
+	switch s {
+	case "esc", "backspace":
+		t.diff = nil
+	case "j", "down":
+		t.diff.ScrollDown(1)
+	case "k", "up":
+		t.diff.ScrollUp(1)
+	case "pgdown", " ":
+		t.diff.PageDown()
+	case "pgup":
+		t.diff.PageUp()
+	}
+}
+
+// hitsKey moves through the search hits; enter opens a hit's run.
+func (t *historyTab) hitsKey(s string) {
+	switch s {
+	case "esc":
+		t.inSearch = false
+	case "enter":
+		if t.hitCur.pos < len(t.hits) {
+			t.openRun(t.hits[t.hitCur.pos].RunID)
+		}
+	default:
+		t.hitCur.key(s, len(t.hits), 10)
+	}
+}
+
+// listKey moves through the runs, loading more near the end, and acts on
+// the selected one: open, conversation, mark, diff with the marked one.
+func (t *historyTab) listKey(s string) tea.Cmd {
 	if t.cur.key(s, len(t.runs), 10) {
 		if t.cur.pos > len(t.runs)-50 {
 			return t.more()
@@ -521,123 +547,6 @@ func (t *historyTab) view(w, h int) string {
 			line = st.status(r.Status, line)
 		}
 		b.WriteString(line + "\n")
-	}
-	return b.String()
-}
-
-func describeFilter(f index.Filter) string {
-	var parts []string
-	if f.Workflow != "" {
-		parts = append(parts, "workflow "+f.Workflow)
-	}
-	if f.Status != "" {
-		parts = append(parts, "status "+f.Status)
-	}
-	if f.Provider != "" {
-		parts = append(parts, "provider "+f.Provider)
-	}
-	if !f.Since.IsZero() {
-		parts = append(parts, "from "+f.Since.Format(time.DateOnly))
-	}
-	if !f.Until.IsZero() {
-		parts = append(parts, "to "+f.Until.AddDate(0, 0, -1).Format(time.DateOnly))
-	}
-	return strings.Join(parts, ", ")
-}
-
-// filterForm is AWF's history filter dialog: workflow, status as numbered
-// choices, provider, and a date range.
-type filterForm struct {
-	fieldSet
-	err string
-}
-
-var filterLabels = []string{"Workflow (optional)", "Status (optional): 1) all 2) success 3) failure 4) cancelled 5) running 6) interrupted", "Provider (optional)", "From (YYYY-MM-DD, optional)", "To (YYYY-MM-DD, optional)"}
-
-var filterStatuses = []string{"", runstatus.Success, runstatus.Failure, runstatus.Cancelled, runstatus.Running, runstatus.Interrupted}
-
-func newFilterForm(f index.Filter) *filterForm {
-	ff := &filterForm{}
-	vals := []string{f.Workflow, f.Status, f.Provider, "", ""}
-	if !f.Since.IsZero() {
-		vals[3] = f.Since.Format(time.DateOnly)
-	}
-	if !f.Until.IsZero() {
-		vals[4] = f.Until.AddDate(0, 0, -1).Format(time.DateOnly)
-	}
-	for _, v := range vals {
-		ti := textinput.New()
-		ti.Prompt = "> "
-		ti.SetValue(v)
-		ff.fields = append(ff.fields, ti)
-	}
-	return ff
-}
-
-func (f *filterForm) update(t *historyTab, k tea.KeyPressMsg) tea.Cmd {
-	if k.String() == "esc" {
-		t.form = nil
-		return nil
-	}
-	cmd, submit := f.key(k)
-	if !submit {
-		f.err = ""
-		return cmd
-	}
-	flt, err := f.filter()
-	if err != nil {
-		f.err = err.Error()
-		return nil
-	}
-	t.filter = flt
-	t.form = nil
-	t.inSearch = false
-	return t.reload()
-}
-
-func (f *filterForm) filter() (index.Filter, error) {
-	var flt index.Filter
-	v := func(i int) string { return strings.TrimSpace(f.fields[i].Value()) }
-	flt.Workflow = v(0)
-	switch s := v(1); {
-	case s == "":
-	case len(s) == 1 && s[0] >= '1' && s[0] <= '6':
-		flt.Status = filterStatuses[s[0]-'1']
-	case runstatus.Valid(s):
-		flt.Status = s
-	default:
-		return flt, fmt.Errorf("status %q: pick 1-6 or name one of %s", s, strings.Join(runstatus.All, ", "))
-	}
-	flt.Provider = v(2)
-	for i, dst := range []*time.Time{&flt.Since, &flt.Until} {
-		s := v(3 + i)
-		if s == "" {
-			continue
-		}
-		d, err := time.ParseInLocation(time.DateOnly, s, time.Local)
-		if err != nil {
-			return flt, fmt.Errorf("%q is not a date (YYYY-MM-DD)", s)
-		}
-		if i == 1 {
-			d = d.AddDate(0, 0, 1) // through the end of that day
-		}
-		*dst = d
-	}
-	return flt, nil
-}
-
-func (f *filterForm) view(st styles, w int) string {
-	var b strings.Builder
-	b.WriteString(st.title.Render("Filter History") + "\n\n")
-	for i, l := range filterLabels {
-		if i == f.at {
-			l = st.key.Render(l)
-		}
-		f.fields[i].SetWidth(max(10, w-6))
-		b.WriteString(fit(l, w) + "\n  " + f.fields[i].View() + "\n")
-	}
-	if f.err != "" {
-		b.WriteString("\n" + st.err.Render("✗ "+f.err))
 	}
 	return b.String()
 }

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/reelhq/reel/internal/plugin"
+	"github.com/reelhq/reel/internal/testfixtures"
 )
 
 // Names are the test plugins.
@@ -32,28 +33,9 @@ var (
 	buildErr error
 )
 
-// ModuleRoot is the directory of reel's go.mod.
-func ModuleRoot(t testing.TB) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("go.mod not found above the working directory")
-		}
-		dir = parent
-	}
-}
-
 // Source is the directory of a test plugin's source and plugin.yaml.
 func Source(t testing.TB, name string) string {
-	return filepath.Join(ModuleRoot(t), "internal", "plugin", "testdata", "plugins", name)
+	return filepath.Join(testfixtures.ModuleRoot(t), "internal", "plugin", "testdata", "plugins", name)
 }
 
 // Binaries builds the test plugins once per process into a cache
@@ -61,7 +43,7 @@ func Source(t testing.TB, name string) string {
 // reuses them) and returns it: DIR/NAME is plugin NAME's executable.
 func Binaries(t testing.TB) string {
 	t.Helper()
-	once.Do(func() { binDir, buildErr = build(ModuleRoot(t)) })
+	once.Do(func() { binDir, buildErr = build(testfixtures.ModuleRoot(t)) })
 	if buildErr != nil {
 		t.Fatalf("build the test plugins: %v", buildErr)
 	}
