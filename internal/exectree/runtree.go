@@ -17,6 +17,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/reelhq/reel/internal/pricing"
+	"github.com/reelhq/reel/internal/promptkind"
 	"github.com/reelhq/reel/internal/rawjson"
 	"github.com/reelhq/reel/internal/runs"
 	"github.com/reelhq/reel/internal/runstatus"
@@ -70,9 +71,9 @@ type Node struct {
 	Model         string `json:"model,omitempty"`
 	ExitCode      *int   `json:"exit_code,omitempty"`
 	Messages      int    `json:"messages,omitempty"`
-	// UserTurns counts the step's message.user events: the turns of a
-	// conversation, numbered from 1 (the step's prompt) as the run's
-	// display numbers them.
+	// UserTurns counts the step's message.user events that are turns the
+	// user took (not promptkind.Noise): numbered from 1 (the step's
+	// prompt) as the run's display numbers them.
 	UserTurns int `json:"user_turns,omitempty"`
 	Tools     int `json:"tools,omitempty"`
 	Dangling  int `json:"dangling_tools,omitempty"`
@@ -398,7 +399,7 @@ func (b *builder) line(t *Tree, path string, rec *runs.Record) bool {
 			}
 		default:
 			n.Messages++
-			if typ == transcript.MessageUser {
+			if typ == transcript.MessageUser && !promptkind.NoiseJSON(env.Payload) {
 				n.UserTurns++
 			}
 		}

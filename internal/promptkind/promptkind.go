@@ -17,8 +17,12 @@
 package promptkind
 
 import (
+	"bytes"
 	"regexp"
 	"strings"
+
+	"github.com/reelhq/reel/internal/rawjson"
+	"github.com/reelhq/reel/transcript"
 )
 
 // Kind is what a user message's text is.
@@ -105,4 +109,81 @@ func Classify(text string) Turn {
 		}
 	}
 	return Turn{Kind: Prompt, Text: text}
+}
+
+// Noise reports whether a user message is, whole, what a CLI wrote rather
+// than a turn the user took: it holds text the agent emitted and none of
+// that text is a Prompt. A message reel composed (router text) is a turn.
+// Every view that numbers turns (reel tree's count, the run page, the
+// replays) asks this, so that a /clear or an environment context never
+// takes a turn number.
+func Noise(m *transcript.MessagePayload) bool {
+	if m == nil {
+		return false
+	}
+	texts := 0
+	for _, b := range m.Blocks {
+		if b.Type != transcript.BlockText {
+			continue
+		}
+		if b.Fidelity == transcript.FidelityRouter || Classify(b.Text).Kind == Prompt {
+			return false
+		}
+		texts++
+	}
+	return texts > 0
+}
+
+// NoiseJSON is Noise for a message.user payload's raw JSON, for the
+// readers that decode no more of a line than they use; a payload that
+// does not read is not noise.
+func NoiseJSON(payload []byte) bool {
+	blocks, ok, err := rawjson.Field(payload, "blocks")
+	if !ok || err != nil {
+		return false
+	}
+	texts, turn := 0, false
+	err = rawjson.EachElem(blocks, func(b []byte) {
+		if turn {
+			return
+		}
+		var typ, fidelity string
+		var text []byte
+		_ = rawjson.Each(b, func(k, v []byte) bool {
+			switch string(k) {
+			case "type":
+				typ = rawjson.Str(v)
+			case "fidelity":
+				fidelity = rawjson.Str(v)
+			case "text":
+				text = v
+			}
+			return true
+		})
+		if typ != string(transcript.BlockText) {
+			return
+		}
+		if fidelity == string(transcript.FidelityRouter) || !mayBeNoise(text) || Classify(rawjson.Str(text)).Kind == Prompt {
+			turn = true
+			return
+		}
+		texts++
+	})
+	return err == nil && !turn && texts > 0
+}
+
+// mayBeNoise tells from a text's quoted JSON, without unquoting it, whether
+// Classify could find it anything but a Prompt: every other kind starts
+// with one of a few fixed heads.
+func mayBeNoise(quoted []byte) bool {
+	s := bytes.TrimLeft(bytes.TrimPrefix(quoted, []byte(`"`)), " \t")
+	for len(s) >= 2 && s[0] == '\\' && (s[1] == 'n' || s[1] == 't' || s[1] == 'r') {
+		s = bytes.TrimLeft(s[2:], " \t")
+	}
+	for _, head := range []string{"<", "\\u003c", caveat[:8], compacted[:8], "# "} {
+		if bytes.HasPrefix(s, []byte(head)) {
+			return true
+		}
+	}
+	return false
 }

@@ -169,7 +169,7 @@ func (r *renderer) toolIDs(run *runs.Run, tn *Turns) (calls, results map[string]
 		env := rec.Envelope()
 		if rec.Type != transcript.ToolCall && rec.Type != transcript.ToolResult {
 			// only these move the turn count
-			tn.Event(rec.Type, string(env.Path), env.Iteration)
+			tn.Event(rec.Type, string(env.Path), env.Iteration, rec.Type == transcript.MessageUser && promptkind.NoiseJSON(env.Payload))
 			continue
 		}
 		if len(calls)+len(results) >= maxToolIDs {
@@ -237,7 +237,7 @@ func (r *renderer) file(ctx context.Context, run *runs.Run) error {
 		// before the call (agents record the call first, as soon as they
 		// see it).
 		for _, ev := range normalize.TextFirst(window) {
-			turn, of := tn.Event(ev.Type, ev.Path, ev.Iteration)
+			turn, of := tn.Event(ev.Type, ev.Path, ev.Iteration, promptkind.Noise(ev.Message()))
 			if ev.Type == transcript.StepCompleted {
 				r.spend(&ev)
 			}

@@ -8,7 +8,9 @@ import (
 
 // Turns numbers the turns of agent steps as reel tree counts them
 // (exectree.Node.UserTurns): each message.user of a step execution is a
-// turn, numbered from 1 within that execution. A resumed run's re-run of a
+// turn, numbered from 1 within that execution, unless it is noise (what
+// an agent CLI wrote as a user message: promptkind.Noise), which takes no
+// number. A resumed run's re-run of a
 // step is an execution of its own, so its numbering starts again at 1 and
 // never runs on from the attempt that was cut short; neither does a step's
 // retry. The same walk runs in the first pass (counting each execution's
@@ -32,8 +34,9 @@ func turnKey(path string, iteration int) string { return path + "\x00" + strconv
 const maxExecutions = 1 << 22
 
 // Event follows one event and, for a message.user, returns its turn and the
-// execution's number of turns (0, 0 when it belongs to no open execution).
-func (t *Turns) Event(typ transcript.EventType, path string, iteration int) (n, of int) {
+// execution's number of turns (0, 0 when it belongs to no open execution
+// or is noise, as the caller tells: promptkind.Noise or NoiseJSON).
+func (t *Turns) Event(typ transcript.EventType, path string, iteration int, noise bool) (n, of int) {
 	switch typ {
 	case transcript.RunStarted:
 		// A resume: what the attempt before left open was cut short.
@@ -62,6 +65,9 @@ func (t *Turns) Event(typ transcript.EventType, path string, iteration int) (n, 
 			}
 		}
 	case transcript.MessageUser:
+		if noise {
+			return 0, 0
+		}
 		s := t.open[turnKey(path, iteration)]
 		if len(s) == 0 {
 			return 0, 0

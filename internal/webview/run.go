@@ -249,7 +249,7 @@ func (l *loader) file(run *runs.Run, prefix string) ([]Event, fileMeta) {
 	// reel replay number them
 	tn := textview.NewTurns()
 	for i := range evs {
-		tn.Event(evs[i].Type, evs[i].Path, evs[i].Iteration)
+		tn.Event(evs[i].Type, evs[i].Path, evs[i].Iteration, promptkind.Noise(evs[i].Message()))
 	}
 	tn.Rewind()
 	out := make([]Event, 0, len(evs))
@@ -257,7 +257,7 @@ func (l *loader) file(run *runs.Run, prefix string) ([]Event, fileMeta) {
 	cards := map[string]int{}
 	for i := range evs {
 		ev := &evs[i]
-		turn, of := tn.Event(ev.Type, ev.Path, ev.Iteration)
+		turn, of := tn.Event(ev.Type, ev.Path, ev.Iteration, promptkind.Noise(ev.Message()))
 		if meta.runID == "" {
 			meta.runID, meta.parent = ev.RunID, ev.ParentRunID
 		}
