@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -129,4 +130,44 @@ func TestAgentlogBaselineCandidateDiff(t *testing.T) {
 	if d.A.DurationMS != 309 || d.B.DurationMS != 1356 {
 		t.Errorf("run durations %d and %d ms, want 309 and 1356", d.A.DurationMS, d.B.DurationMS)
 	}
+}
+
+// Compactions show with their tokens before and after in the terminal and
+// Markdown replays and on the run page (the HTML replay is the page of
+// reel serve): Claude Code stream-json gives both figures
+// (untether's autocompact capture), a session log only the size before,
+// the size after being the next call's input (our own recording in the
+// session log's shape).
+func TestCompactionTokensInEveryView(t *testing.T) {
+	storage := t.TempDir()
+	ctx := context.Background()
+	check := func(t *testing.T, path, want string) {
+		out, errOut, err := runReel(t, ctx, "import", "--storage", storage, "--json", path)
+		var imported []importer.Run
+		if err != nil || json.Unmarshal([]byte(out), &imported) != nil || len(imported) != 1 {
+			t.Fatalf("import %s: %v\n%s%s", path, err, out, errOut)
+		}
+		id := imported[0].RunID
+		for _, format := range []string{"text", "markdown"} {
+			out, errOut, err := runReel(t, ctx, "replay", "--storage", storage, "--format", format, id)
+			if err != nil || !strings.Contains(out, want) {
+				t.Errorf("replay --format %s: %v, want %q in\n%s%s", format, err, want, out, errOut)
+			}
+		}
+		page := filepath.Join(t.TempDir(), "page.html")
+		if _, errOut, err := runReel(t, ctx, "replay", "--storage", storage, "--format", "html", "-o", page, id); err != nil {
+			t.Fatalf("%v\n%s", err, errOut)
+		}
+		if b, err := os.ReadFile(page); err != nil || !strings.Contains(string(b), want) {
+			t.Errorf("run page: %v, want %q", err, want)
+		}
+	}
+	t.Run("session-log", func(t *testing.T) {
+		check(t, filepath.Join("..", "..", "internal", "normalize", "testdata", "recordings", "claude-session-log", "manual-compact.jsonl"),
+			"context compacted: 153k → 9k tokens (manual)")
+	})
+	t.Run("stream-json", func(t *testing.T) {
+		check(t, filepath.Join(testfixtures.Dir(t, "claude-stream-json"), "claude_autocompact_2.1.285.jsonl"),
+			"context compacted: 79k → 15k tokens (auto)")
+	})
 }

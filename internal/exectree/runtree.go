@@ -399,7 +399,7 @@ func (b *builder) line(t *Tree, path string, rec *runs.Record) bool {
 			}
 		default:
 			n.Messages++
-			if typ == transcript.MessageUser && !promptkind.NoiseJSON(env.Payload) {
+			if typ == transcript.MessageUser && promptkind.MessageJSON(env.Payload) == promptkind.Prompt {
 				n.UserTurns++
 			}
 		}

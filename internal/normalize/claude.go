@@ -34,6 +34,9 @@ type claude struct {
 	summaries     map[string]string
 	leaf          string
 	pendingLeaves []string
+	// postPending: the last compaction's size after is the next model
+	// call's input (the session log's compactMetadata has no postTokens).
+	postPending bool
 }
 
 func newClaude(p *Parser, session bool) {
@@ -47,6 +50,7 @@ type claudeLine struct {
 	typ, subtype, sid, model, result    string
 	cwd, summary, uuid, leafUUID        string
 	message, usage, models, errors      []byte
+	compact                             []byte
 	ts                                  time.Time
 	sidechain, meta, isError, synthetic bool
 	durationMS, turns                   int64
@@ -99,6 +103,8 @@ func (c *claude) line(v []byte) error {
 			l.uuid = rawjson.Str(val)
 		case "leafUuid":
 			l.leafUUID = rawjson.Str(val)
+		case "compact_metadata", "compactMetadata":
+			l.compact = val
 		}
 	})
 	if err != nil {
@@ -138,8 +144,11 @@ func (c *claude) line(v []byte) error {
 	case "result":
 		c.result(l)
 	case "system":
-		if l.subtype == "init" {
+		switch l.subtype {
+		case "init":
 			s.setModel(l.model)
+		case "compact_boundary":
+			c.compaction(l.compact)
 		}
 	case "summary":
 		// The session's title as Claude Code shows it, if it is this
@@ -184,6 +193,12 @@ func (c *claude) assistant(l claudeLine) {
 	}
 	s.setModel(model)
 	c.keepUsage(id, usage)
+	if c.postPending && usage != nil {
+		if u := claudeUsage(usage); u.InputTokens > 0 {
+			cs := s.res.Agent.Compactions
+			cs[len(cs)-1].PostTokens, c.postPending = u.InputTokens, false
+		}
+	}
 	if len(content) > 0 && content[0] == '"' {
 		s.text(rawjson.Str(content), l.ts)
 		return
@@ -231,6 +246,25 @@ func (c *claude) assistant(l claudeLine) {
 			s.skip(SkipUnknownBlock)
 		}
 	})
+}
+
+// compaction records a compact_boundary: stream-json's compact_metadata
+// says the context's size before and after (pre_tokens, post_tokens), a
+// session log's compactMetadata the size before (preTokens).
+func (c *claude) compaction(meta []byte) {
+	var cp transcript.Compaction
+	_ = eachField(meta, func(k, val []byte) {
+		switch string(k) {
+		case "trigger":
+			cp.Trigger = rawjson.Str(val)
+		case "pre_tokens", "preTokens":
+			cp.PreTokens = num(val)
+		case "post_tokens", "postTokens":
+			cp.PostTokens = num(val)
+		}
+	})
+	c.st.res.Agent.Compactions = append(c.st.res.Agent.Compactions, cp)
+	c.postPending = cp.PostTokens == 0
 }
 
 // keepUsage remembers the usage a message line reports; the lines of one

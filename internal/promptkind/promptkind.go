@@ -111,46 +111,43 @@ func Classify(text string) Turn {
 	return Turn{Kind: Prompt, Text: text}
 }
 
-// Noise reports whether a user message is, whole, what a CLI wrote rather
-// than a turn the user took: it holds text the agent emitted and none of
-// that text is a Prompt. A message reel composed (router text) is a turn.
-// Every view that numbers turns (reel tree's count, the run page, the
-// replays) asks this, so that a /clear or an environment context never
-// takes a turn number.
-func Noise(m *transcript.MessagePayload) bool {
+// Message tells what a user message is, whole: Prompt when it is a turn
+// the user took (it holds text reel composed, text the agent emitted that
+// is a Prompt, or no text at all); else Compaction when one of its texts
+// is a compaction summary, else the kind of its first text. Every view that
+// numbers turns (reel tree's count, the run page, the replays) asks this,
+// so that a /clear or an environment context never takes a turn number.
+func Message(m *transcript.MessagePayload) Kind {
 	if m == nil {
-		return false
+		return Prompt
 	}
-	texts := 0
+	var k kinds
 	for _, b := range m.Blocks {
-		if b.Type != transcript.BlockText {
-			continue
+		if b.Type == transcript.BlockText && !k.add(string(b.Fidelity), func() Kind { return Classify(b.Text).Kind }) {
+			break
 		}
-		if b.Fidelity == transcript.FidelityRouter || Classify(b.Text).Kind == Prompt {
-			return false
-		}
-		texts++
 	}
-	return texts > 0
+	return k.kind()
 }
 
-// NoiseJSON is Noise for a message.user payload's raw JSON, for the
+// MessageJSON is Message for a message.user payload's raw JSON, for the
 // readers that decode no more of a line than they use; a payload that
-// does not read is not noise.
-func NoiseJSON(payload []byte) bool {
+// does not read is a Prompt.
+func MessageJSON(payload []byte) Kind {
 	blocks, ok, err := rawjson.Field(payload, "blocks")
 	if !ok || err != nil {
-		return false
+		return Prompt
 	}
-	texts, turn := 0, false
+	var k kinds
+	more := true
 	err = rawjson.EachElem(blocks, func(b []byte) {
-		if turn {
+		if !more {
 			return
 		}
 		var typ, fidelity string
 		var text []byte
-		_ = rawjson.Each(b, func(k, v []byte) bool {
-			switch string(k) {
+		_ = rawjson.Each(b, func(key, v []byte) bool {
+			switch string(key) {
 			case "type":
 				typ = rawjson.Str(v)
 			case "fidelity":
@@ -160,16 +157,60 @@ func NoiseJSON(payload []byte) bool {
 			}
 			return true
 		})
-		if typ != string(transcript.BlockText) {
-			return
+		if typ == string(transcript.BlockText) {
+			more = k.add(fidelity, func() Kind {
+				if !mayBeNoise(text) {
+					return Prompt
+				}
+				return Classify(rawjson.Str(text)).Kind
+			})
 		}
-		if fidelity == string(transcript.FidelityRouter) || !mayBeNoise(text) || Classify(rawjson.Str(text)).Kind == Prompt {
-			turn = true
-			return
-		}
-		texts++
 	})
-	return err == nil && !turn && texts > 0
+	if err != nil {
+		return Prompt
+	}
+	return k.kind()
+}
+
+// Noise reports whether a user message is what a CLI wrote rather than a
+// turn the user took: Message(m) != Prompt.
+func Noise(m *transcript.MessagePayload) bool { return Message(m) != Prompt }
+
+// kinds folds the kinds of a message's texts into the message's.
+type kinds struct {
+	first      Kind
+	texts      int
+	turn, comp bool
+}
+
+// add counts one text of the given fidelity, classified by classify when
+// it matters, and reports whether the next texts still can.
+func (k *kinds) add(fidelity string, classify func() Kind) bool {
+	if fidelity == string(transcript.FidelityRouter) {
+		k.turn = true
+		return false
+	}
+	c := classify()
+	if c == Prompt {
+		k.turn = true
+		return false
+	}
+	if k.texts == 0 {
+		k.first = c
+	}
+	k.comp = k.comp || c == Compaction
+	k.texts++
+	return true
+}
+
+func (k *kinds) kind() Kind {
+	switch {
+	case k.turn || k.texts == 0:
+		return Prompt
+	case k.comp:
+		return Compaction
+	}
+	return k.first
 }
 
 // mayBeNoise tells from a text's quoted JSON, without unquoting it, whether

@@ -38,7 +38,7 @@ func TestClassify(t *testing.T) {
 	}
 }
 
-// Noise and NoiseJSON agree on every message, encoded as the transcript
+// Noise and MessageJSON agree on every message, encoded as the transcript
 // writes it and with < escaped as other JSON writers do.
 func TestNoise(t *testing.T) {
 	text := func(f transcript.Fidelity, s ...string) *transcript.MessagePayload {
@@ -72,7 +72,7 @@ func TestNoise(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := NoiseJSON(raw); got != c.want {
+		if got := MessageJSON(raw) != Prompt; got != c.want {
 			t.Errorf("NoiseJSON(%s) = %v, want %v", raw, got, c.want)
 		}
 		var buf bytes.Buffer
@@ -81,8 +81,25 @@ func TestNoise(t *testing.T) {
 		if err := enc.Encode(c.m); err != nil {
 			t.Fatal(err)
 		}
-		if got := NoiseJSON(buf.Bytes()); got != c.want {
+		if got := MessageJSON(buf.Bytes()) != Prompt; got != c.want {
 			t.Errorf("NoiseJSON(%s) = %v, want %v", buf.Bytes(), got, c.want)
 		}
+	}
+}
+
+// A message holding a compaction summary is a compaction, whatever
+// context comes with it.
+func TestMessageCompaction(t *testing.T) {
+	m := &transcript.MessagePayload{Role: "user", Blocks: []transcript.ContentBlock{
+		{Type: transcript.BlockText, Fidelity: transcript.FidelityAgentEmitted, Text: "<system-reminder>x</system-reminder>"},
+		{Type: transcript.BlockText, Fidelity: transcript.FidelityAgentEmitted, Text: "This session is being continued from a previous conversation that ran out of context."},
+	}}
+	raw, _ := json.Marshal(m)
+	if Message(m) != Compaction || MessageJSON(raw) != Compaction {
+		t.Errorf("Message = %v, MessageJSON = %v, want Compaction", Message(m), MessageJSON(raw))
+	}
+	m.Blocks = m.Blocks[:1]
+	if Message(m) != Context {
+		t.Errorf("Message = %v, want Context", Message(m))
 	}
 }

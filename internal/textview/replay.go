@@ -141,6 +141,10 @@ type renderer struct {
 	// spent is the cost of the agent steps of each file being rendered,
 	// innermost last: a run.completed shows pricing.RunTotal of it.
 	spent []pricing.Total
+	// compaction is the figures of the compaction summary being rendered,
+	// when its step's result records them (compacted).
+	compaction transcript.Compaction
+	compacted  bool
 }
 
 // warn records damage; the caller reports it on stderr, where it does not
@@ -169,7 +173,14 @@ func (r *renderer) toolIDs(run *runs.Run, tn *Turns) (calls, results map[string]
 		env := rec.Envelope()
 		if rec.Type != transcript.ToolCall && rec.Type != transcript.ToolResult {
 			// only these move the turn count
-			tn.Event(rec.Type, string(env.Path), env.Iteration, rec.Type == transcript.MessageUser && promptkind.NoiseJSON(env.Payload))
+			kind := promptkind.Prompt
+			switch rec.Type {
+			case transcript.MessageUser:
+				kind = promptkind.MessageJSON(env.Payload)
+			case transcript.StepCompleted:
+				tn.Compactions(string(env.Path), env.Iteration, CompactionsJSON(env.Payload))
+			}
+			tn.Event(rec.Type, string(env.Path), env.Iteration, kind)
 			continue
 		}
 		if len(calls)+len(results) >= maxToolIDs {
@@ -237,7 +248,12 @@ func (r *renderer) file(ctx context.Context, run *runs.Run) error {
 		// before the call (agents record the call first, as soon as they
 		// see it).
 		for _, ev := range normalize.TextFirst(window) {
-			turn, of := tn.Event(ev.Type, ev.Path, ev.Iteration, promptkind.Noise(ev.Message()))
+			kind := promptkind.Prompt
+			if ev.Type == transcript.MessageUser {
+				kind = promptkind.Message(ev.Message())
+			}
+			turn, of := tn.Event(ev.Type, ev.Path, ev.Iteration, kind)
+			r.compaction, r.compacted = tn.Compaction()
 			if ev.Type == transcript.StepCompleted {
 				r.spend(&ev)
 			}
@@ -613,7 +629,7 @@ func (r *renderer) noise(text string) (string, bool) {
 	case promptkind.Context:
 		r.folded(t.Label, t.Text)
 	case promptkind.Compaction:
-		r.folded("context compacted: the conversation above was replaced by its summary", t.Text)
+		r.folded(Compacted(r.compaction, r.compacted)+": the conversation above was replaced by its summary", t.Text)
 	case promptkind.Prompt:
 		if t.Context != "" {
 			r.folded("IDE context", t.Context)
