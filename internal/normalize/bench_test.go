@@ -131,3 +131,66 @@ func TestImportFasterThanStdlib(t *testing.T) {
 		t.Errorf("import is only %.2fx the speed of decoding into map[string]any", ratio)
 	}
 }
+
+// BenchmarkImportFormats measures every normalizer on this package's own
+// recordings of its format (each recording its own parser, as each step
+// is), MB/s, beside a lenient stdlib baseline in the same run: what a
+// change to one normalizer is measured by.
+func BenchmarkImportFormats(b *testing.B) {
+	for _, f := range Formats() {
+		b.Run(string(f), func(b *testing.B) {
+			var recs [][]byte
+			size := 0
+			for _, p := range ownRecordings(b, f) {
+				d, err := os.ReadFile(p)
+				if err != nil {
+					b.Fatal(err)
+				}
+				recs = append(recs, d)
+				size += len(d)
+			}
+			if len(recs) == 0 {
+				b.Skipf("no recordings of %s", f)
+			}
+			var buf []byte
+			b.SetBytes(int64(size))
+			b.ReportAllocs()
+			var reel, base time.Duration
+			b.ResetTimer()
+			for done := 0; done < b.N; done++ {
+				s := time.Now()
+				for _, d := range recs {
+					importOnce(b, f, d, &buf)
+				}
+				reel += time.Since(s)
+				b.StopTimer()
+				s = time.Now()
+				for _, d := range recs {
+					stdlibDecodeLenient(d)
+				}
+				base += time.Since(s)
+				b.StartTimer()
+			}
+			b.ReportMetric(float64(base)/float64(reel), "x-vs-stdlib")
+		})
+	}
+}
+
+// stdlibDecodeLenient is the baseline for any format: a whole JSON document
+// into one map, else each line (an SSE data payload stripped of its
+// prefix) into map[string]any, lines that are not JSON passed over.
+func stdlibDecodeLenient(data []byte) int {
+	var v any
+	if json.Unmarshal(data, &v) == nil {
+		return 1
+	}
+	n := 0
+	for line := range bytes.Lines(data) {
+		line = bytes.TrimPrefix(bytes.TrimSpace(line), []byte("data:"))
+		var m map[string]any
+		if json.Unmarshal(line, &m) == nil {
+			n += len(m)
+		}
+	}
+	return n
+}

@@ -58,6 +58,53 @@ type claudeLine struct {
 }
 
 func (c *claude) line(v []byte) error {
+	l, err := parseClaudeLine(v)
+	if err != nil {
+		return err
+	}
+	c.track(&l)
+	s := c.st
+	switch l.typ {
+	case "assistant":
+		if l.sidechain {
+			// A subagent's exchange stays out of the conversation, but
+			// its tokens were spent by the session.
+			c.messageUsage(l.message)
+			s.skip("sidechain line")
+			return nil
+		}
+		c.assistant(l)
+	case "user":
+		if l.sidechain {
+			s.skip("sidechain line")
+			return nil
+		}
+		c.user(l)
+	case "result":
+		c.result(l)
+	case "system":
+		switch l.subtype {
+		case "init":
+			s.setModel(l.model)
+		case "compact_boundary":
+			c.compaction(l.compact)
+		}
+	case "summary":
+		c.summary(l)
+	case "file-history-snapshot", "rate_limit_event":
+		// Session titles, file backups and rate-limit notices carry no
+		// conversation content.
+	case "stream_event":
+		// Partial deltas; the complete assistant line follows them.
+		s.skip("stream_event partial")
+	default:
+		s.skip(SkipUnknownEvent)
+	}
+	return nil
+}
+
+// parseClaudeLine reads the fields of one line that any of its kinds uses.
+func parseClaudeLine(v []byte) (claudeLine, error) {
 	var l claudeLine
 	err := eachField(v, func(k, val []byte) {
 		switch string(k) {
@@ -107,9 +154,12 @@ func (c *claude) line(v []byte) error {
 			l.compact = val
 		}
 	})
-	if err != nil {
-		return err
-	}
+	return l, err
+}
+
+// track keeps what every kind of line may carry: the session id, the
+// working directory and the message uuid a summary line may name.
+func (c *claude) track(l *claudeLine) {
 	s := c.st
 	if l.sid != "" {
 		s.res.Agent.SessionID = l.sid
@@ -125,50 +175,18 @@ func (c *claude) line(v []byte) error {
 	if l.cwd != "" {
 		s.setCWD(l.cwd)
 	}
-	switch l.typ {
-	case "assistant":
-		if l.sidechain {
-			// A subagent's exchange stays out of the conversation, but
-			// its tokens were spent by the session.
-			c.messageUsage(l.message)
-			s.skip("sidechain line")
-			return nil
-		}
-		c.assistant(l)
-	case "user":
-		if l.sidechain {
-			s.skip("sidechain line")
-			return nil
-		}
-		c.user(l)
-	case "result":
-		c.result(l)
-	case "system":
-		switch l.subtype {
-		case "init":
-			s.setModel(l.model)
-		case "compact_boundary":
-			c.compaction(l.compact)
-		}
-	case "summary":
-		// The session's title as Claude Code shows it, if it is this
-		// session's (finish).
-		if l.summary != "" && l.leafUUID != "" {
-			if c.summaries == nil {
-				c.summaries = map[string]string{}
-			}
-			c.summaries[l.leafUUID] = l.summary
-		}
-	case "file-history-snapshot", "rate_limit_event":
-		// Session titles, file backups and rate-limit notices carry no
-		// conversation content.
-	case "stream_event":
-		// Partial deltas; the complete assistant line follows them.
-		s.skip("stream_event partial")
-	default:
-		s.skip(SkipUnknownEvent)
+}
+
+// summary keeps a summary line: the session's title as Claude Code shows
+// it, if it is this session's (finish).
+func (c *claude) summary(l claudeLine) {
+	if l.summary == "" || l.leafUUID == "" {
+		return
 	}
-	return nil
+	if c.summaries == nil {
+		c.summaries = map[string]string{}
+	}
+	c.summaries[l.leafUUID] = l.summary
 }
 
 func (c *claude) assistant(l claudeLine) {

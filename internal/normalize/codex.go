@@ -156,7 +156,7 @@ type codexItem struct {
 	receivers                                                            []byte
 }
 
-func (c *codexExec) item(ev string, v []byte) {
+func parseCodexItem(v []byte) codexItem {
 	var it codexItem
 	_ = eachField(v, func(k, val []byte) {
 		switch string(k) {
@@ -206,53 +206,25 @@ func (c *codexExec) item(ev string, v []byte) {
 			it.agents = val
 		}
 	})
+	return it
+}
+
+func (c *codexExec) item(ev string, v []byte) {
+	it := parseCodexItem(v)
 	s := c.st
 	it.id = c.itemID(it.id)
-	started, completed := ev == "item.started", ev == "item.completed"
+	completed := ev == "item.completed"
 	switch it.typ {
 	case "agent_message", "assistant_message":
 		if completed {
-			// Items carry no response boundary; a second text after a
-			// text (commentary, then the final answer) starts a new
-			// message rather than gluing the two together.
-			for _, b := range s.blocks {
-				if b.Type == transcript.BlockText {
-					s.flush()
-					break
-				}
-			}
-			s.text(it.text, time.Time{})
-			if it.phase == "final_answer" {
-				s.finalText = it.text
-			}
+			c.message(&it)
 		}
-	case "reasoning":
-		if completed {
-			s.thinking(it.text, time.Time{})
-		}
-	case "plan":
+	case "reasoning", "plan":
 		if completed {
 			s.thinking(it.text, time.Time{})
 		}
 	case "command_execution":
-		if started || completed {
-			if !c.cmd[it.id] {
-				c.cmd[it.id] = true
-				s.command(it.command, time.Time{})
-				s.call(it.id, "shell", map[string]any{"command": it.command}, time.Time{})
-			}
-		}
-		if completed {
-			s.flush()
-			out := map[string]any{"output": it.output, "exit_code": raw(it.exitCode)}
-			errMsg := ""
-			if code := num(it.exitCode); code != 0 {
-				errMsg = fmt.Sprintf("exit code %d", code)
-			} else if it.status == "failed" {
-				errMsg = "command failed"
-			}
-			s.result(it.id, "shell", out, errMsg, time.Time{})
-		}
+		c.command(ev, &it)
 	case "file_change":
 		c.tool(ev, it.id, "file_change", map[string]any{"changes": raw(it.changes)},
 			map[string]any{"status": it.status}, failedMsg(it.status, "file change failed"))
@@ -282,6 +254,39 @@ func (c *codexExec) item(ev string, v []byte) {
 		if completed {
 			s.skip(SkipUnknownItem)
 		}
+	}
+}
+
+// message adds a completed agent message's text. Items carry no response
+// boundary; a second text after a text (commentary, then the final answer)
+// starts a new message rather than gluing the two together.
+func (c *codexExec) message(it *codexItem) {
+	s := c.st
+	for _, b := range s.blocks {
+		if b.Type == transcript.BlockText {
+			s.flush()
+			break
+		}
+	}
+	s.text(it.text, time.Time{})
+	if it.phase == "final_answer" {
+		s.finalText = it.text
+	}
+}
+
+// command maps a command_execution item: its command block and tool.call
+// when first seen, its tool.result when completed.
+func (c *codexExec) command(ev string, it *codexItem) {
+	s := c.st
+	if (ev == "item.started" || ev == "item.completed") && !c.cmd[it.id] {
+		c.cmd[it.id] = true
+		s.command(it.command, time.Time{})
+		s.call(it.id, "shell", map[string]any{"command": it.command}, time.Time{})
+	}
+	if ev == "item.completed" {
+		s.flush()
+		out := map[string]any{"output": it.output, "exit_code": raw(it.exitCode)}
+		s.result(it.id, "shell", out, exitMsg(it.exitCode, failedMsg(it.status, "command failed")), time.Time{})
 	}
 }
 

@@ -25,167 +25,101 @@ type codexEvents struct {
 	tokens runningTotal
 }
 
+// codexEvent is the fields of an event payload that any of its kinds
+// uses. Texts stay raw: a rollout with response items never decodes them.
+type codexEvent struct {
+	typ, callID, lastMsg                                    string
+	message, text                                           []byte
+	info, command, stdout, aggregated, exitCode, invocation []byte
+	result, errv, changes, success                          []byte
+	u                                                       transcript.Usage
+	flatUsage                                               bool
+}
+
+// parseCodexEvent reads an event payload and returns the length of its
+// object.
+func parseCodexEvent(v []byte) (codexEvent, int, error) {
+	var ev codexEvent
+	end, err := eachFieldEnd(v, func(k, val []byte) {
+		switch string(k) {
+		case "type":
+			ev.typ = rawjson.Str(val)
+		case "message":
+			ev.message = val
+		case "text":
+			ev.text = val
+		case "call_id":
+			ev.callID = rawjson.Str(val)
+		case "info":
+			ev.info = val
+		case "command":
+			ev.command = val
+		case "stdout":
+			ev.stdout = val
+		case "aggregated_output":
+			ev.aggregated = val
+		case "exit_code":
+			ev.exitCode = val
+		case "invocation":
+			ev.invocation = val
+		case "result":
+			ev.result = val
+		case "error":
+			ev.errv = val
+		case "changes":
+			ev.changes = val
+		case "success":
+			ev.success = val
+		case "last_agent_message":
+			ev.lastMsg = rawjson.Str(val)
+		case "input_tokens":
+			ev.u.InputTokens, ev.flatUsage = num(val), true
+		case "cached_input_tokens":
+			ev.u.CacheReadTokens = num(val)
+		case "output_tokens":
+			ev.u.OutputTokens = num(val)
+		case "reasoning_output_tokens":
+			ev.u.ReasoningTokens = num(val)
+		case "total_tokens":
+			ev.u.TotalTokens = num(val)
+		}
+	})
+	return ev, end, err
+}
+
 // event handles one event payload and returns the length of its object; it
 // does nothing when the object is malformed.
 func (e *codexEvents) event(v []byte, ts time.Time) (int, error) {
-	s := e.st
-	var typ, callID, lastMsg string
-	var messageV, textV []byte
-	var info, command, stdout, aggregated, exitCode, invocation, result, errv, changes, success []byte
-	var u transcript.Usage
-	flatUsage := false
-	end, err := rawjson.Members(v, func(k, d []byte, vs int) (int, error) {
-		ve, err := skipValue(d, vs)
-		if err != nil {
-			return 0, err
-		}
-		val := d[vs:ve]
-		switch string(k) {
-		case "type":
-			typ = rawjson.Str(val)
-		case "message":
-			messageV = val
-		case "text":
-			textV = val
-		case "call_id":
-			callID = rawjson.Str(val)
-		case "info":
-			info = val
-		case "command":
-			command = val
-		case "stdout":
-			stdout = val
-		case "aggregated_output":
-			aggregated = val
-		case "exit_code":
-			exitCode = val
-		case "invocation":
-			invocation = val
-		case "result":
-			result = val
-		case "error":
-			errv = val
-		case "changes":
-			changes = val
-		case "success":
-			success = val
-		case "last_agent_message":
-			lastMsg = rawjson.Str(val)
-		case "input_tokens":
-			u.InputTokens, flatUsage = num(val), true
-		case "cached_input_tokens":
-			u.CacheReadTokens = num(val)
-		case "output_tokens":
-			u.OutputTokens = num(val)
-		case "reasoning_output_tokens":
-			u.ReasoningTokens = num(val)
-		case "total_tokens":
-			u.TotalTokens = num(val)
-		}
-		return ve, nil
-	})
+	ev, end, err := parseCodexEvent(v)
 	if err != nil {
 		return 0, err
 	}
-	switch typ {
+	s := e.st
+	switch ev.typ {
 	case "agent_message", "agent_reasoning", "agent_reasoning_raw_content", "user_message":
-		if e.drop {
-			return end, nil
+		if !e.drop {
+			e.conversation(&ev, ts)
 		}
-	}
-	message, text := rawjson.Str(messageV), rawjson.Str(textV)
-	later := func(f func()) {
+	case "exec_command_begin", "exec_command_end", "mcp_tool_call_begin", "mcp_tool_call_end",
+		"patch_apply_begin", "patch_apply_end":
 		if e.direct {
-			f()
-		} else {
-			e.pending = append(e.pending, f)
+			e.tool(&ev, ts)
 		}
-	}
-	switch typ {
 	case "token_count":
-		// Reported totals are the session's running total, which starts
-		// again from zero when Codex starts a new conversation in the
-		// file (usage.go).
-		if !flatUsage {
-			tot := field(info, "total_token_usage")
-			if tot == nil {
-				break
-			}
-			u = codexUsage(tot)
-		}
-		if u.TotalTokens == 0 {
-			u.TotalTokens = u.InputTokens + u.OutputTokens
-		}
-		e.tokens.report(u)
-		s.setUsage(e.tokens.total())
-	case "agent_message":
-		later(func() { s.text(message, ts) })
-	case "agent_reasoning", "agent_reasoning_raw_content":
-		later(func() { s.thinking(text, ts) })
-	case "user_message":
-		later(func() {
-			if s.res.Prompt == "" {
-				s.res.Prompt = codexRequest(message)
-			}
-			s.user([]string{message}, ts, true)
-		})
-	case "exec_command_begin":
-		if e.direct {
-			cmd := argv(command)
-			s.command(cmd, ts)
-			s.call(callID, "shell", map[string]any{"command": cmd}, ts)
-		}
-	case "exec_command_end":
-		if e.direct {
-			s.flush()
-			out := aggregated
-			if out == nil {
-				out = stdout
-			}
-			errMsg := ""
-			if code := num(exitCode); code != 0 {
-				errMsg = fmt.Sprintf("exit code %d", code)
-			}
-			s.result(callID, "shell", map[string]any{"output": rawjson.Str(out), "exit_code": raw(exitCode)}, errMsg, ts)
-		}
-	case "mcp_tool_call_begin":
-		if e.direct {
-			name := rawjson.Str(field(invocation, "tool"))
-			if srv := rawjson.Str(field(invocation, "server")); srv != "" {
-				name = srv + "." + name
-			}
-			s.toolUse(callID, name, raw(field(invocation, "arguments")), ts)
-		}
-	case "mcp_tool_call_end":
-		if e.direct {
-			s.flush()
-			s.result(callID, "", raw(result), errMessage(field(result, "Err")), ts)
-		}
-	case "patch_apply_begin":
-		if e.direct {
-			s.toolUse(callID, "apply_patch", map[string]any{"changes": raw(changes)}, ts)
-		}
-	case "patch_apply_end":
-		if e.direct {
-			s.flush()
-			errMsg := ""
-			if string(success) == "false" {
-				errMsg = "patch failed"
-			}
-			s.result(callID, "apply_patch", map[string]any{"stdout": rawjson.Str(stdout)}, errMsg, ts)
-		}
+		e.tokenCount(&ev)
 	case "task_started":
 		if e.direct {
 			s.res.Agent.Turns++
 		}
 	case "task_complete":
 		s.flush()
-		if e.direct && lastMsg != "" {
-			s.finalText = lastMsg
+		if e.direct && ev.lastMsg != "" {
+			s.finalText = ev.lastMsg
 		}
 	case "error", "stream_error":
+		message := rawjson.Str(ev.message)
 		if message == "" {
-			message = errMessage(errv)
+			message = errMessage(ev.errv)
 		}
 		s.fail(message)
 	case "turn_aborted":
@@ -203,6 +137,100 @@ func (e *codexEvents) event(v []byte, ts time.Time) (int, error) {
 		s.skip(SkipUnknownEvent)
 	}
 	return end, nil
+}
+
+// conversation handles the events that repeat the conversation's texts:
+// at once when they are the only record, else held until the file shows
+// it has no response items (finish).
+func (e *codexEvents) conversation(ev *codexEvent, ts time.Time) {
+	s := e.st
+	var f func()
+	switch ev.typ {
+	case "agent_message":
+		message := rawjson.Str(ev.message)
+		f = func() { s.text(message, ts) }
+	case "agent_reasoning", "agent_reasoning_raw_content":
+		text := rawjson.Str(ev.text)
+		f = func() { s.thinking(text, ts) }
+	case "user_message":
+		message := rawjson.Str(ev.message)
+		f = func() {
+			if s.res.Prompt == "" {
+				s.res.Prompt = codexRequest(message)
+			}
+			s.user([]string{message}, ts, true)
+		}
+	}
+	if e.direct {
+		f()
+	} else {
+		e.pending = append(e.pending, f)
+	}
+}
+
+// tokenCount keeps a token_count report. Reported totals are the session's
+// running total, which starts again from zero when Codex starts a new
+// conversation in the file (usage.go).
+func (e *codexEvents) tokenCount(ev *codexEvent) {
+	u := ev.u
+	if !ev.flatUsage {
+		tot := field(ev.info, "total_token_usage")
+		if tot == nil {
+			return
+		}
+		u = codexUsage(tot)
+	}
+	if u.TotalTokens == 0 {
+		u.TotalTokens = u.InputTokens + u.OutputTokens
+	}
+	e.tokens.report(u)
+	e.st.setUsage(e.tokens.total())
+}
+
+// tool handles the begin and end events of commands, MCP calls and
+// patches, the old exec stream's only record of its tools.
+func (e *codexEvents) tool(ev *codexEvent, ts time.Time) {
+	s := e.st
+	switch ev.typ {
+	case "exec_command_begin":
+		cmd := argv(ev.command)
+		s.command(cmd, ts)
+		s.call(ev.callID, "shell", map[string]any{"command": cmd}, ts)
+	case "exec_command_end":
+		s.flush()
+		out := ev.aggregated
+		if out == nil {
+			out = ev.stdout
+		}
+		s.result(ev.callID, "shell", map[string]any{"output": rawjson.Str(out), "exit_code": raw(ev.exitCode)}, exitMsg(ev.exitCode, ""), ts)
+	case "mcp_tool_call_begin":
+		name := rawjson.Str(field(ev.invocation, "tool"))
+		if srv := rawjson.Str(field(ev.invocation, "server")); srv != "" {
+			name = srv + "." + name
+		}
+		s.toolUse(ev.callID, name, raw(field(ev.invocation, "arguments")), ts)
+	case "mcp_tool_call_end":
+		s.flush()
+		s.result(ev.callID, "", raw(ev.result), errMessage(field(ev.result, "Err")), ts)
+	case "patch_apply_begin":
+		s.toolUse(ev.callID, "apply_patch", map[string]any{"changes": raw(ev.changes)}, ts)
+	case "patch_apply_end":
+		s.flush()
+		errMsg := ""
+		if string(ev.success) == "false" {
+			errMsg = "patch failed"
+		}
+		s.result(ev.callID, "apply_patch", map[string]any{"stdout": rawjson.Str(ev.stdout)}, errMsg, ts)
+	}
+}
+
+// exitMsg is a command's error: its exit code when not zero, else
+// otherwise (which may be "").
+func exitMsg(exitCode []byte, otherwise string) string {
+	if code := num(exitCode); code != 0 {
+		return fmt.Sprintf("exit code %d", code)
+	}
+	return otherwise
 }
 
 // argv renders a command given as an argv array (or a string) as one line.

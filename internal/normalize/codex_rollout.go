@@ -104,43 +104,41 @@ func (c *codexRollout) finish() {
 	c.ev.pending = nil
 }
 
+// rolloutItem is the fields of a response item that any of its kinds uses.
+type rolloutItem struct {
+	typ, role, name, args, callID, input, status string
+	content, summary, output, action             []byte
+}
+
 // item handles a response item and returns the length of its object; it
 // emits nothing when the object is malformed.
 func (c *codexRollout) item(v []byte, ts time.Time) (int, error) {
-	s := c.st
-	var typ, role, name, args, callID, input, status string
-	var content, summary, output, action []byte
-	end, err := rawjson.Members(v, func(k, d []byte, vs int) (int, error) {
-		ve, err := skipValue(d, vs)
-		if err != nil {
-			return 0, err
-		}
-		val := d[vs:ve]
+	var it rolloutItem
+	end, err := eachFieldEnd(v, func(k, val []byte) {
 		switch string(k) {
 		case "type":
-			typ = rawjson.Str(val)
+			it.typ = rawjson.Str(val)
 		case "role":
-			role = rawjson.Str(val)
+			it.role = rawjson.Str(val)
 		case "name":
-			name = rawjson.Str(val)
+			it.name = rawjson.Str(val)
 		case "arguments":
-			args = rawjson.Str(val)
+			it.args = rawjson.Str(val)
 		case "call_id":
-			callID = rawjson.Str(val)
+			it.callID = rawjson.Str(val)
 		case "input":
-			input = rawjson.Str(val)
+			it.input = rawjson.Str(val)
 		case "status":
-			status = rawjson.Str(val)
+			it.status = rawjson.Str(val)
 		case "content":
-			content = val
+			it.content = val
 		case "summary":
-			summary = val
+			it.summary = val
 		case "output":
-			output = val
+			it.output = val
 		case "action":
-			action = val
+			it.action = val
 		}
-		return ve, nil
 	})
 	if err != nil {
 		return 0, err
@@ -150,75 +148,80 @@ func (c *codexRollout) item(v []byte, ts time.Time) (int, error) {
 		c.ev.pending = nil
 		c.ev.drop = true
 	}
-	switch typ {
+	s := c.st
+	switch it.typ {
 	case "message":
-		var texts []string
-		_ = rawjson.EachElem(content, func(b []byte) {
-			if t := rawjson.Str(field(b, "text")); t != "" {
-				texts = append(texts, t)
-			}
-		})
-		switch role {
-		case "assistant":
-			for _, t := range texts {
-				s.text(t, ts)
-			}
-		case "user":
-			// The CLI injects its environment and instructions as user
-			// messages; they are recorded but are not the prompt.
-			prompt := len(texts) > 0 && isCodexPrompt(texts[0])
-			if prompt && s.res.Prompt == "" {
-				s.res.Prompt = codexRequest(strings.Join(texts, "\n"))
-			}
-			s.user(texts, ts, prompt)
-		default:
-			s.skip("system message")
-		}
+		c.message(&it, ts)
 	case "reasoning":
-		var parts []string
-		_ = rawjson.EachElem(content, func(b []byte) {
-			if t := rawjson.Str(field(b, "text")); t != "" {
-				parts = append(parts, t)
-			}
-		})
+		parts := partTexts(it.content)
 		if len(parts) == 0 {
-			_ = rawjson.EachElem(summary, func(b []byte) {
-				if t := rawjson.Str(field(b, "text")); t != "" {
-					parts = append(parts, t)
-				}
-			})
+			parts = partTexts(it.summary)
 		}
 		s.thinking(strings.Join(parts, "\n\n"), ts)
 	case "function_call":
-		in := jsonText(args)
-		if name == "shell" || name == "container.exec" || name == "shell_command" || name == "exec_command" {
-			cmd := args
-			if c := field([]byte(args), "command"); c != nil {
+		in := jsonText(it.args)
+		switch it.name {
+		case "shell", "container.exec", "shell_command", "exec_command":
+			cmd := it.args
+			if c := field([]byte(it.args), "command"); c != nil {
 				cmd = argv(c)
 			}
 			s.command(cmd, ts)
-			s.call(callID, name, in, ts)
-			return end, nil
+			s.call(it.callID, it.name, in, ts)
+		default:
+			s.toolUse(it.callID, it.name, in, ts)
 		}
-		s.toolUse(callID, name, in, ts)
 	case "custom_tool_call":
-		s.toolUse(callID, name, input, ts)
+		s.toolUse(it.callID, it.name, it.input, ts)
 	case "local_shell_call":
-		cmd := argv(field(action, "command"))
+		cmd := argv(field(it.action, "command"))
 		s.command(cmd, ts)
-		s.call(callID, "local_shell", raw(action), ts)
+		s.call(it.callID, "local_shell", raw(it.action), ts)
 	case "web_search_call":
-		id := s.toolUse("", "web_search", raw(action), ts)
+		id := s.toolUse("", "web_search", raw(it.action), ts)
 		s.flush()
-		s.result(id, "web_search", map[string]any{"status": status}, failedMsg(status, "web search failed"), ts)
+		s.result(id, "web_search", map[string]any{"status": it.status}, failedMsg(it.status, "web search failed"), ts)
 	case "function_call_output", "custom_tool_call_output", "local_shell_call_output":
 		s.flush()
-		out, errMsg := codexToolOutput(output, &c.scratch)
-		s.result(callID, "", out, errMsg, ts)
+		out, errMsg := codexToolOutput(it.output, &c.scratch)
+		s.result(it.callID, "", out, errMsg, ts)
 	default:
 		s.skip(SkipUnknownItem)
 	}
 	return end, nil
+}
+
+// message handles a message item: the assistant's texts, or a user turn.
+func (c *codexRollout) message(it *rolloutItem, ts time.Time) {
+	s := c.st
+	texts := partTexts(it.content)
+	switch it.role {
+	case "assistant":
+		for _, t := range texts {
+			s.text(t, ts)
+		}
+	case "user":
+		// The CLI injects its environment and instructions as user
+		// messages; they are recorded but are not the prompt.
+		prompt := len(texts) > 0 && isCodexPrompt(texts[0])
+		if prompt && s.res.Prompt == "" {
+			s.res.Prompt = codexRequest(strings.Join(texts, "\n"))
+		}
+		s.user(texts, ts, prompt)
+	default:
+		s.skip("system message")
+	}
+}
+
+// partTexts is the non-empty texts of a list of parts [{text}].
+func partTexts(parts []byte) []string {
+	var texts []string
+	_ = rawjson.EachElem(parts, func(b []byte) {
+		if t := rawjson.Str(field(b, "text")); t != "" {
+			texts = append(texts, t)
+		}
+	})
+	return texts
 }
 
 // isCodexPrompt tells the user's own messages from those the CLI injects:

@@ -21,126 +21,159 @@ func newGeminiStream(p *Parser) {
 	p.line = g.line
 }
 
-func (g *geminiStream) line(v []byte) error {
-	var typ, role, content, toolName, toolID, status, model, sid, severity, message string
-	var params, output, errv, stats []byte
-	var ts time.Time
-	delta := false
+// geminiEvent is the fields of a stream-json line that any of its kinds
+// uses.
+type geminiEvent struct {
+	typ, role, content, toolName, toolID, status, model, sid, cwd, severity, message string
+	params, output, errv, stats                                                      []byte
+	ts                                                                               time.Time
+	delta                                                                            bool
+}
+
+func parseGeminiEvent(v []byte) (geminiEvent, error) {
+	var e geminiEvent
 	err := eachField(v, func(k, val []byte) {
 		switch string(k) {
 		case "type":
-			typ = rawjson.Str(val)
+			e.typ = rawjson.Str(val)
 		case "role":
-			role = rawjson.Str(val)
+			e.role = rawjson.Str(val)
 		case "content":
-			content = rawjson.Str(val)
+			e.content = rawjson.Str(val)
 		case "delta":
-			delta = boolean(val)
+			e.delta = boolean(val)
 		case "tool_name":
-			toolName = rawjson.Str(val)
+			e.toolName = rawjson.Str(val)
 		case "tool_id":
-			toolID = rawjson.Str(val)
+			e.toolID = rawjson.Str(val)
 		case "parameters":
-			params = val
+			e.params = val
 		case "status":
-			status = rawjson.Str(val)
+			e.status = rawjson.Str(val)
 		case "output":
-			output = val
+			e.output = val
 		case "error":
-			errv = val
+			e.errv = val
 		case "stats":
-			stats = val
+			e.stats = val
 		case "model":
-			model = rawjson.Str(val)
+			e.model = rawjson.Str(val)
 		case "session_id":
-			sid = rawjson.Str(val)
+			e.sid = rawjson.Str(val)
 		case "cwd":
-			g.st.setCWD(rawjson.Str(val))
+			if e.cwd == "" { // the first one counts (setCWD)
+				e.cwd = rawjson.Str(val)
+			}
 		case "severity":
-			severity = rawjson.Str(val)
+			e.severity = rawjson.Str(val)
 		case "message":
-			message = rawjson.Str(val)
+			e.message = rawjson.Str(val)
 		case "timestamp":
-			ts = timestamp(val)
+			e.ts = timestamp(val)
 		}
 	})
+	return e, err
+}
+
+func (g *geminiStream) line(v []byte) error {
+	e, err := parseGeminiEvent(v)
+	// The cwd is kept even from a line broken after it.
+	g.st.setCWD(e.cwd)
 	if err != nil {
 		return err
 	}
 	s := g.st
-	switch typ {
+	switch e.typ {
 	case "init":
-		s.res.Agent.SessionID = sid
-		s.setModel(model)
+		s.res.Agent.SessionID = e.sid
+		s.setModel(e.model)
 	case "message":
-		if role == "user" {
-			g.delta = false
-			s.user([]string{content}, ts, true)
-			return nil
-		}
-		if delta && g.delta && len(s.blocks) > 0 {
-			s.blocks[len(s.blocks)-1].Text += content
-			return nil
-		}
-		if content != "" {
-			s.text(content, ts)
-			g.delta = delta
-		}
+		g.message(&e)
 	case "tool_use":
 		g.delta = false
-		s.toolUse(toolID, toolName, raw(params), ts)
+		s.toolUse(e.toolID, e.toolName, raw(e.params), e.ts)
 	case "tool_result":
 		g.delta = false
 		s.flush()
-		errMsg := ""
-		if status != "" && status != "success" {
-			errMsg = errMessage(errv)
-			if errMsg == "" {
-				errMsg = "tool " + status
-			}
-		}
-		s.result(toolID, "", raw(output), errMsg, ts)
+		s.result(e.toolID, "", raw(e.output), geminiToolError(e.status, errMessage(e.errv)), e.ts)
 	case "error":
-		if severity == "warning" {
-			s.warn(message)
+		if e.severity == "warning" {
+			s.warn(e.message)
 		} else {
-			s.fail(message)
+			s.fail(e.message)
 		}
 	case "result":
-		g.delta = false
-		s.flush()
-		if status != "" && status != "success" {
-			m := errMessage(errv)
-			if m == "" {
-				m = "gemini status " + status
-			}
-			s.fail(m)
-		}
-		var in, out, cached, thoughts, tool, total int64
-		_ = eachField(stats, func(k, val []byte) {
-			switch string(k) {
-			case "input_tokens", "prompt_tokens":
-				in = num(val)
-			case "output_tokens", "candidates_tokens":
-				out = num(val)
-			case "total_tokens":
-				total = num(val)
-			case "cached", "cached_tokens":
-				cached = num(val)
-			case "thoughts_tokens", "thoughts":
-				thoughts = num(val)
-			case "tool_tokens", "tool_use_prompt_tokens":
-				tool = num(val)
-			case "duration_ms":
-				s.res.Agent.DurationMS += num(val)
-			}
-		})
-		s.addUsage(geminiUsage(in, out, cached, thoughts, tool, total))
-		s.res.Agent.Turns++
+		g.result(&e)
 	default:
 		s.skip(SkipUnknownEvent)
 	}
 	return nil
+}
+
+// message handles a message line: a user turn, or assistant text that a
+// delta line may join to the text before it.
+func (g *geminiStream) message(e *geminiEvent) {
+	s := g.st
+	if e.role == "user" {
+		g.delta = false
+		s.user([]string{e.content}, e.ts, true)
+		return
+	}
+	if e.delta && g.delta && len(s.blocks) > 0 {
+		s.blocks[len(s.blocks)-1].Text += e.content
+		return
+	}
+	if e.content != "" {
+		s.text(e.content, e.ts)
+		g.delta = e.delta
+	}
+}
+
+// result ends a turn: its status and its stats.
+func (g *geminiStream) result(e *geminiEvent) {
+	s := g.st
+	g.delta = false
+	s.flush()
+	if e.status != "" && e.status != "success" {
+		m := errMessage(e.errv)
+		if m == "" {
+			m = "gemini status " + e.status
+		}
+		s.fail(m)
+	}
+	var c geminiCounts
+	_ = eachField(e.stats, func(k, val []byte) {
+		switch string(k) {
+		case "input_tokens", "prompt_tokens":
+			c.input = num(val)
+		case "output_tokens", "candidates_tokens":
+			c.output = num(val)
+		case "total_tokens":
+			c.total = num(val)
+		case "cached", "cached_tokens":
+			c.cached = num(val)
+		case "thoughts_tokens", "thoughts":
+			c.thoughts = num(val)
+		case "tool_tokens", "tool_use_prompt_tokens":
+			c.tool = num(val)
+		case "duration_ms":
+			s.res.Agent.DurationMS += num(val)
+		}
+	})
+	s.addUsage(c.usage())
+	s.res.Agent.Turns++
+}
+
+// geminiToolError is a tool's error: none when its status is success (or
+// absent), else msg, else the status.
+func geminiToolError(status, msg string) string {
+	if status == "" || status == "success" {
+		return ""
+	}
+	if msg == "" {
+		msg = "tool " + status
+	}
+	return msg
 }
 
 // geminiSession reads a Gemini CLI chat file: {sessionId, messages: […]},
@@ -237,79 +270,9 @@ func (g *geminiSession) message(v []byte) {
 			s.thinking(text, timestamp(field(t, "timestamp")))
 		})
 		s.text(geminiText(content), ts)
-		type res struct {
-			id, name, errMsg string
-			out              any
-			ts               time.Time
-		}
-		var results []res
-		_ = rawjson.EachElem(toolCalls, func(tc []byte) {
-			var id, name, status string
-			var args, result []byte
-			var tts time.Time
-			_ = eachField(tc, func(k, val []byte) {
-				switch string(k) {
-				case "id":
-					id = rawjson.Str(val)
-				case "name":
-					name = rawjson.Str(val)
-				case "args":
-					args = val
-				case "result":
-					result = val
-				case "status":
-					status = rawjson.Str(val)
-				case "timestamp":
-					tts = timestamp(val)
-				}
-			})
-			id = s.toolUse(id, name, raw(args), ts)
-			var out any
-			errMsg := ""
-			var resp []byte
-			_ = rawjson.EachElem(result, func(r []byte) {
-				if resp == nil {
-					resp = field(field(r, "functionResponse"), "response")
-				}
-			})
-			if resp != nil {
-				out = raw(resp)
-			} else {
-				out = raw(result)
-			}
-			if status != "" && status != "success" {
-				errMsg = rawjson.Str(field(resp, "error"))
-				if errMsg == "" {
-					errMsg = "tool " + status
-				}
-			}
-			if result != nil || status != "" {
-				results = append(results, res{id, name, errMsg, out, tts})
-			}
-		})
-		s.flush()
-		for _, r := range results {
-			s.result(r.id, r.name, r.out, r.errMsg, r.ts)
-		}
+		g.toolCalls(toolCalls, ts)
 		if tokens != nil {
-			var in, out, cached, thoughts, tool, total int64
-			_ = eachField(tokens, func(k, val []byte) {
-				switch string(k) {
-				case "input":
-					in = num(val)
-				case "output":
-					out = num(val)
-				case "cached":
-					cached = num(val)
-				case "thoughts":
-					thoughts = num(val)
-				case "tool":
-					tool = num(val)
-				case "total":
-					total = num(val)
-				}
-			})
-			s.addUsage(geminiUsage(in, out, cached, thoughts, tool, total))
+			s.addUsage(geminiTokens(tokens).usage())
 			s.res.Agent.Turns++
 		}
 	case "error":
@@ -319,6 +282,83 @@ func (g *geminiSession) message(v []byte) {
 	default:
 		s.skip(SkipUnknownEvent)
 	}
+}
+
+// toolCalls adds the tool_use blocks of a message's calls, ends the
+// message and then gives the calls' results.
+func (g *geminiSession) toolCalls(calls []byte, ts time.Time) {
+	s := g.st
+	type res struct {
+		id, name, errMsg string
+		out              any
+		ts               time.Time
+	}
+	var results []res
+	_ = rawjson.EachElem(calls, func(tc []byte) {
+		var id, name, status string
+		var args, result []byte
+		var tts time.Time
+		_ = eachField(tc, func(k, val []byte) {
+			switch string(k) {
+			case "id":
+				id = rawjson.Str(val)
+			case "name":
+				name = rawjson.Str(val)
+			case "args":
+				args = val
+			case "result":
+				result = val
+			case "status":
+				status = rawjson.Str(val)
+			case "timestamp":
+				tts = timestamp(val)
+			}
+		})
+		id = s.toolUse(id, name, raw(args), ts)
+		// The result is a list of parts; the first functionResponse's
+		// response is the tool's output.
+		var resp []byte
+		_ = rawjson.EachElem(result, func(r []byte) {
+			if resp == nil {
+				resp = field(field(r, "functionResponse"), "response")
+			}
+		})
+		var out any
+		if resp != nil {
+			out = raw(resp)
+		} else {
+			out = raw(result)
+		}
+		if result != nil || status != "" {
+			results = append(results, res{id, name, geminiToolError(status, rawjson.Str(field(resp, "error"))), out, tts})
+		}
+	})
+	s.flush()
+	for _, r := range results {
+		s.result(r.id, r.name, r.out, r.errMsg, r.ts)
+	}
+}
+
+// geminiTokens reads a chat file message's token counts.
+func geminiTokens(v []byte) geminiCounts {
+	var c geminiCounts
+	_ = eachField(v, func(k, val []byte) {
+		switch string(k) {
+		case "input":
+			c.input = num(val)
+		case "output":
+			c.output = num(val)
+		case "cached":
+			c.cached = num(val)
+		case "thoughts":
+			c.thoughts = num(val)
+		case "tool":
+			c.tool = num(val)
+		case "total":
+			c.total = num(val)
+		}
+	})
+	return c
 }
 
 // geminiText reads content given as a string or as parts [{text}].

@@ -84,6 +84,19 @@ func (o *openAI) line(v []byte) error {
 	if !o.open && choices != nil && string(choices) != "[]" {
 		o.open, o.id, o.created = true, id, created
 	}
+	if o.choices(choices) {
+		o.end()
+	}
+	if !isNull(usage) {
+		s.addUsage(openAIUsage(usage))
+		s.res.Agent.Turns++
+	}
+	return nil
+}
+
+// choices reads a chunk's (or a completion's) choices, the first one only,
+// and reports whether it finished.
+func (o *openAI) choices(choices []byte) bool {
 	finished := false
 	_ = rawjson.EachElem(choices, func(c []byte) {
 		var index int64
@@ -101,7 +114,7 @@ func (o *openAI) line(v []byte) error {
 			}
 		})
 		if index != 0 {
-			s.skip("choice other than the first")
+			o.st.skip("choice other than the first")
 			return
 		}
 		if message != nil {
@@ -115,35 +128,32 @@ func (o *openAI) line(v []byte) error {
 			finished = true
 		}
 	})
-	if finished {
-		o.end()
-	}
-	if !isNull(usage) {
-		var u transcript.Usage
-		_ = eachField(usage, func(k, val []byte) {
-			switch string(k) {
-			case "prompt_tokens":
-				u.InputTokens = num(val)
-			case "completion_tokens":
-				u.OutputTokens = num(val)
-			case "total_tokens":
-				u.TotalTokens = num(val)
-			case "prompt_tokens_details":
-				u.CacheReadTokens = num(field(val, "cached_tokens"))
-			case "completion_tokens_details":
-				u.ReasoningTokens = num(field(val, "reasoning_tokens"))
-			}
-		})
-		// OpenAI counts reasoning inside completion_tokens; some
-		// compatible servers (xAI) count it apart, which their total
-		// shows: then it is added to the output, so it is counted once.
-		if u.ReasoningTokens > 0 && u.TotalTokens == u.InputTokens+u.OutputTokens+u.ReasoningTokens {
-			u.OutputTokens += u.ReasoningTokens
+	return finished
+}
+
+// openAIUsage reads a usage object. OpenAI counts reasoning inside
+// completion_tokens; some compatible servers (xAI) count it apart, which
+// their total shows: then it is added to the output, so it is counted once.
+func openAIUsage(v []byte) transcript.Usage {
+	var u transcript.Usage
+	_ = eachField(v, func(k, val []byte) {
+		switch string(k) {
+		case "prompt_tokens":
+			u.InputTokens = num(val)
+		case "completion_tokens":
+			u.OutputTokens = num(val)
+		case "total_tokens":
+			u.TotalTokens = num(val)
+		case "prompt_tokens_details":
+			u.CacheReadTokens = num(field(val, "cached_tokens"))
+		case "completion_tokens_details":
+			u.ReasoningTokens = num(field(val, "reasoning_tokens"))
 		}
-		s.addUsage(u)
-		s.res.Agent.Turns++
+	})
+	if u.ReasoningTokens > 0 && u.TotalTokens == u.InputTokens+u.OutputTokens+u.ReasoningTokens {
+		u.OutputTokens += u.ReasoningTokens
 	}
-	return nil
+	return u
 }
 
 func (o *openAI) delta(d []byte) {

@@ -31,6 +31,35 @@ func newOpencode(p *Parser) {
 	p.line = o.line
 }
 
+// opencodePart is the fields of a line's part that any of its kinds uses.
+type opencodePart struct {
+	msgID, text, callID, tool string
+	state, tokens, cost       []byte
+}
+
+func parseOpencodePart(v []byte) opencodePart {
+	var p opencodePart
+	_ = eachField(v, func(k, val []byte) {
+		switch string(k) {
+		case "messageID":
+			p.msgID = rawjson.Str(val)
+		case "text":
+			p.text = rawjson.Str(val)
+		case "callID":
+			p.callID = rawjson.Str(val)
+		case "tool":
+			p.tool = rawjson.Str(val)
+		case "state":
+			p.state = val
+		case "tokens":
+			p.tokens = val
+		case "cost":
+			p.cost = val
+		}
+	})
+	return p
+}
+
 func (o *opencode) line(v []byte) error {
 	var typ, sid string
 	var part, errv, rejected []byte
@@ -61,28 +90,7 @@ func (o *opencode) line(v []byte) error {
 	if sid != "" {
 		s.res.Agent.SessionID = sid
 	}
-	var p struct {
-		msgID, text, callID, tool string
-		state, tokens, cost       []byte
-	}
-	_ = eachField(part, func(k, val []byte) {
-		switch string(k) {
-		case "messageID":
-			p.msgID = rawjson.Str(val)
-		case "text":
-			p.text = rawjson.Str(val)
-		case "callID":
-			p.callID = rawjson.Str(val)
-		case "tool":
-			p.tool = rawjson.Str(val)
-		case "state":
-			p.state = val
-		case "tokens":
-			p.tokens = val
-		case "cost":
-			p.cost = val
-		}
-	})
+	p := parseOpencodePart(part)
 	if p.msgID != o.msg {
 		// Parts of another provider message: the previous one is over.
 		s.flush()
@@ -97,31 +105,7 @@ func (o *opencode) line(v []byte) error {
 	case "reasoning":
 		s.thinking(p.text, ts)
 	case "tool_use":
-		var status, errText string
-		var input, output []byte
-		_ = eachField(p.state, func(k, val []byte) {
-			switch string(k) {
-			case "status":
-				status = rawjson.Str(val)
-			case "input":
-				input = val
-			case "output":
-				output = val
-			case "error":
-				errText = rawjson.Str(val)
-			}
-		})
-		id := s.toolUse(p.callID, p.tool, raw(input), ts)
-		switch status {
-		case "completed":
-			s.result(id, p.tool, raw(output), "", ts)
-		case "error":
-			if errText == "" {
-				errText = "tool failed"
-			}
-			s.result(id, p.tool, nil, errText, ts)
-		}
-		// Any other status is a call still under way; Close answers it.
+		o.tool(&p, ts)
 	case "step_finish":
 		s.addUsage(opencodeUsage(p.tokens))
 		if c, ok := float(p.cost); ok {
@@ -144,6 +128,37 @@ func (o *opencode) line(v []byte) error {
 		s.skip(SkipUnknownEvent)
 	}
 	return nil
+}
+
+// tool maps a tool part, printed once with the call and, when it is done,
+// its result.
+func (o *opencode) tool(p *opencodePart, ts time.Time) {
+	s := o.st
+	var status, errText string
+	var input, output []byte
+	_ = eachField(p.state, func(k, val []byte) {
+		switch string(k) {
+		case "status":
+			status = rawjson.Str(val)
+		case "input":
+			input = val
+		case "output":
+			output = val
+		case "error":
+			errText = rawjson.Str(val)
+		}
+	})
+	id := s.toolUse(p.callID, p.tool, raw(input), ts)
+	switch status {
+	case "completed":
+		s.result(id, p.tool, raw(output), "", ts)
+	case "error":
+		if errText == "" {
+			errText = "tool failed"
+		}
+		s.result(id, p.tool, nil, errText, ts)
+	}
+	// Any other status is a call still under way; Close answers it.
 }
 
 // opencodeUsage reads a step-finish part's tokens: {total?, input, output,

@@ -251,13 +251,18 @@ func (t *claudeTotals) lastProcess() (total transcript.Usage, cost *float64, own
 	return t.procUsage(*p).usage(), cost, p.own.usage(), true
 }
 
-// geminiUsage converts Gemini's counts: thoughts and the tool-use prompt
-// are apart from output and input when total says so.
-func geminiUsage(input, output, cached, thoughts, tool, total int64) transcript.Usage {
-	in, out := input, output
-	if total == 0 || total >= input+output+thoughts+tool {
-		in += tool
-		out += thoughts
+// geminiCounts are Gemini's token counts, in either of its spellings.
+type geminiCounts struct {
+	input, output, cached, thoughts, tool, total int64
+}
+
+// usage converts Gemini's counts: thoughts and the tool-use prompt are apart
+// from output and input when total says so.
+func (c geminiCounts) usage() transcript.Usage {
+	in, out := c.input, c.output
+	if c.total == 0 || c.total >= c.input+c.output+c.thoughts+c.tool {
+		in += c.tool
+		out += c.thoughts
 	}
-	return transcript.Usage{InputTokens: in, OutputTokens: out, CacheReadTokens: cached, ReasoningTokens: thoughts, TotalTokens: in + out}
+	return transcript.Usage{InputTokens: in, OutputTokens: out, CacheReadTokens: c.cached, ReasoningTokens: c.thoughts, TotalTokens: in + out}
 }
