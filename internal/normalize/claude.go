@@ -15,6 +15,9 @@ import (
 type claude struct {
 	st      *state
 	session bool // session log: per-line usage, sidechains, isMeta
+	// subagent: the log is a subagent's own (subagents/agent-*.jsonl),
+	// whose sidechain lines are its conversation
+	subagent bool
 
 	msgID string
 	// msgUsage keeps the last usage seen per message id (session logs repeat
@@ -39,11 +42,12 @@ type claude struct {
 	postPending bool
 }
 
-func newClaude(p *Parser, session bool) {
+func newClaude(p *Parser, session bool) *claude {
 	c := &claude{st: p.st, session: session, msgUsage: map[string]transcript.Usage{}}
 	p.line = c.line
 	p.finish = c.finish
 	p.st.res.Agent.Provider = "claude"
+	return c
 }
 
 type claudeLine struct {
@@ -66,7 +70,7 @@ func (c *claude) line(v []byte) error {
 	s := c.st
 	switch l.typ {
 	case "assistant":
-		if l.sidechain {
+		if l.sidechain && !c.subagent {
 			// A subagent's exchange stays out of the conversation, but
 			// its tokens were spent by the session.
 			c.messageUsage(l.message)
@@ -75,7 +79,7 @@ func (c *claude) line(v []byte) error {
 		}
 		c.assistant(l)
 	case "user":
-		if l.sidechain {
+		if l.sidechain && !c.subagent {
 			s.skip("sidechain line")
 			return nil
 		}
