@@ -77,6 +77,24 @@ type AgentResult struct {
 	// Proxy is set when the step's CLI agent called its tools through
 	// reel's MCP server (mcp_proxy).
 	Proxy *ToolProxy `json:"proxy,omitempty"`
+	// Compactions are the times the agent compacted its context, in
+	// order: the k-th belongs to the k-th compaction summary among the
+	// step's user messages.
+	Compactions []Compaction `json:"compactions,omitempty"`
+}
+
+// Compaction is one compaction of an agent's context: the conversation so
+// far replaced by its summary.
+type Compaction struct {
+	// Trigger is what started it, as the agent says: "auto" (the context
+	// was full) or "manual" (/compact).
+	Trigger string `json:"trigger,omitempty"`
+	// PreTokens is the context's size before, as the agent reports it;
+	// PostTokens its size after: the agent's own figure when it gives
+	// one, else the input (cache included) of the next model call. 0 is
+	// unknown.
+	PreTokens  int64 `json:"pre_tokens,omitempty"`
+	PostTokens int64 `json:"post_tokens,omitempty"`
 }
 
 // ToolProxy describes the MCP server reel put between a CLI agent and its

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -128,5 +130,121 @@ func TestAgentlogBaselineCandidateDiff(t *testing.T) {
 	}
 	if d.A.DurationMS != 309 || d.B.DurationMS != 1356 {
 		t.Errorf("run durations %d and %d ms, want 309 and 1356", d.A.DurationMS, d.B.DurationMS)
+	}
+}
+
+// Compactions show with their tokens before and after in the terminal and
+// Markdown replays and on the run page (the HTML replay is the page of
+// reel serve): Claude Code stream-json gives both figures
+// (untether's autocompact capture), a session log only the size before,
+// the size after being the next call's input (our own recording in the
+// session log's shape).
+func TestCompactionTokensInEveryView(t *testing.T) {
+	storage := t.TempDir()
+	ctx := context.Background()
+	check := func(t *testing.T, path, want string) {
+		out, errOut, err := runReel(t, ctx, "import", "--storage", storage, "--json", path)
+		var imported []importer.Run
+		if err != nil || json.Unmarshal([]byte(out), &imported) != nil || len(imported) != 1 {
+			t.Fatalf("import %s: %v\n%s%s", path, err, out, errOut)
+		}
+		id := imported[0].RunID
+		for _, format := range []string{"text", "markdown"} {
+			out, errOut, err := runReel(t, ctx, "replay", "--storage", storage, "--format", format, id)
+			if err != nil || !strings.Contains(out, want) {
+				t.Errorf("replay --format %s: %v, want %q in\n%s%s", format, err, want, out, errOut)
+			}
+		}
+		page := filepath.Join(t.TempDir(), "page.html")
+		if _, errOut, err := runReel(t, ctx, "replay", "--storage", storage, "--format", "html", "-o", page, id); err != nil {
+			t.Fatalf("%v\n%s", err, errOut)
+		}
+		if b, err := os.ReadFile(page); err != nil || !strings.Contains(string(b), want) {
+			t.Errorf("run page: %v, want %q", err, want)
+		}
+	}
+	t.Run("session-log", func(t *testing.T) {
+		check(t, filepath.Join("..", "..", "internal", "normalize", "testdata", "recordings", "claude-session-log", "manual-compact.jsonl"),
+			"context compacted: 153k → 9k tokens (manual)")
+	})
+	t.Run("stream-json", func(t *testing.T) {
+		check(t, filepath.Join(testfixtures.Dir(t, "claude-stream-json"), "claude_autocompact_2.1.285.jsonl"),
+			"context compacted: 79k → 15k tokens (auto)")
+	})
+}
+
+// Issue 24, point 10: a Claude Code session's subagents
+// (<session>/subagents/agent-<id>.jsonl, our own recording in the real
+// layout: one linked by the Task result's toolUseResult.agentId, one by
+// the "agentId: <id>" its text ends with) are imported with the session as
+// its child runs, each opened by its Task call as a sub-workflow is, and
+// not as runs of their own; the run's tokens and cost count theirs.
+func TestImportClaudeSubagentsAsChildRuns(t *testing.T) {
+	storage := t.TempDir()
+	ctx := context.Background()
+	dir := filepath.Join("..", "..", "internal", "importer", "testdata", "subagents")
+	out, errOut, err := runReel(t, ctx, "import", "--storage", storage, "--json", dir)
+	var imported []importer.Run
+	if err != nil || json.Unmarshal([]byte(out), &imported) != nil {
+		t.Fatalf("import: %v\n%s%s", err, out, errOut)
+	}
+	if len(imported) != 1 || len(imported[0].ChildRunIDs) != 2 || len(imported[0].Warnings) != 0 {
+		t.Fatalf("imported %+v, want one session with two child runs", imported)
+	}
+	id := imported[0].RunID
+	out, errOut, err = runReel(t, ctx, "tree", "--json", "--storage", storage, id)
+	if err != nil {
+		t.Fatalf("tree: %v\n%s", err, errOut)
+	}
+	type node struct {
+		Kind       string `json:"kind"`
+		Name       string `json:"name"`
+		ChildRunID string `json:"child_run_id"`
+		Usage      struct {
+			TotalTokens int64 `json:"total_tokens"`
+		} `json:"usage"`
+		CostUSD  *float64 `json:"cost_usd"`
+		Children []node   `json:"children"`
+	}
+	var tree struct {
+		Run node `json:"run"`
+	}
+	if err := json.Unmarshal([]byte(out), &tree); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	root := tree.Run
+	var calls []string
+	var sum int64
+	var cost float64
+	for _, c := range root.Children {
+		if c.CostUSD != nil {
+			cost += *c.CostUSD
+		}
+		sum += c.Usage.TotalTokens
+		if c.Kind != "call_workflow" {
+			continue
+		}
+		if len(c.Children) != 1 || c.Children[0].Kind != "workflow" || c.ChildRunID == "" {
+			t.Errorf("subagent %s: not its child run's caller: %+v", c.Name, c)
+		}
+		calls = append(calls, c.Name)
+	}
+	if want := []string{"Explore: Find price rounding", "general-purpose: Read the pricing tests"}; strings.Join(calls, "|") != strings.Join(want, "|") {
+		t.Errorf("subagent steps %q, want %q\n%s", calls, want, out)
+	}
+	if root.Usage.TotalTokens != sum || root.CostUSD == nil || fmt.Sprintf("%.4f", *root.CostUSD) != fmt.Sprintf("%.4f", cost) {
+		t.Errorf("run: %d tokens, cost %v; its steps and subagents: %d tokens, $%.4f", root.Usage.TotalTokens, root.CostUSD, sum, cost)
+	}
+	out, errOut, err = runReel(t, ctx, "replay", "--storage", storage, id)
+	if err != nil || !strings.Contains(out, "RoundHalfEven") || !strings.Contains(out, "subagent-2 calls sub-workflow run") {
+		t.Errorf("replay does not show the subagents inline: %v\n%s%s", err, out, errOut)
+	}
+	if _, errOut, err := runReel(t, ctx, "verify", imported[0].Transcript); err != nil {
+		t.Errorf("verify: %v\n%s", err, errOut)
+	}
+	// a second import finds nothing changed, the subagents included
+	out, _, err = runReel(t, ctx, "import", "--storage", storage, "--json", dir)
+	if err != nil || json.Unmarshal([]byte(out), &imported) != nil || len(imported) != 1 || imported[0].Outcome != importer.Unchanged {
+		t.Errorf("import again: %v %+v", err, imported)
 	}
 }

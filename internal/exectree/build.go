@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/reelhq/reel/internal/pricing"
+	"github.com/reelhq/reel/internal/promptkind"
 	"github.com/reelhq/reel/internal/rawjson"
 	"github.com/reelhq/reel/internal/runs"
 	"github.com/reelhq/reel/internal/runstatus"
@@ -178,7 +179,7 @@ func (b *builder) exchange(rec *runs.Record) {
 		}
 	default:
 		n.Messages++
-		if rec.Type == transcript.MessageUser {
+		if rec.Type == transcript.MessageUser && promptkind.MessageJSON(env.Payload) == promptkind.Prompt {
 			n.UserTurns++
 		}
 	}

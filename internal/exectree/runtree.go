@@ -67,9 +67,9 @@ type Node struct {
 	Model         string `json:"model,omitempty"`
 	ExitCode      *int   `json:"exit_code,omitempty"`
 	Messages      int    `json:"messages,omitempty"`
-	// UserTurns counts the step's message.user events: the turns of a
-	// conversation, numbered from 1 (the step's prompt) as the run's
-	// display numbers them.
+	// UserTurns counts the step's message.user events that are turns the
+	// user took (not promptkind.Noise): numbered from 1 (the step's
+	// prompt) as the run's display numbers them.
 	UserTurns int `json:"user_turns,omitempty"`
 	Tools     int `json:"tools,omitempty"`
 	Dangling  int `json:"dangling_tools,omitempty"`

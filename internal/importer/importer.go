@@ -92,7 +92,8 @@ type Run struct {
 	Skipped    map[string]int `json:"skipped,omitempty"`
 	Warnings   []string       `json:"warnings,omitempty"`
 	// ChildRunIDs are the child runs imported with the run (a Flow Studio
-	// export of a run with call_workflow steps).
+	// export of a run with call_workflow steps, a Claude Code session's
+	// subagents).
 	ChildRunIDs []string `json:"child_run_ids,omitempty"`
 	// Error says why the source could not be imported.
 	Error string `json:"error,omitempty"`
@@ -187,6 +188,8 @@ func (im *importer) dir(ctx context.Context, path string) (runs []Run, files int
 	if err != nil {
 		return nil, 0, fmt.Errorf("import: list %s: %w", path, err)
 	}
+	// a session's subagents are imported with it, as its child runs
+	found = dropSubagentLogs(found)
 	if p := im.o.Progress; p != nil {
 		p.Begin(len(found))
 		defer p.End()

@@ -66,6 +66,13 @@ func (im *importer) session(path string, format normalize.Format) (*Run, error) 
 	if err != nil {
 		return nil, err
 	}
+	var subFiles map[string]string
+	if format == normalize.ClaudeSessionLog {
+		subFiles = subagentFiles(src.Path)
+		if src, err = withSubagents(src, subFiles); err != nil {
+			return nil, err
+		}
+	}
 	outcome, prior, err := check(im.o.Dir, src)
 	if err != nil {
 		return nil, err
@@ -81,18 +88,29 @@ func (im *importer) session(path string, format normalize.Format) (*Run, error) 
 	}
 	name := runName(res, src.Path, format)
 	t := sessionTree(name, events, res, im.o.Now)
-	if r.Transcript, _, err = im.write(src, prior, t); err != nil {
+	var warnings []string
+	if len(subFiles) > 0 {
+		subs, w := readSubagents(subFiles)
+		var lw []string
+		t, lw = linkSubagents(t, subs, taskAgents(src.Path), im.o.Now)
+		warnings = append(w, lw...)
+	}
+	if r.Transcript, r.ChildRunIDs, err = im.write(src, prior, t); err != nil {
 		return nil, err
 	}
 	r.Name = im.o.Masker.MaskString(name)
 	r.Messages, r.ToolCalls, r.Status = t.counts()
 	r.Skipped = res.Agent.Skipped
-	r.Warnings = res.Warnings
+	r.Warnings = append(res.Warnings, warnings...)
 	return r, nil
 }
 
 // normalizeFile reads the recording at path whole into transcript events.
 func normalizeFile(path string, format normalize.Format) ([]transcript.ExchangeEvent, *normalize.Result, error) {
+	if _, ok := isSubagentLog(path); ok && format == normalize.ClaudeSessionLog {
+		// imported alone: its sidechain lines are its conversation
+		return normalizeSubagent(path)
+	}
 	f, err := safefile.Open(path)
 	if err != nil {
 		return nil, nil, err

@@ -15,6 +15,9 @@ import (
 type claude struct {
 	st      *state
 	session bool // session log: per-line usage, sidechains, isMeta
+	// subagent: the log is a subagent's own (subagents/agent-*.jsonl),
+	// whose sidechain lines are its conversation
+	subagent bool
 
 	msgID string
 	// msgUsage keeps the last usage seen per message id (session logs repeat
@@ -34,19 +37,24 @@ type claude struct {
 	summaries     map[string]string
 	leaf          string
 	pendingLeaves []string
+	// postPending: the last compaction's size after is the next model
+	// call's input (the session log's compactMetadata has no postTokens).
+	postPending bool
 }
 
-func newClaude(p *Parser, session bool) {
+func newClaude(p *Parser, session bool) *claude {
 	c := &claude{st: p.st, session: session, msgUsage: map[string]transcript.Usage{}}
 	p.line = c.line
 	p.finish = c.finish
 	p.st.res.Agent.Provider = "claude"
+	return c
 }
 
 type claudeLine struct {
 	typ, subtype, sid, model, result    string
 	cwd, summary, uuid, leafUUID        string
 	message, usage, models, errors      []byte
+	compact                             []byte
 	ts                                  time.Time
 	sidechain, meta, isError, synthetic bool
 	durationMS, turns                   int64
@@ -62,7 +70,7 @@ func (c *claude) line(v []byte) error {
 	s := c.st
 	switch l.typ {
 	case "assistant":
-		if l.sidechain {
+		if l.sidechain && !c.subagent {
 			// A subagent's exchange stays out of the conversation, but
 			// its tokens were spent by the session.
 			c.messageUsage(l.message)
@@ -71,7 +79,7 @@ func (c *claude) line(v []byte) error {
 		}
 		c.assistant(l)
 	case "user":
-		if l.sidechain {
+		if l.sidechain && !c.subagent {
 			s.skip("sidechain line")
 			return nil
 		}
@@ -79,8 +87,11 @@ func (c *claude) line(v []byte) error {
 	case "result":
 		c.result(l)
 	case "system":
-		if l.subtype == "init" {
+		switch l.subtype {
+		case "init":
 			s.setModel(l.model)
+		case "compact_boundary":
+			c.compaction(l.compact)
 		}
 	case "summary":
 		c.summary(l)
@@ -143,6 +154,8 @@ func parseClaudeLine(v []byte) (claudeLine, error) {
 			l.uuid = rawjson.Str(val)
 		case "leafUuid":
 			l.leafUUID = rawjson.Str(val)
+		case "compact_metadata", "compactMetadata":
+			l.compact = val
 		}
 	})
 	return l, err
@@ -202,6 +215,12 @@ func (c *claude) assistant(l claudeLine) {
 	}
 	s.setModel(model)
 	c.keepUsage(id, usage)
+	if c.postPending && usage != nil {
+		if u := claudeUsage(usage); u.InputTokens > 0 {
+			cs := s.res.Agent.Compactions
+			cs[len(cs)-1].PostTokens, c.postPending = u.InputTokens, false
+		}
+	}
 	if len(content) > 0 && content[0] == '"' {
 		s.text(rawjson.Str(content), l.ts)
 		return
@@ -249,6 +268,25 @@ func (c *claude) assistant(l claudeLine) {
 			s.skip(SkipUnknownBlock)
 		}
 	})
+}
+
+// compaction records a compact_boundary: stream-json's compact_metadata
+// says the context's size before and after (pre_tokens, post_tokens), a
+// session log's compactMetadata the size before (preTokens).
+func (c *claude) compaction(meta []byte) {
+	var cp transcript.Compaction
+	_ = eachField(meta, func(k, val []byte) {
+		switch string(k) {
+		case "trigger":
+			cp.Trigger = rawjson.Str(val)
+		case "pre_tokens", "preTokens":
+			cp.PreTokens = num(val)
+		case "post_tokens", "postTokens":
+			cp.PostTokens = num(val)
+		}
+	})
+	c.st.res.Agent.Compactions = append(c.st.res.Agent.Compactions, cp)
+	c.postPending = cp.PostTokens == 0
 }
 
 // keepUsage remembers the usage a message line reports; the lines of one

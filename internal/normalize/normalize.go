@@ -210,6 +210,19 @@ func NewParser(f Format, emit Emit) (*Parser, error) {
 	return p, nil
 }
 
+// NewSubagentParser returns a parser of a Claude Code subagent's session
+// log (<session>/subagents/agent-<id>.jsonl): a session log whose every
+// line is a sidechain, which is the subagent's own conversation rather
+// than one to leave out.
+func NewSubagentParser(emit Emit) (*Parser, error) {
+	if emit == nil {
+		return nil, errors.New("normalize: nil emit")
+	}
+	p := &Parser{format: ClaudeSessionLog, st: newState(emit)}
+	newClaude(p, true).subagent = true
+	return p, nil
+}
+
 // Format returns the parser's format.
 func (p *Parser) Format() Format { return p.format }
 

@@ -17,8 +17,12 @@
 package promptkind
 
 import (
+	"bytes"
 	"regexp"
 	"strings"
+
+	"github.com/reelhq/reel/internal/rawjson"
+	"github.com/reelhq/reel/transcript"
 )
 
 // Kind is what a user message's text is.
@@ -105,4 +109,122 @@ func Classify(text string) Turn {
 		}
 	}
 	return Turn{Kind: Prompt, Text: text}
+}
+
+// Message tells what a user message is, whole: Prompt when it is a turn
+// the user took (it holds text reel composed, text the agent emitted that
+// is a Prompt, or no text at all); else Compaction when one of its texts
+// is a compaction summary, else the kind of its first text. Every view that
+// numbers turns (reel tree's count, the run page, the replays) asks this,
+// so that a /clear or an environment context never takes a turn number.
+func Message(m *transcript.MessagePayload) Kind {
+	if m == nil {
+		return Prompt
+	}
+	var k kinds
+	for _, b := range m.Blocks {
+		if b.Type == transcript.BlockText && !k.add(string(b.Fidelity), func() Kind { return Classify(b.Text).Kind }) {
+			break
+		}
+	}
+	return k.kind()
+}
+
+// MessageJSON is Message for a message.user payload's raw JSON, for the
+// readers that decode no more of a line than they use; a payload that
+// does not read is a Prompt.
+func MessageJSON(payload []byte) Kind {
+	blocks, ok, err := rawjson.Field(payload, "blocks")
+	if !ok || err != nil {
+		return Prompt
+	}
+	var k kinds
+	more := true
+	err = rawjson.EachElem(blocks, func(b []byte) {
+		if !more {
+			return
+		}
+		var typ, fidelity string
+		var text []byte
+		_ = rawjson.Each(b, func(key, v []byte) bool {
+			switch string(key) {
+			case "type":
+				typ = rawjson.Str(v)
+			case "fidelity":
+				fidelity = rawjson.Str(v)
+			case "text":
+				text = v
+			}
+			return true
+		})
+		if typ == string(transcript.BlockText) {
+			more = k.add(fidelity, func() Kind {
+				if !mayBeNoise(text) {
+					return Prompt
+				}
+				return Classify(rawjson.Str(text)).Kind
+			})
+		}
+	})
+	if err != nil {
+		return Prompt
+	}
+	return k.kind()
+}
+
+// Noise reports whether a user message is what a CLI wrote rather than a
+// turn the user took: Message(m) != Prompt.
+func Noise(m *transcript.MessagePayload) bool { return Message(m) != Prompt }
+
+// kinds folds the kinds of a message's texts into the message's.
+type kinds struct {
+	first      Kind
+	texts      int
+	turn, comp bool
+}
+
+// add counts one text of the given fidelity, classified by classify when
+// it matters, and reports whether the next texts still can.
+func (k *kinds) add(fidelity string, classify func() Kind) bool {
+	if fidelity == string(transcript.FidelityRouter) {
+		k.turn = true
+		return false
+	}
+	c := classify()
+	if c == Prompt {
+		k.turn = true
+		return false
+	}
+	if k.texts == 0 {
+		k.first = c
+	}
+	k.comp = k.comp || c == Compaction
+	k.texts++
+	return true
+}
+
+func (k *kinds) kind() Kind {
+	switch {
+	case k.turn || k.texts == 0:
+		return Prompt
+	case k.comp:
+		return Compaction
+	}
+	return k.first
+}
+
+// mayBeNoise tells from a text's quoted JSON, without unquoting it, whether
+// Classify could find it anything but a Prompt: every other kind starts
+// with one of a few fixed heads.
+func mayBeNoise(quoted []byte) bool {
+	s := bytes.TrimLeft(bytes.TrimPrefix(quoted, []byte(`"`)), " \t")
+	for len(s) >= 2 && s[0] == '\\' && (s[1] == 'n' || s[1] == 't' || s[1] == 'r') {
+		s = bytes.TrimLeft(s[2:], " \t")
+	}
+	for _, head := range []string{"<", "\\u003c", caveat[:8], compacted[:8], "# "} {
+		if bytes.HasPrefix(s, []byte(head)) {
+			return true
+		}
+	}
+	return false
 }

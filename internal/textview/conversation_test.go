@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -155,4 +156,44 @@ func stable(b []byte) []byte {
 	b = timeRE.ReplaceAll(b, []byte("TIME"))
 	b = durationRE.ReplaceAll(b, []byte("DURATION"))
 	return pathRE.ReplaceAll(b, []byte("…/fake-claude"))
+}
+
+// What a CLI wrote as a user message (a slash command, its output, a
+// caveat, an environment context, a compaction summary) takes no turn
+// number: reel tree counts the two turns the user took, and the replays
+// number those alone.
+func TestNoiseTakesNoTurn(t *testing.T) {
+	file := transcripttest.WriteNoisySession(t, t.TempDir())
+	tree, err := exectree.Build(runs.Open(file, runs.Options{}), exectree.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var agent *exectree.Node
+	exectree.Walk(tree.Root, func(n *exectree.Node, _ int) {
+		if n.Kind == transcript.KindAgent {
+			agent = n
+		}
+	})
+	if agent == nil || agent.UserTurns != 2 {
+		t.Fatalf("tree: agent step %+v, want 2 user turns", agent)
+	}
+	var out bytes.Buffer
+	if _, err := Replay(context.Background(), &out, runs.Open(file, runs.Options{}), Options{}); err != nil {
+		t.Fatal(err)
+	}
+	got := turnHead.FindAllString(out.String(), -1)
+	if want := []string{"── turn 1/2 ──", "── turn 2/2 ──"}; !slices.Equal(got, want) {
+		t.Errorf("turn headings %q, want %q:\n%s", got, want, out.String())
+	}
+	// the second turn's heading comes right before the request, after the noise
+	if i, j := strings.Index(out.String(), "turn 2/2"), strings.Index(out.String(), "context compacted"); i < j {
+		t.Errorf("turn 2 heads the noise:\n%s", out.String())
+	}
+	var md bytes.Buffer
+	if _, err := Replay(context.Background(), &md, runs.Open(file, runs.Options{}), Options{Format: Markdown}); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(md.String(), "**turn "); n != 2 || !strings.Contains(md.String(), "**turn 2/2**") {
+		t.Errorf("markdown: %d turn headings, want 1/2 and 2/2:\n%s", n, md.String())
+	}
 }

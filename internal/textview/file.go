@@ -9,6 +9,7 @@ import (
 
 	"github.com/reelhq/reel/internal/normalize"
 	"github.com/reelhq/reel/internal/pricing"
+	"github.com/reelhq/reel/internal/promptkind"
 	"github.com/reelhq/reel/internal/rawjson"
 	"github.com/reelhq/reel/internal/runs"
 	"github.com/reelhq/reel/internal/warn"
@@ -37,7 +38,14 @@ func (r *renderer) toolIDs(run *runs.Run, tn *Turns) (calls, results map[string]
 		env := rec.Envelope()
 		if rec.Type != transcript.ToolCall && rec.Type != transcript.ToolResult {
 			// only these move the turn count
-			tn.Event(rec.Type, string(env.Path), env.Iteration)
+			kind := promptkind.Prompt
+			switch rec.Type {
+			case transcript.MessageUser:
+				kind = promptkind.MessageJSON(env.Payload)
+			case transcript.StepCompleted:
+				tn.Compactions(string(env.Path), env.Iteration, CompactionsJSON(env.Payload))
+			}
+			tn.Event(rec.Type, string(env.Path), env.Iteration, kind)
 			continue
 		}
 		if len(calls)+len(results) >= maxToolIDs {
@@ -171,7 +179,12 @@ func (f *fileRender) render(ctx context.Context) error {
 // step.call_workflow.started starts.
 func (f *fileRender) event(ctx context.Context, ev *transcript.ExchangeEvent) error {
 	r := f.r
-	turn, of := f.turns.Event(ev.Type, ev.Path, ev.Iteration)
+	kind := promptkind.Prompt
+	if ev.Type == transcript.MessageUser {
+		kind = promptkind.Message(ev.Message())
+	}
+	turn, of := f.turns.Event(ev.Type, ev.Path, ev.Iteration, kind)
+	r.compaction, r.compacted = f.turns.Compaction()
 	if ev.Type == transcript.StepCompleted {
 		r.spend(ev)
 	}

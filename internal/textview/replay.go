@@ -140,6 +140,10 @@ type renderer struct {
 	// spent is the cost of the agent steps of each file being rendered,
 	// innermost last: a run.completed shows pricing.RunTotal of it.
 	spent []pricing.Total
+	// compaction is the figures of the compaction summary being rendered,
+	// when its step's result records them (compacted).
+	compaction transcript.Compaction
+	compacted  bool
 }
 
 // warn records damage; the caller reports it on stderr, where it does not
@@ -398,7 +402,7 @@ func (r *renderer) noise(text string) (string, bool) {
 	case promptkind.Context:
 		r.folded(t.Label, t.Text)
 	case promptkind.Compaction:
-		r.folded("context compacted: the conversation above was replaced by its summary", t.Text)
+		r.folded(Compacted(r.compaction, r.compacted)+": the conversation above was replaced by its summary", t.Text)
 	case promptkind.Prompt:
 		if t.Context != "" {
 			r.folded("IDE context", t.Context)

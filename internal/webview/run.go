@@ -192,6 +192,9 @@ type loader struct {
 	tools map[string][]toolSpan
 	// agentTools counts the agent_emitted tool calls
 	agentTools int
+	// compacted heads the compaction summary being loaded, with the
+	// figures its step's result records.
+	compacted string
 }
 
 type toolSpan struct {
@@ -248,8 +251,15 @@ func (l *loader) file(run *runs.Run, prefix string) ([]Event, fileMeta) {
 	// a conversation step's user messages are numbered as reel tree and
 	// reel replay number them
 	tn := textview.NewTurns()
+	kind := func(ev *transcript.ExchangeEvent) promptkind.Kind {
+		if ev.Type != transcript.MessageUser {
+			return promptkind.Prompt
+		}
+		return promptkind.Message(ev.Message())
+	}
 	for i := range evs {
-		tn.Event(evs[i].Type, evs[i].Path, evs[i].Iteration)
+		tn.Compactions(evs[i].Path, evs[i].Iteration, textview.StepCompactions(&evs[i]))
+		tn.Event(evs[i].Type, evs[i].Path, evs[i].Iteration, kind(&evs[i]))
 	}
 	tn.Rewind()
 	out := make([]Event, 0, len(evs))
@@ -257,7 +267,8 @@ func (l *loader) file(run *runs.Run, prefix string) ([]Event, fileMeta) {
 	cards := map[string]int{}
 	for i := range evs {
 		ev := &evs[i]
-		turn, of := tn.Event(ev.Type, ev.Path, ev.Iteration)
+		turn, of := tn.Event(ev.Type, ev.Path, ev.Iteration, kind(ev))
+		l.compacted = textview.Compacted(tn.Compaction())
 		if meta.runID == "" {
 			meta.runID, meta.parent = ev.RunID, ev.ParentRunID
 		}
@@ -506,7 +517,7 @@ func (l *loader) message(e *Event, mp *transcript.MessagePayload, paired func(id
 			text := b.Text
 			if mp.Role == "user" && b.Fidelity != transcript.FidelityRouter {
 				var shown bool
-				if text, shown = noise(e, text); shown {
+				if text, shown = noise(e, text, l.compacted); shown {
 					continue
 				}
 			}
@@ -540,10 +551,10 @@ func (l *loader) message(e *Event, mp *transcript.MessagePayload, paired func(id
 
 // noise shows what an agent CLI wrote as a user turn without the user
 // typing it (a slash command, its output, context for the model, a
-// compaction summary) as what it is, and reports whether it did; when it
-// did not, it returns the text to show as the user's (a request behind an
-// IDE preamble, the preamble folded before it).
-func noise(e *Event, text string) (string, bool) {
+// compaction summary, headed compacted) as what it is, and reports whether
+// it did; when it did not, it returns the text to show as the user's (a
+// request behind an IDE preamble, the preamble folded before it).
+func noise(e *Event, text, compacted string) (string, bool) {
 	t := promptkind.Classify(text)
 	switch t.Kind {
 	case promptkind.SlashCommand:
@@ -562,7 +573,7 @@ func noise(e *Event, text string) (string, bool) {
 		e.Title, e.Class = "context: "+t.Label, e.Class+" noise"
 		e.Blocks = append(e.Blocks, fold(t.Label, Block{Kind: "pre", Text: t.Text}, false))
 	case promptkind.Compaction:
-		e.Title, e.Class = "context compacted", e.Class+" noise compaction"
+		e.Title, e.Class = compacted, e.Class+" noise compaction"
 		e.Blocks = append(e.Blocks, Block{Kind: "note", Text: "the conversation above was replaced by this summary"},
 			Block{Kind: "fold", Label: "summary", Fold: true, Parts: []Block{{Kind: "text", Text: t.Text}}})
 	case promptkind.Prompt:

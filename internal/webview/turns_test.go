@@ -63,3 +63,25 @@ states:
 		t.Errorf("user messages %q, want %q", titles, want)
 	}
 }
+
+// What a CLI wrote as a user message takes no turn number on the page:
+// the imported session's two requests are turns 1/2 and 2/2, the slash
+// command, its output, the caveat, the environment context and the
+// compaction summary are shown as what they are.
+func TestRunPageNumbersNoNoise(t *testing.T) {
+	file := transcripttest.WriteNoisySession(t, t.TempDir())
+	run, err := LoadRun(runs.Open(file, runs.Options{}), RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var titles []string
+	for _, ev := range run.Events {
+		if ev.Type == "message.user" {
+			titles = append(titles, ev.Title)
+		}
+	}
+	want := []string{"user · turn 1/2", "command /clear", "command stdout", "context: caveat", "context: environment context", "context compacted", "user · turn 2/2"}
+	if !slices.Equal(titles, want) {
+		t.Errorf("user messages %q, want %q", titles, want)
+	}
+}

@@ -34,6 +34,7 @@ import (
 	"github.com/reelhq/reel/internal/pricing"
 	"github.com/reelhq/reel/internal/query"
 	"github.com/reelhq/reel/internal/termtext"
+	"github.com/reelhq/reel/internal/textview"
 	"github.com/reelhq/reel/transcript"
 )
 
@@ -242,7 +243,8 @@ func (v *Views) RenderEvent(w io.Writer, e *Event, standalone bool) error {
 // start is the run's start (for playback offsets). Tool calls get their
 // own events, so an agent's tool_use blocks are shown as a note.
 func LiveEvent(ev *transcript.ExchangeEvent, start time.Time, redact *Redactor) Event {
-	l := &loader{opts: RunOptions{Redact: redact}, start: start, anchors: map[string]string{}}
+	// A compaction's figures are in its step's result, which comes later.
+	l := &loader{opts: RunOptions{Redact: redact}, start: start, anchors: map[string]string{}, compacted: textview.Compacted(transcript.Compaction{}, false)}
 	if redact != nil {
 		redact.Event(ev)
 	}
