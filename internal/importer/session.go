@@ -111,23 +111,9 @@ func normalizeFile(path string, format normalize.Format) ([]transcript.ExchangeE
 		// imported alone: its sidechain lines are its conversation
 		return normalizeSubagent(path)
 	}
-	f, err := safefile.Open(path)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer f.Close()
-	var events []transcript.ExchangeEvent
-	p, err := normalize.NewParser(format, func(ev transcript.ExchangeEvent) error {
-		events = append(events, ev)
-		return nil
+	events, res, err := readAll(path, func(emit normalize.Emit) (*normalize.Parser, error) {
+		return normalize.NewParser(format, emit)
 	})
-	if err != nil {
-		return nil, nil, err
-	}
-	if _, err := io.Copy(p, f); err != nil {
-		return nil, nil, fmt.Errorf("read %s: %w", path, err)
-	}
-	res, err := p.Close("recording ended")
 	if err != nil {
 		return nil, nil, err
 	}
@@ -142,6 +128,32 @@ func normalizeFile(path string, format normalize.Format) ([]transcript.ExchangeE
 	// Read whole, a recording's text goes before the tool calls it
 	// introduced.
 	return normalize.TextFirst(events), res, nil
+}
+
+// readAll reads the recording at path whole through the parser newParser
+// makes, into events in the order the parser emitted them.
+func readAll(path string, newParser func(normalize.Emit) (*normalize.Parser, error)) ([]transcript.ExchangeEvent, *normalize.Result, error) {
+	f, err := safefile.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	var events []transcript.ExchangeEvent
+	p, err := newParser(func(ev transcript.ExchangeEvent) error {
+		events = append(events, ev)
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, err := io.Copy(p, f); err != nil {
+		return nil, nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	res, err := p.Close("recording ended")
+	if err != nil {
+		return nil, nil, err
+	}
+	return events, res, nil
 }
 
 // runName names an imported run after what it is: the project the agent

@@ -9,7 +9,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -123,23 +122,7 @@ func readSubagents(files map[string]string) (subs map[string]*subagent, warnings
 }
 
 func normalizeSubagent(path string) ([]transcript.ExchangeEvent, *normalize.Result, error) {
-	f, err := safefile.Open(path)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer f.Close()
-	var events []transcript.ExchangeEvent
-	p, err := normalize.NewSubagentParser(func(ev transcript.ExchangeEvent) error {
-		events = append(events, ev)
-		return nil
-	})
-	if err != nil {
-		return nil, nil, err
-	}
-	if _, err := io.Copy(p, f); err != nil {
-		return nil, nil, fmt.Errorf("read %s: %w", path, err)
-	}
-	res, err := p.Close("recording ended")
+	events, res, err := readAll(path, normalize.NewSubagentParser)
 	if err != nil {
 		return nil, nil, err
 	}
