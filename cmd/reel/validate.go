@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -22,6 +23,21 @@ type validated struct {
 	Problems []problemAtJSON `json:"problems"`
 	// Warnings do not make the file invalid (unless --strict).
 	Warnings []problemAtJSON `json:"warnings,omitempty"`
+}
+
+// add records p, with hints applied, among the file's problems or its
+// warnings, and prints it unless --json.
+func (v *validated) add(out io.Writer, p workflow.Problem, problem bool, o *validateOptions, hints func(string) string) {
+	p.Msg = hints(p.Msg)
+	pj := problemAtJSON{p.Pos.Line, p.Pos.Col, p.Msg}
+	if problem {
+		v.Problems = append(v.Problems, pj)
+	} else {
+		v.Warnings = append(v.Warnings, pj)
+	}
+	if !o.asJSON {
+		fmt.Fprintln(out, p)
+	}
 }
 
 type problemAtJSON struct {
@@ -122,16 +138,7 @@ func runValidate(cmd *cobra.Command, args []string, o *validateOptions) error {
 			bad += probs.Errors()
 			v.Valid = false
 			for _, p := range probs {
-				p.Msg = hints(p.Msg)
-				pj := problemAtJSON{p.Pos.Line, p.Pos.Col, p.Msg}
-				if p.Warning {
-					v.Warnings = append(v.Warnings, pj)
-				} else {
-					v.Problems = append(v.Problems, pj)
-				}
-				if !o.asJSON {
-					fmt.Fprintln(out, p)
-				}
+				v.add(out, p, !p.Warning, o, hints)
 			}
 		case err != nil:
 			bad++
@@ -167,16 +174,7 @@ func validateLoaded(cmd *cobra.Command, e *engine.Engine, wf *workflow.Workflow,
 	out := cmd.OutOrStdout()
 	f := v.File
 	for _, w := range wf.Warnings {
-		w.Msg = hints(w.Msg)
-		pj := problemAtJSON{w.Pos.Line, w.Pos.Col, w.Msg}
-		if o.strict {
-			v.Problems = append(v.Problems, pj)
-		} else {
-			v.Warnings = append(v.Warnings, pj)
-		}
-		if !o.asJSON {
-			fmt.Fprintln(out, w)
-		}
+		v.add(out, w, o.strict, o, hints)
 	}
 	if o.strict && len(wf.Warnings) > 0 {
 		bad += len(wf.Warnings)
