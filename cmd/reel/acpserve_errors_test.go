@@ -103,14 +103,7 @@ states:
 
 	t.Run("one prompt at a time", func(t *testing.T) {
 		m := ed.Mark(sid)
-		answered := make(chan sdk.PromptResponse, 1)
-		go func() {
-			resp, err := ed.conn.Prompt(ctx, sdk.PromptRequest{SessionId: sid, Prompt: []sdk.ContentBlock{sdk.TextBlock("/slow")}})
-			if err != nil {
-				t.Errorf("prompt: %v", err)
-			}
-			answered <- resp
-		}()
+		answered := ed.promptAsync(ctx, t, sid, "/slow")
 		ed.waitFor(t, sid, "the sleeping step", func(u sdk.SessionUpdate) bool {
 			return u.ToolCall != nil && strings.HasPrefix(u.ToolCall.Title, "wait: sleep 60")
 		})
@@ -135,14 +128,7 @@ states:
 		// command, not the cancelled conversation's next message.
 		for i := range 3 {
 			sent := ed.stdin.prompts.Load()
-			answered := make(chan sdk.PromptResponse, 1)
-			go func() {
-				resp, err := ed.conn.Prompt(ctx, sdk.PromptRequest{SessionId: sid, Prompt: []sdk.ContentBlock{sdk.TextBlock("/slow")}})
-				if err != nil {
-					t.Errorf("prompt: %v", err)
-				}
-				answered <- resp
-			}()
+			answered := ed.promptAsync(ctx, t, sid, "/slow")
 			for ed.stdin.prompts.Load() == sent {
 				time.Sleep(time.Millisecond)
 			}

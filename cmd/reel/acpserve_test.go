@@ -153,6 +153,20 @@ func (ed *acpEditor) prompt(t *testing.T, id sdk.SessionId, text string) sdk.Pro
 	return resp
 }
 
+// promptAsync sends text as a prompt of session id without waiting: the
+// answer comes on the channel returned.
+func (ed *acpEditor) promptAsync(ctx context.Context, t *testing.T, id sdk.SessionId, text string) <-chan sdk.PromptResponse {
+	answered := make(chan sdk.PromptResponse, 1)
+	go func() {
+		resp, err := ed.conn.Prompt(ctx, sdk.PromptRequest{SessionId: id, Prompt: []sdk.ContentBlock{sdk.TextBlock(text)}})
+		if err != nil {
+			t.Errorf("prompt: %v", err)
+		}
+		answered <- resp
+	}()
+	return answered
+}
+
 // waitFor waits until an update of session id satisfies ok.
 func (ed *acpEditor) waitFor(t *testing.T, id sdk.SessionId, what string, ok func(sdk.SessionUpdate) bool) {
 	t.Helper()
@@ -496,14 +510,7 @@ func TestACPServe(t *testing.T) {
 
 	t.Run("cancel", func(t *testing.T) {
 		m := ed.Mark(sa)
-		answered := make(chan sdk.PromptResponse, 1)
-		go func() {
-			resp, err := ed.conn.Prompt(context.Background(), sdk.PromptRequest{SessionId: sa, Prompt: []sdk.ContentBlock{sdk.TextBlock("/slow")}})
-			if err != nil {
-				t.Errorf("prompt: %v", err)
-			}
-			answered <- resp
-		}()
+		answered := ed.promptAsync(context.Background(), t, sa, "/slow")
 		ed.waitFor(t, sa, "the sleeping step", func(u sdk.SessionUpdate) bool {
 			return u.ToolCall != nil && strings.HasPrefix(u.ToolCall.Title, "wait: sleep 60")
 		})
