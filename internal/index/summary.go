@@ -2,7 +2,6 @@ package index
 
 import (
 	"errors"
-	"maps"
 	"slices"
 	"strconv"
 	"time"
@@ -32,12 +31,14 @@ type Run struct {
 	// DurationMS is the run's own account when it ended, else the time
 	// from its start to its last event.
 	DurationMS int64 `json:"duration_ms"`
-	// Tokens is Usage.TotalTokens, at the top level for jq.
+	// Tokens is Usage.TotalTokens, at the top level for jq. Usage and
+	// CostUSD are the run's with its child runs' (sub-workflows, imported
+	// subagents), as reel tree counts them (rollup.go).
 	Tokens int64            `json:"tokens"`
 	Usage  transcript.Usage `json:"usage"`
 	// CostUSD is what the run cost (pricing.RunTotal), absent when
-	// nothing in it has a known cost; UnpricedSteps counts its steps of a
-	// model without a price, which CostUSD leaves out.
+	// nothing in it has a known cost; UnpricedSteps counts its steps and
+	// its children's of a model without a price, which CostUSD leaves out.
 	CostUSD       *float64 `json:"cost_usd,omitempty"`
 	UnpricedSteps int      `json:"unpriced_steps,omitempty"`
 	Error         string   `json:"error,omitempty"`
@@ -211,7 +212,7 @@ func (f *fold) event(ev *transcript.ExchangeEvent) {
 			}
 			f.AgentCost = &sum
 		case used:
-			// priced when the row is written (runCost), as
+			// priced when the row is written (fold.own), as
 			// pricing.Table.Step would price it
 			if f.Unreported == nil {
 				f.Unreported = map[string]unreported{}
@@ -242,38 +243,6 @@ func addSorted(list []string, s string) []string {
 		return list
 	}
 	return slices.Insert(list, i, s)
-}
-
-// runCost is what a run cost, by the rules of pricing.Total and
-// pricing.RunTotal, as every other reader counts it: the costs providers
-// reported (the run's own account when run.completed gives one, which
-// includes its sub-workflows', else the sum over its agent steps so far),
-// plus the tokens of the steps whose provider reported none, priced from
-// prices.
-func (f *fold) runCost(prices *pricing.Table) pricing.Total {
-	var steps pricing.Total
-	if f.AgentCost != nil {
-		steps = pricing.Total{USD: *f.AgentCost, Known: true}
-	}
-	// In a fixed order, so that the same fold always gives the same sum.
-	for _, model := range slices.Sorted(maps.Keys(f.Unreported)) {
-		u := f.Unreported[model]
-		if usd, ok := prices.Price(model, u.Usage); ok {
-			steps.Add(pricing.Total{USD: usd, Computed: usd, Known: true})
-		} else {
-			steps.Add(pricing.Total{Unpriced: u.Steps})
-		}
-	}
-	return pricing.RunTotal(f.RunCost, steps)
-}
-
-// usage is the run's token account: run.completed's totals when it has
-// them, else the sum over its agent steps so far.
-func (f *fold) usage() transcript.Usage {
-	if f.RunUsage != nil {
-		return *f.RunUsage
-	}
-	return f.AgentUsage
 }
 
 // durationMS is the run's own account when it ended, else the span of its

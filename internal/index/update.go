@@ -200,8 +200,9 @@ type txWriter struct {
 
 const insertRun = `INSERT OR REPLACE INTO runs(run_id, parent_run_id, workflow, imported, started, last_event, ended, status,
 	exit_code, duration_ms, error, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, total_tokens,
-	cost_usd, unpriced_steps, steps, failed_steps, tool_calls, tool_errors, events, providers, models, file, size, mtime, head, offset, fold)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	cost_usd, computed_usd, unpriced_steps, steps, failed_steps, tool_calls, tool_errors, events, providers, models, file, size, mtime, head,
+	offset, fold, own)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 func (ix *Index) begin(ctx context.Context) (*txWriter, error) {
 	tx, err := ix.conn().BeginTx(ctx, nil)
@@ -403,10 +404,13 @@ func (ix *Index) apply(ctx context.Context, tx *txWriter, p *prepared) (int64, e
 		}
 	}
 	if p.gone {
-		if cur.found {
-			return 0, ix.deleteRun(ctx, tx.Tx, p.runID)
+		if !cur.found {
+			return 0, nil
 		}
-		return 0, nil
+		if err := ix.deleteRun(ctx, tx.Tx, p.runID); err != nil {
+			return 0, err
+		}
+		return 0, rollUp(ctx, tx, cur.fold.ParentRunID)
 	}
 	if cur.found && !p.reset && p.size == cur.size && p.mtime == cur.mtime && p.head == cur.head {
 		return 0, nil
@@ -447,23 +451,39 @@ func (ix *Index) apply(ctx context.Context, tx *txWriter, p *prepared) (int64, e
 	if err != nil {
 		return 0, fmt.Errorf("index %s: %w", p.path, err)
 	}
-	u := f.usage()
 	steps := f.Steps.Counts(runstatus.Running) // an open execution is neither failed nor anything Total leaves out
-	var exit, cost any
+	var exit any
 	if f.ExitCode != nil {
 		exit = *f.ExitCode
 	}
-	c := f.runCost(ix.prices)
-	if c.Known {
-		cost = c.USD
+	o := f.own(ix.prices)
+	ownJSON, err := json.Marshal(o)
+	if err != nil {
+		return 0, fmt.Errorf("index %s: %w", p.path, err)
 	}
+	kids, err := childFigures(ctx, tx, p.runID)
+	if err != nil {
+		return 0, fmt.Errorf("index %s: %w", p.path, err)
+	}
+	fig := o.with(kids)
+	u := fig.usage
 	_, err = tx.run.ExecContext(ctx,
 		p.runID, f.ParentRunID, f.Workflow, f.imported(), f.Started, f.Last, f.Ended, f.Status,
 		exit, f.durationMS(), f.Error, u.InputTokens, u.OutputTokens, u.CacheReadTokens, u.CacheWriteTokens, u.ReasoningTokens, u.TotalTokens,
-		cost, c.Unpriced, steps.Total(), steps.Failed, f.ToolCalls, f.ToolErrors, f.Events, joinSet(f.Providers), joinSet(f.Models),
-		p.path, p.size, p.mtime, p.head, p.offset, string(foldJSON))
+		nullCost(fig.cost), fig.cost.Computed, fig.cost.Unpriced, steps.Total(), steps.Failed, f.ToolCalls, f.ToolErrors, f.Events,
+		joinSet(f.Providers), joinSet(f.Models), p.path, p.size, p.mtime, p.head, p.offset, string(foldJSON), string(ownJSON))
 	if err != nil {
 		return 0, fmt.Errorf("index %s: %w", p.path, err)
+	}
+	// The runs above it show its figures in theirs; so did the parent it
+	// had before its file was replaced.
+	if err := rollUp(ctx, tx, f.ParentRunID); err != nil {
+		return 0, err
+	}
+	if cur.found && cur.fold.ParentRunID != f.ParentRunID {
+		if err := rollUp(ctx, tx, cur.fold.ParentRunID); err != nil {
+			return 0, err
+		}
 	}
 	return max(p.bytes, 1), nil
 }
