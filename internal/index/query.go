@@ -40,7 +40,7 @@ type Page struct {
 	Total int `json:"total"`
 }
 
-const runColumns = `run_id, parent_run_id, workflow, imported, started, last_event, ended, status, exit_code, duration_ms, error,
+const runColumns = `run_id, parent_run_id, workflow, imported, untimed, started, last_event, ended, status, exit_code, duration_ms, error,
 	input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, total_tokens, cost_usd, unpriced_steps,
 	steps, failed_steps, tool_calls, tool_errors, events, providers, models`
 
@@ -53,7 +53,7 @@ func (ix *Index) scanRun(rows interface{ Scan(...any) error }) (Run, bool, error
 		cost           sql.NullFloat64
 		providers, mod string
 	)
-	err := rows.Scan(&r.RunID, &r.ParentRunID, &r.Workflow, &r.Imported, &started, &last, &ended, &r.Status, &exit, &r.DurationMS, &r.Error,
+	err := rows.Scan(&r.RunID, &r.ParentRunID, &r.Workflow, &r.Imported, &r.Untimed, &started, &last, &ended, &r.Status, &exit, &r.DurationMS, &r.Error,
 		&r.Usage.InputTokens, &r.Usage.OutputTokens, &r.Usage.CacheReadTokens, &r.Usage.CacheWriteTokens, &r.Usage.ReasoningTokens, &r.Usage.TotalTokens, &cost, &r.UnpricedSteps,
 		&r.Steps, &r.FailedSteps, &r.ToolCalls, &r.ToolErrors, &r.Events, &providers, &mod)
 	if err != nil {

@@ -1,6 +1,7 @@
 package index
 
 import (
+	"encoding/json"
 	"errors"
 	"slices"
 	"strconv"
@@ -24,13 +25,20 @@ type Run struct {
 	Imported bool `json:"imported,omitempty"`
 	// Status is success, failure, cancelled, interrupted or running
 	// (package runstatus).
-	Status    string    `json:"status"`
-	ExitCode  *int      `json:"exit_code,omitempty"`
+	Status   string `json:"status"`
+	ExitCode *int   `json:"exit_code,omitempty"`
+	// Started is the run's first event's time; the runs are listed by it.
 	Started   time.Time `json:"started"`
 	LastEvent time.Time `json:"last_event"`
 	// DurationMS is the run's own account when it ended, else the time
 	// from its start to its last event.
 	DurationMS int64 `json:"duration_ms"`
+	// Untimed is set for an imported recording that gave none of its
+	// events a time (runs.Untimed): its start and duration are unknown.
+	// Started and LastEvent hold the source file's modification time,
+	// which orders it among the runs; in JSON, started, last_event and
+	// duration_ms are left out.
+	Untimed bool `json:"untimed,omitempty"`
 	// Tokens is Usage.TotalTokens, at the top level for jq. Usage and
 	// CostUSD are the run's with its child runs' (sub-workflows, imported
 	// subagents), as reel tree counts them (rollup.go).
@@ -61,6 +69,21 @@ type Run struct {
 // Cost is what the run cost, as every reader shows it.
 func (r Run) Cost() pricing.Total { return pricing.Of(r.CostUSD, r.UnpricedSteps) }
 
+// MarshalJSON leaves an untimed run's times out: what is not known is
+// absent, never a time that looks like one.
+func (r Run) MarshalJSON() ([]byte, error) {
+	type plain Run
+	if !r.Untimed {
+		return json.Marshal(plain(r))
+	}
+	return json.Marshal(struct {
+		plain
+		Started    *time.Time `json:"started,omitempty"`
+		LastEvent  *time.Time `json:"last_event,omitempty"`
+		DurationMS *int64     `json:"duration_ms,omitempty"`
+	}{plain: plain(r)})
+}
+
 // fold is the state of reading one transcript, kept in the index between
 // incremental updates so that new lines are added to it without reading
 // the file again from the start.
@@ -69,8 +92,10 @@ type fold struct {
 	ParentRunID string `json:"parent_run_id,omitempty"`
 	Workflow    string `json:"workflow"`
 	// Imported: run.started names the run's import source (result.import).
-	Imported bool  `json:"imported,omitempty"`
-	Started  int64 `json:"started"`
+	Imported bool `json:"imported,omitempty"`
+	// Untimed: its events carry no time of their own (runs.Untimed).
+	Untimed bool  `json:"untimed,omitempty"`
+	Started int64 `json:"started"`
 	Last     int64 `json:"last"`
 	Ended    bool  `json:"ended"`
 	// Status, ExitCode, RunDurationMS, RunUsage and RunCost come from the
@@ -161,8 +186,9 @@ func (f *fold) event(ev *transcript.ExchangeEvent) {
 		if sp != nil && f.Workflow == "" {
 			f.Workflow = sp.Name
 		}
-		if _, imported := importer.Imported(ev); imported {
+		if src, imported := importer.Imported(ev); imported {
 			f.Imported = true
+			f.Untimed = src != nil && src.Untimed
 		}
 		if !ev.Timestamp.IsZero() && f.Started == 0 {
 			f.Started = ev.Timestamp.UnixMicro()
@@ -246,8 +272,11 @@ func addSorted(list []string, s string) []string {
 }
 
 // durationMS is the run's own account when it ended, else the span of its
-// events.
+// events; 0 for an untimed run, whose duration is unknown.
 func (f *fold) durationMS() int64 {
+	if f.Untimed {
+		return 0 // unknown
+	}
 	if f.Ended && f.RunDurationMS > 0 {
 		return f.RunDurationMS
 	}

@@ -198,11 +198,11 @@ type txWriter struct {
 	chunk, terms, run *sql.Stmt
 }
 
-const insertRun = `INSERT OR REPLACE INTO runs(run_id, parent_run_id, workflow, imported, started, last_event, ended, status,
+const insertRun = `INSERT OR REPLACE INTO runs(run_id, parent_run_id, workflow, imported, untimed, started, last_event, ended, status,
 	exit_code, duration_ms, error, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, total_tokens,
 	cost_usd, computed_usd, unpriced_steps, steps, failed_steps, tool_calls, tool_errors, events, providers, models, file, size, mtime, head,
 	offset, fold, own)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 func (ix *Index) begin(ctx context.Context) (*txWriter, error) {
 	tx, err := ix.conn().BeginTx(ctx, nil)
@@ -468,7 +468,7 @@ func (ix *Index) apply(ctx context.Context, tx *txWriter, p *prepared) (int64, e
 	fig := o.with(kids)
 	u := fig.usage
 	_, err = tx.run.ExecContext(ctx,
-		p.runID, f.ParentRunID, f.Workflow, f.imported(), f.Started, f.Last, f.Ended, f.Status,
+		p.runID, f.ParentRunID, f.Workflow, f.imported(), f.Untimed, f.Started, f.Last, f.Ended, f.Status,
 		exit, f.durationMS(), f.Error, u.InputTokens, u.OutputTokens, u.CacheReadTokens, u.CacheWriteTokens, u.ReasoningTokens, u.TotalTokens,
 		nullCost(fig.cost), fig.cost.Computed, fig.cost.Unpriced, steps.Total(), steps.Failed, f.ToolCalls, f.ToolErrors, f.Events,
 		joinSet(f.Providers), joinSet(f.Models), p.path, p.size, p.mtime, p.head, p.offset, string(foldJSON), string(ownJSON))
