@@ -11,10 +11,10 @@ import (
 // Standing is where one run stands, read off its tree: what `reel status`
 // shows and `reel status --json` prints.
 type Standing struct {
-	RunID      string    `json:"run_id"`
-	Workflow   string    `json:"workflow"`
-	Status     string    `json:"status"`
-	Attempts   int       `json:"attempts,omitempty"`
+	RunID    string `json:"run_id"`
+	Workflow string `json:"workflow"`
+	Status   string `json:"status"`
+	Attempts int    `json:"attempts,omitempty"`
 	// Started is absent, and DurationMS 0, for an untimed run (Untimed:
 	// an imported recording whose events had no time).
 	Started    time.Time `json:"started,omitzero"`

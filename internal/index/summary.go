@@ -96,8 +96,8 @@ type fold struct {
 	// Untimed: its events carry no time of their own (runs.Untimed).
 	Untimed bool  `json:"untimed,omitempty"`
 	Started int64 `json:"started"`
-	Last     int64 `json:"last"`
-	Ended    bool  `json:"ended"`
+	Last    int64 `json:"last"`
+	Ended   bool  `json:"ended"`
 	// Status, ExitCode, RunDurationMS, RunUsage and RunCost come from the
 	// last run.completed; they are cleared by a later run.started (resume).
 	Status        string            `json:"status,omitempty"`
