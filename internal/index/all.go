@@ -59,7 +59,8 @@ func (ix *Index) SearchAll(ctx context.Context, q string, limit int, budget time
 type Tally struct {
 	Runs     int            `json:"runs"`
 	ByStatus map[string]int `json:"by_status"`
-	// AvgDurationMS is over the runs that ended.
+	// AvgDurationMS is over the runs that ended, of a known duration
+	// (not Run.Untimed).
 	AvgDurationMS int64 `json:"avg_duration_ms"`
 	Tokens        int64 `json:"tokens"`
 	// CostUSD adds the runs' costs (absent when none is known);
@@ -99,7 +100,7 @@ func TallyRuns(runs []Run) *Tally {
 			t.Tokens += r.Tokens
 			t.cost.Add(c)
 		}
-		if runstatus.Ended(r.Status) {
+		if runstatus.Ended(r.Status) && !r.Untimed {
 			total += time.Duration(r.DurationMS) * time.Millisecond
 			ended++
 		}

@@ -366,7 +366,7 @@ func (ix *Index) active(ctx context.Context, workflow string, since, until time.
 }
 
 // Outcomes counts the ended runs a filter selects by status, with their
-// mean duration.
+// mean duration (of those whose duration is known: not Run.Untimed).
 type Outcomes struct {
 	Total                       int
 	Success, Failure, Cancelled int
@@ -381,18 +381,20 @@ func (ix *Index) Outcomes(ctx context.Context, f Filter) (Outcomes, error) {
 	if err != nil {
 		return Outcomes{}, err
 	}
-	rows, err := ix.conn().QueryContext(ctx, `SELECT status, count(*), coalesce(sum(duration_ms), 0) FROM runs WHERE `+where+` GROUP BY status`, args...)
+	// An untimed run's duration is unknown: it is left out of the mean.
+	rows, err := ix.conn().QueryContext(ctx, `SELECT status, count(*), coalesce(sum(duration_ms), 0), count(*) - sum(untimed) FROM runs WHERE `+where+` GROUP BY status`, args...)
 	if err != nil {
 		return Outcomes{}, fmt.Errorf("count runs: %w", err)
 	}
 	defer rows.Close()
 	var o Outcomes
 	var sum int64
+	timed := 0
 	for rows.Next() {
 		var st string
-		var n int
+		var n, t int
 		var d int64
-		if err := rows.Scan(&st, &n, &d); err != nil {
+		if err := rows.Scan(&st, &n, &d, &t); err != nil {
 			return Outcomes{}, fmt.Errorf("count runs: %w", err)
 		}
 		switch st {
@@ -405,12 +407,13 @@ func (ix *Index) Outcomes(ctx context.Context, f Filter) (Outcomes, error) {
 		}
 		o.Total += n
 		sum += d
+		timed += t
 	}
 	if err := rows.Err(); err != nil {
 		return Outcomes{}, fmt.Errorf("count runs: %w", err)
 	}
-	if o.Total > 0 {
-		o.MeanDurationMS = sum / int64(o.Total)
+	if timed > 0 {
+		o.MeanDurationMS = sum / int64(timed)
 	}
 	return o, nil
 }
