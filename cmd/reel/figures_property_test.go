@@ -229,21 +229,53 @@ func TestEveryViewShowsTheSameFigures(t *testing.T) {
 	checkEveryView(t, storage, g.want)
 }
 
+// reelIn runs reel with args on storage and returns its output; a
+// failure ends the test.
+func reelIn(t *testing.T, storage string) func(args ...string) string {
+	return func(args ...string) string {
+		t.Helper()
+		out, errOut, err := runReel(t, context.Background(), append(args, "--storage", storage)...)
+		if err != nil {
+			t.Fatalf("reel %s: %v\n%s", strings.Join(args, " "), err, errOut)
+		}
+		return out
+	}
+}
+
+// serveGet serves storage as reel serve does, until the test ends, and
+// returns a GET of a path that must answer 200.
+func serveGet(t *testing.T, storage string) func(path string) string {
+	s, err := serve.New(context.Background(), serve.Options{Storage: storage, Addr: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(s.Handler())
+	t.Cleanup(func() {
+		srv.Close()
+		s.Close()
+	})
+	return func(path string) string {
+		t.Helper()
+		res, err := http.Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		if res.StatusCode != http.StatusOK {
+			t.Fatalf("GET %s: %s\n%s", path, res.Status, b)
+		}
+		return string(b)
+	}
+}
+
 // checkEveryView checks that every view of each run of storage in want
 // (which names every run there) gives the figures want says.
 func checkEveryView(t *testing.T, storage string, want map[string]figures) {
 	t.Helper()
 	ids := slices.Sorted(maps.Keys(want))
 	n := len(ids)
-	ctx := context.Background()
-	reel := func(args ...string) string {
-		t.Helper()
-		out, errOut, err := runReel(t, ctx, append(args, "--storage", storage)...)
-		if err != nil {
-			t.Fatalf("reel %s: %v\n%s", strings.Join(args, " "), err, errOut)
-		}
-		return out
-	}
+	reel := reelIn(t, storage)
 
 	// reel runs and /api/runs read the run index.
 	var list []struct {
@@ -260,26 +292,7 @@ func checkEveryView(t *testing.T, storage string, want map[string]figures) {
 		r.check(t, "reel runs --json "+r.RunID, want[r.RunID])
 	}
 	table := reel("runs")
-	s, err := serve.New(ctx, serve.Options{Storage: storage, Addr: "127.0.0.1:0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	srv := httptest.NewServer(s.Handler())
-	defer srv.Close()
-	get := func(path string) string {
-		t.Helper()
-		res, err := http.Get(srv.URL + path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer res.Body.Close()
-		b, _ := io.ReadAll(res.Body)
-		if res.StatusCode != http.StatusOK {
-			t.Fatalf("GET %s: %s\n%s", path, res.Status, b)
-		}
-		return string(b)
-	}
+	get := serveGet(t, storage)
 	var page struct {
 		Runs []struct {
 			RunID string `json:"run_id"`

@@ -3,9 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -14,7 +11,6 @@ import (
 	"time"
 
 	"github.com/reelhq/reel/internal/importer"
-	"github.com/reelhq/reel/internal/serve"
 	"github.com/reelhq/reel/internal/testfixtures"
 	"github.com/reelhq/reel/transcript"
 )
@@ -73,15 +69,7 @@ func checkStampedAt(t *testing.T, storage, id string, mtime time.Time) {
 // before it.
 func TestUntimedImportsShowNoStartOrDuration(t *testing.T) {
 	storage, src := t.TempDir(), t.TempDir()
-	ctx := context.Background()
-	reel := func(args ...string) string {
-		t.Helper()
-		out, errOut, err := runReel(t, ctx, append(args, "--storage", storage)...)
-		if err != nil {
-			t.Fatalf("reel %s: %v\n%s", strings.Join(args, " "), err, errOut)
-		}
-		return out
-	}
+	reel := reelIn(t, storage)
 	// Real work first: the Claude session of 2025-12-03 with its subagents.
 	reel("import", filepath.Join("..", "..", "internal", "importer", "testdata", "subagents"))
 	old := time.Date(2020, 1, 2, 3, 4, 5, 678901234, time.UTC)
@@ -177,26 +165,7 @@ func TestUntimedImportsShowNoStartOrDuration(t *testing.T) {
 		checkUntimedPage(t, "replay --format html "+id, string(b))
 	}
 
-	s, err := serve.New(ctx, serve.Options{Storage: storage, Addr: "127.0.0.1:0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	srv := httptest.NewServer(s.Handler())
-	defer srv.Close()
-	get := func(path string) string {
-		t.Helper()
-		res, err := http.Get(srv.URL + path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer res.Body.Close()
-		b, _ := io.ReadAll(res.Body)
-		if res.StatusCode != http.StatusOK {
-			t.Fatalf("GET %s: %s\n%s", path, res.Status, b)
-		}
-		return string(b)
-	}
+	get := serveGet(t, storage)
 	var page struct {
 		Runs []map[string]any `json:"runs"`
 	}
