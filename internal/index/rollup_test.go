@@ -113,12 +113,26 @@ func TestRowsCountChildRuns(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		name := "indexed in the order " + order[0][len(order[0])-1:] + order[1][len(order[1])-1:] + order[2][len(order[2])-1:]
 		for _, id := range order {
 			if _, err := ix.Update(ctx, ix.file(id)); err != nil {
 				t.Fatal(err)
 			}
 		}
-		checkFamily(t, ix, dir, "indexed in the order "+order[0][len(order[0])-1:]+order[1][len(order[1])-1:]+order[2][len(order[2])-1:])
+		checkFamily(t, ix, dir, name+", one update each")
+		ix.Close()
+		// All in one update: one transaction, the parents worked out
+		// once at its end.
+		if err := os.Remove(Path(storage)); err != nil {
+			t.Fatal(err)
+		}
+		if ix, err = open(storage, nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ix.Update(ctx, ix.file(order[0]), ix.file(order[1]), ix.file(order[2])); err != nil {
+			t.Fatal(err)
+		}
+		checkFamily(t, ix, dir, name+", one update")
 		ix.Close()
 	}
 

@@ -143,6 +143,9 @@ func (ix *Index) updateCandidates(ctx context.Context, cands []candidate) (Stats
 		if tx == nil {
 			return nil
 		}
+		if err := tx.rollUps(ctx); err != nil {
+			return err
+		}
 		err := tx.Commit()
 		tx, pending = nil, 0
 		return err
@@ -196,6 +199,34 @@ type result struct {
 type txWriter struct {
 	*sql.Tx
 	chunk, terms, run *sql.Stmt
+	// dirty are the runs whose children's rows changed: their figures
+	// are worked out again once, before the commit (rollUps), rather
+	// than once per child, which for a run of thousands of sub-workflow
+	// runs would read its children's rows thousands of times.
+	dirty map[string]bool
+}
+
+// above marks the parent run id of a row written or removed (rollUp).
+func (tx *txWriter) above(parent string) {
+	if parent == "" {
+		return
+	}
+	if tx.dirty == nil {
+		tx.dirty = map[string]bool{}
+	}
+	tx.dirty[parent] = true
+}
+
+// rollUps works out again the figures of the runs marked and of those
+// above them.
+func (tx *txWriter) rollUps(ctx context.Context) error {
+	for id := range tx.dirty {
+		if err := rollUp(ctx, tx, id); err != nil {
+			return err
+		}
+	}
+	tx.dirty = nil
+	return nil
 }
 
 const insertRun = `INSERT OR REPLACE INTO runs(run_id, parent_run_id, workflow, imported, untimed, started, last_event, ended, status,
@@ -410,7 +441,8 @@ func (ix *Index) apply(ctx context.Context, tx *txWriter, p *prepared) (int64, e
 		if err := ix.deleteRun(ctx, tx.Tx, p.runID); err != nil {
 			return 0, err
 		}
-		return 0, rollUp(ctx, tx, cur.fold.ParentRunID)
+		tx.above(cur.fold.ParentRunID)
+		return 0, nil
 	}
 	if cur.found && !p.reset && p.size == cur.size && p.mtime == cur.mtime && p.head == cur.head {
 		return 0, nil
@@ -477,13 +509,9 @@ func (ix *Index) apply(ctx context.Context, tx *txWriter, p *prepared) (int64, e
 	}
 	// The runs above it show its figures in theirs; so did the parent it
 	// had before its file was replaced.
-	if err := rollUp(ctx, tx, f.ParentRunID); err != nil {
-		return 0, err
-	}
-	if cur.found && cur.fold.ParentRunID != f.ParentRunID {
-		if err := rollUp(ctx, tx, cur.fold.ParentRunID); err != nil {
-			return 0, err
-		}
+	tx.above(f.ParentRunID)
+	if cur.found {
+		tx.above(cur.fold.ParentRunID)
 	}
 	return max(p.bytes, 1), nil
 }
