@@ -22,9 +22,11 @@ import (
 //
 // The index is incremental and a child may be indexed before its parent,
 // after it, or grow while it runs, so each row keeps its own parts (own)
-// beside the figures shown, and whenever a row is written its figures and
-// those of every run above it are worked out again from the rows of their
-// children (rollUp): the figures are always those of the rows present.
+// beside the figures shown. A row written gets its figures from its own
+// parts and its children's rows; its parent, and every run above, are
+// worked out again the same way (rollUp) before the transaction that wrote
+// it commits, once per batch however many of their children it wrote: the
+// figures are always those of the rows present.
 
 // own is what a run's own transcript says of its tokens and cost, before
 // its children's figures are added in.
