@@ -118,10 +118,13 @@ func (r *termRender) blocks(n ast.Node, width int) []string {
 	}
 	for c := n.FirstChild(); c != nil; c = c.NextSibling() {
 		var lines []string
-		if summary, ok := detailsOpen(c, r.src); ok {
-			lines, c = r.folded(summary, c, width)
+		if h, summary, ok := detailsOpen(c, r.src); ok {
+			lines, c = r.folded(summary, h, width)
 		} else {
 			lines = r.block(c, width)
+		}
+		if len(lines) == 0 {
+			continue
 		}
 		if len(out) > 0 && !tight {
 			out = append(out, "")
@@ -168,8 +171,8 @@ func (r *termRender) code(n ast.Node, width int) []string {
 	for i := 0; i < lines.Len(); i++ {
 		seg := lines.At(i)
 		l := strings.TrimRight(clean(string(seg.Value(r.src))), "\n")
-		// a tab in the middle of a line a fence stripped of its indent
-		// still stops every 4 columns of the code's own text
+		// tabs stop every 4 columns of the code's own text, whatever
+		// the indent it is shown at
 		l = expandTabs(strings.TrimRight(l, " "))
 		out = append(out, hardwrap(paint(r.pal.code, l), inner(width, 4))...)
 	}
@@ -220,16 +223,7 @@ func (r *termRender) list(l *ast.List, width int) []string {
 
 // html shows a raw HTML block as written, in the dim colour.
 func (r *termRender) html(n *ast.HTMLBlock, width int) []string {
-	var b strings.Builder
-	lines := n.Lines()
-	for i := 0; i < lines.Len(); i++ {
-		seg := lines.At(i)
-		b.Write(seg.Value(r.src))
-	}
-	if n.HasClosure() {
-		b.Write(n.ClosureLine.Value(r.src))
-	}
-	s := strings.TrimRight(expandTabs(clean(b.String())), "\n")
+	s := strings.TrimRight(expandTabs(clean(string(htmlText(n, r.src)))), "\n")
 	var out []string
 	for _, l := range strings.Split(s, "\n") {
 		out = append(out, hardwrap(paint(r.pal.dim, l), width)...)
@@ -240,20 +234,26 @@ func (r *termRender) html(n *ast.HTMLBlock, width int) []string {
 // folded renders a <details> block (from its opening HTML block n to the
 // sibling that closes it, or to the end of its parent) as its summary and
 // the count of lines it folds; it returns the last node it took.
-func (r *termRender) folded(summary string, n ast.Node, width int) ([]string, ast.Node) {
-	depth := 1
+func (r *termRender) folded(summary string, n *ast.HTMLBlock, width int) ([]string, ast.Node) {
+	raw := bytes.ToLower(htmlText(n, r.src))
+	depth := bytes.Count(raw, []byte("<details")) - bytes.Count(raw, []byte("</details>"))
 	lines := 0
-	last := n
-	for c := n.NextSibling(); c != nil; c = c.NextSibling() {
+	if depth <= 0 {
+		// opened and closed in one block: what is between its first
+		// and last lines
+		lines = max(bytes.Count(bytes.TrimRight(raw, "\n"), []byte("\n"))-1, 0)
+	}
+	var last ast.Node = n
+	for c := n.NextSibling(); c != nil && depth > 0; c = c.NextSibling() {
 		last = c
 		if h, ok := c.(*ast.HTMLBlock); ok {
-			raw := htmlText(h, r.src)
+			raw := bytes.ToLower(htmlText(h, r.src))
 			depth += bytes.Count(raw, []byte("<details")) - bytes.Count(raw, []byte("</details>"))
 			if depth <= 0 {
 				break
 			}
 		}
-		lines += sourceLines(c, r.src)
+		lines += sourceLines(c)
 	}
 	unit := "lines"
 	if lines == 1 {
@@ -264,16 +264,15 @@ func (r *termRender) folded(summary string, n ast.Node, width int) ([]string, as
 }
 
 // detailsOpen says whether n is an HTML block opening a <details>, and
-// its summary ("details" when it has none).
-func detailsOpen(n ast.Node, src []byte) (string, bool) {
+// returns it and its summary ("details" when it has none).
+func detailsOpen(n ast.Node, src []byte) (*ast.HTMLBlock, string, bool) {
 	h, ok := n.(*ast.HTMLBlock)
 	if !ok {
-		return "", false
+		return nil, "", false
 	}
-	raw := htmlText(h, src)
-	t := bytes.TrimSpace(raw)
-	if !bytes.HasPrefix(bytes.ToLower(t), []byte("<details")) || bytes.Contains(t, []byte("</details>")) {
-		return "", false
+	t := bytes.TrimSpace(htmlText(h, src))
+	if !bytes.HasPrefix(bytes.ToLower(t), []byte("<details")) {
+		return nil, "", false
 	}
 	summary := "details"
 	lower := bytes.ToLower(t)
@@ -285,7 +284,7 @@ func detailsOpen(n ast.Node, src []byte) (string, bool) {
 			}
 		}
 	}
-	return summary, true
+	return h, summary, true
 }
 
 // htmlText is an HTML block's source, its closing line included.
@@ -303,7 +302,7 @@ func htmlText(h *ast.HTMLBlock, src []byte) []byte {
 }
 
 // sourceLines counts the source lines of a block and its descendants.
-func sourceLines(n ast.Node, src []byte) int {
+func sourceLines(n ast.Node) int {
 	if n.Type() != ast.TypeBlock {
 		return 0
 	}
@@ -312,7 +311,7 @@ func sourceLines(n ast.Node, src []byte) int {
 	}
 	total := 0
 	for c := n.FirstChild(); c != nil; c = c.NextSibling() {
-		total += sourceLines(c, src)
+		total += sourceLines(c)
 	}
 	return total
 }

@@ -88,6 +88,8 @@ func TestTermConstructs(t *testing.T) {
 		{"table cells wrap when too wide", "| h | note |\n|---|---|\n| x | one two three four |", 14, "h │ note\n──┼───────────\nx │ one two\n  │ three four"},
 		{"table row by row when far too wide", "| a | b | c | d |\n|---|---|---|---|\n| 1 | 2 | 3 | 4 |", 12, "a: 1\nb: 2\nc: 3\nd: 4"},
 		{"details folded to its summary", "<details><summary>Thinking</summary>\n\nline one\nline two\n\nthree\n\n</details>\n\nafter", 40, "▸ Thinking (3 lines folded)\n\nafter"},
+		{"details closed in its own block", "<DETAILS>\n<summary>Log</summary>\na\nb\n</details>\n\nafter", 40, "▸ Log (3 lines folded)\n\nafter"},
+		{"nested details", "<details><summary>out</summary>\n\n<details><summary>in</summary>\n\nx\n\n</details>\n\ny\n\n</details>\n\nafter", 40, "▸ out (4 lines folded)\n\nafter"},
 		{"unclosed details folds to the end", "<details>\n\nhidden", 40, "▸ details (1 line folded)"},
 		{"raw HTML as written", "<div>x</div>\n\nan <b>inline</b> tag", 40, "<div>x</div>\n\nan <b>inline</b> tag"},
 		{"wide characters count two cells", "漢字漢字漢字", 10, "漢字漢字漢\n字"},
