@@ -94,7 +94,7 @@ func (r *termRender) inline(n ast.Node, sgr string, out []span) []span {
 		return r.children(n, with(sgr, "9"), out)
 	case *ast.Link:
 		out = r.children(n, with(sgr, r.pal.link), out)
-		url := flat(string(n.Destination))
+		url := flat(string(unescape(n.Destination)))
 		if url != "" && url != plainText(n, r.src) {
 			out = append(out, span{" (" + url + ")", with(sgr, r.pal.url)})
 		}
@@ -104,7 +104,7 @@ func (r *termRender) inline(n ast.Node, sgr string, out []span) []span {
 	case *ast.Image:
 		// an image is named, never fetched: as the page shows it
 		alt := plainText(n, r.src)
-		url := flat(string(n.Destination))
+		url := flat(string(unescape(n.Destination)))
 		if alt == "" {
 			alt = url
 		}

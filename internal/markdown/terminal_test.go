@@ -72,6 +72,7 @@ func TestTermConstructs(t *testing.T) {
 		{"a long word is broken", "abcdefghijklmnop", 10, "abcdefghij\nklmnop"},
 		{"inline code keeps its backticks without colour", "run `ls -l` now", 40, "run `ls -l` now"},
 		{"link: text then URL once", "[docs](https://e.x/d)", 40, "docs (https://e.x/d)"},
+		{"link URL as written, escapes resolved", `[q](https://e.x/?a=1&amp;b=\(2\))`, 40, "q (https://e.x/?a=1&b=(2))"},
 		{"link whose text is its URL", "[https://e.x](https://e.x) <https://e.y>", 40, "https://e.x https://e.y"},
 		{"image named, not fetched", "![chart](https://e.x/c.png)", 40, "image: chart (https://e.x/c.png)"},
 		{"escapes and references", `\*a\* &amp; &#x41; &copy; \&amp;`, 40, "*a* & A © &amp;"},
