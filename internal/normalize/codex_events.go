@@ -109,13 +109,13 @@ func (e *codexEvents) conversation(ev *codexObject, ts time.Time) {
 func (e *codexEvents) tokenCount(v []byte, ev *codexObject) {
 	var u transcript.Usage
 	if ev.flatUsage {
-		u = codexUsage(v)
+		u = codexUsageKeys.read(v)
 	} else {
 		tot := field(ev.info, "total_token_usage")
 		if tot == nil {
 			return
 		}
-		u = codexUsage(tot)
+		u = codexUsageKeys.read(tot)
 	}
 	if u.TotalTokens == 0 {
 		u.TotalTokens = u.InputTokens + u.OutputTokens
