@@ -165,7 +165,36 @@ func TestUntimedImportsShowNoStartOrDuration(t *testing.T) {
 		checkUntimedPage(t, "replay --format html "+id, string(b))
 	}
 
+	// reel diff of the two untimed runs: "—" for their durations, not 0s.
+	// (exit status 1: the runs differ, as diff(1) says)
+	diffOf := func(args ...string) string {
+		t.Helper()
+		out, errOut, err := runReel(t, context.Background(), append(append([]string{"diff"}, args...), "--storage", storage)...)
+		if code, _ := exitStatus(err); code != 1 {
+			t.Fatalf("reel diff %v: exit %d (%v)\n%s", args, code, err, errOut)
+		}
+		return out
+	}
+	out := diffOf(sse, exec)
+	for _, tag := range []string{"a", "b"} {
+		if !regexp.MustCompile(`(?m)^` + tag + `  \S+  import:\S+  success  —  `).MatchString(out) {
+			t.Errorf("reel diff: run %s's line lacks — for its duration:\n%s", tag, out)
+		}
+	}
+	if strings.Contains(out, "0s") {
+		t.Errorf("reel diff: an untimed run's duration shown as 0s:\n%s", out)
+	}
+	var diff struct {
+		A map[string]any `json:"a"`
+	}
+	if err := json.Unmarshal([]byte(diffOf("--json", sse, exec)), &diff); err != nil || diff.A["untimed"] != true {
+		t.Errorf("reel diff --json: run a %v, %v; want untimed", diff.A, err)
+	}
+
 	get := serveGet(t, storage)
+	if page := get("/diff/" + sse + "/" + exec); !strings.Contains(page, "<tr><th>duration</th><td>—</td><td>—</td></tr>") {
+		t.Errorf("/diff: the durations of two untimed runs are not —:\n%s", page)
+	}
 	var page struct {
 		Runs []map[string]any `json:"runs"`
 	}

@@ -14,9 +14,13 @@ import (
 
 // Side is one run's account of a step execution.
 type Side struct {
-	Status     string           `json:"status"`
-	DurationMS int64            `json:"duration_ms"`
-	Usage      transcript.Usage `json:"usage"`
+	Status     string `json:"status"`
+	DurationMS int64  `json:"duration_ms"`
+	// Untimed says the recording gave the execution no time (an imported
+	// provider stream: exectree.Node.Untimed); DurationMS is then 0 and
+	// means nothing.
+	Untimed bool             `json:"untimed,omitempty"`
+	Usage   transcript.Usage `json:"usage"`
 	// CostUSD and UnpricedSteps are the execution's cost (Cost), absent
 	// when unknown.
 	CostUSD       *float64 `json:"cost_usd,omitempty"`
@@ -140,12 +144,21 @@ func runSide(n *exectree.Node) RunSide {
 	return RunSide{RunID: n.RunID, Workflow: n.Name, Side: *side(n)}
 }
 
+// DurationText is how long the execution ran, "—" when its recording
+// gave it no time, as every other view shows it.
+func (s Side) DurationText() string {
+	if s.Untimed {
+		return "—"
+	}
+	return exectree.FormatDuration(time.Duration(s.DurationMS) * time.Millisecond)
+}
+
 func side(n *exectree.Node) *Side {
 	if n == nil {
 		return nil
 	}
 	return &Side{
-		Status: n.Status, DurationMS: time.Duration(n.Duration).Milliseconds(), Usage: n.Usage, CostUSD: n.CostUSD, UnpricedSteps: n.UnpricedSteps, cost: n.Cost(),
+		Status: n.Status, DurationMS: time.Duration(n.Duration).Milliseconds(), Untimed: n.Untimed, Usage: n.Usage, CostUSD: n.CostUSD, UnpricedSteps: n.UnpricedSteps, cost: n.Cost(),
 		Tools: n.ToolSeq, ToolCalls: n.Tools, HasOutput: n.HasOutput, output: n.Output, digest: n.OutputDigest, tools: n.ToolsDigest,
 	}
 }
@@ -228,7 +241,7 @@ func RenderDiff(w io.Writer, d *Diff) error {
 		s   RunSide
 	}{{"a", d.A}, {"b", d.B}} {
 		fmt.Fprintf(&sb, "%s  %s  %s  %s  %s  %s  %s\n", r.tag, r.s.RunID, r.s.Workflow, r.s.Status,
-			exectree.FormatDuration(time.Duration(r.s.DurationMS)*time.Millisecond), exectree.FormatUsage(r.s.Usage), r.s.Cost())
+			r.s.DurationText(), exectree.FormatUsage(r.s.Usage), r.s.Cost())
 	}
 	same := 0
 	tw := tabwriter.NewWriter(&sb, 0, 0, 2, ' ', 0)
@@ -240,7 +253,7 @@ func RenderDiff(w io.Writer, d *Diff) error {
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", mark, s.Label, s.Kind,
 			pair(s, func(x *Side) string { return x.Status }),
-			pair(s, func(x *Side) string { return exectree.FormatDuration(time.Duration(x.DurationMS) * time.Millisecond) }),
+			pair(s, (*Side).DurationText),
 			pair(s, func(x *Side) string { return itoa(x.Usage.InputTokens + x.Usage.OutputTokens) }),
 			pair(s, toolList),
 			outputCol(s))
