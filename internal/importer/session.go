@@ -199,6 +199,8 @@ func oneLine(s string, n int) string {
 // gave no time carry the previous event's time, so the transcript stays in
 // the provider's timeline; before the first provider time they get the
 // first one, and a recording without any time gets the import time (now).
+// The run starts and ends where the recording's stated times do
+// (normalize.Result's Start and End), its events' or not.
 func sessionTree(name string, events []transcript.ExchangeEvent, res *normalize.Result, now func() time.Time) tree {
 	var first, last time.Time
 	for _, ev := range events {
@@ -210,6 +212,13 @@ func sessionTree(name string, events []transcript.ExchangeEvent, res *normalize.
 				last = ev.Timestamp
 			}
 		}
+	}
+	// the session's own span, where it states one beyond its events
+	if !res.Start.IsZero() && (first.IsZero() || res.Start.Before(first)) {
+		first = res.Start
+	}
+	if res.End.After(last) {
+		last = res.End
 	}
 	if first.IsZero() {
 		first = now()

@@ -98,6 +98,10 @@ func Classify(text string) Turn {
 		return Turn{Kind: Compaction, Text: t}
 	case strings.HasPrefix(t, agentsPreamble):
 		return Turn{Kind: Context, Label: "AGENTS.md instructions", Text: t}
+	case strings.HasPrefix(t, ideRequest):
+		// the request alone under its heading: the extension had no
+		// editor context to send
+		return Turn{Kind: Prompt, Text: strings.TrimSpace(t[len(ideRequest):])}
 	case strings.HasPrefix(t, ideContext):
 		if i := strings.Index(t, ideRequest); i >= 0 {
 			return Turn{Kind: Prompt, Context: strings.TrimSpace(t[:i]), Text: strings.TrimSpace(t[i+len(ideRequest):])}

@@ -27,6 +27,9 @@ func TestClassify(t *testing.T) {
 			Turn{Kind: Compaction, Text: "This session is being continued from a previous conversation that ran out of context. The summary below…"}},
 		{"# Context from my IDE setup:\n\n## Active file: db.ts\n\n## My request for Codex:\nfix the query\n",
 			Turn{Kind: Prompt, Context: "# Context from my IDE setup:\n\n## Active file: db.ts", Text: "fix the query"}},
+		// the IDE extension's request with no editor context before it
+		// (claude-replay's Codex samples, es617/claude-replay)
+		{"## My request for Codex:\npending tool call\n", Turn{Kind: Prompt, Text: "pending tool call"}},
 		{"please move the + button", Turn{Kind: Prompt, Text: "please move the + button"}},
 		// a prompt that mentions the tags is a prompt
 		{"why does <environment_context> show up?", Turn{Kind: Prompt, Text: "why does <environment_context> show up?"}},
