@@ -135,6 +135,8 @@ func TestRunName(t *testing.T) {
 		{normalize.Result{}, "/p/-home-u-shop/s.jsonl", normalize.ClaudeSessionLog, "-home-u-shop: s.jsonl"},
 		{normalize.Result{}, "/x/s.jsonl", normalize.CodexRollout, "import:s.jsonl"},
 		{normalize.Result{Title: long}, "/x/s.jsonl", normalize.CodexRollout, strings.TrimSpace(long)[:71] + "…"},
+		// the request, not the reminders Claude Code put inside it
+		{normalize.Result{CWD: "/w/app", Prompt: "Before reminder\n<system-reminder>You are helpful</system-reminder>\nAfter reminder"}, "/x/s.jsonl", normalize.ClaudeSessionLog, "app: Before reminder After reminder"},
 	}
 	for _, c := range cases {
 		if got := runName(&c.res, c.path, c.format); got != c.want {

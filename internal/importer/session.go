@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/reelhq/reel/internal/normalize"
+	"github.com/reelhq/reel/internal/promptkind"
 	"github.com/reelhq/reel/internal/runstatus"
 	"github.com/reelhq/reel/internal/safefile"
 	"github.com/reelhq/reel/transcript"
@@ -170,7 +171,11 @@ func runName(res *normalize.Result, path string, format normalize.Format) string
 	}
 	title := res.Title
 	if title == "" {
+		// the request, without the blocks the CLI added around it
 		title = res.Prompt
+		if t := promptkind.Classify(title); t.Kind == promptkind.Prompt && strings.TrimSpace(t.Text) != "" {
+			title = t.Text
+		}
 	}
 	title = oneLine(title, 72)
 	switch {

@@ -578,7 +578,7 @@ func noise(e *Event, text, compacted string) (string, bool) {
 			Block{Kind: "fold", Label: "summary", Fold: true, Parts: []Block{{Kind: "text", Text: t.Text}}})
 	case promptkind.Prompt:
 		if t.Context != "" {
-			e.Blocks = append(e.Blocks, fold("IDE context", Block{Kind: "pre", Text: t.Context}, false))
+			e.Blocks = append(e.Blocks, fold(t.Label, Block{Kind: "pre", Text: t.Context}, false))
 		}
 		return t.Text, false
 	}

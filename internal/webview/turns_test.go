@@ -12,6 +12,7 @@ import (
 	"github.com/reelhq/reel/internal/runs"
 	"github.com/reelhq/reel/internal/transcripttest"
 	"github.com/reelhq/reel/internal/workflow"
+	"github.com/reelhq/reel/transcript"
 )
 
 // The page numbers a conversation step's user messages as reel tree and
@@ -83,5 +84,42 @@ func TestRunPageNumbersNoNoise(t *testing.T) {
 	want := []string{"user · turn 1/2", "command /clear", "command stdout", "context: caveat", "context: environment context", "context compacted", "user · turn 2/2"}
 	if !slices.Equal(titles, want) {
 		t.Errorf("user messages %q, want %q", titles, want)
+	}
+}
+
+// A reminder Claude Code put inside a prompt is folded as what it is, not
+// shown as the user's words (claude-replay's system-tags sample,
+// es617/claude-replay, had the page read "Before reminder You are
+// helpful After reminder" as one request).
+func TestRunPageFoldsRemindersInsideAPrompt(t *testing.T) {
+	r := transcripttest.NewRun(t, t.TempDir(), transcript.NewRunID(), "", transcripttest.Epoch)
+	r.Event(transcript.ExchangeEvent{Type: transcript.RunStarted, Payload: &transcript.StepPayload{Name: "app: reminders", Kind: transcript.KindWorkflow}})
+	r.Start("agent", 0, transcript.KindAgent, 0)
+	r.Event(transcript.ExchangeEvent{Type: transcript.MessageUser, Path: "agent", Payload: &transcript.MessagePayload{Role: "user", Blocks: []transcript.ContentBlock{{
+		Type: transcript.BlockText, Fidelity: transcript.FidelityAgentEmitted, Text: "Before reminder\n<system-reminder>You are helpful</system-reminder>\nAfter reminder"}}}})
+	r.Complete("agent", 0, transcript.KindAgent, 0, "", transcript.AgentResult{Provider: "claude"})
+	if err := r.Recorder().Close(); err != nil {
+		t.Fatal(err)
+	}
+	run, err := LoadRun(runs.Open(r.Recorder().Path(), runs.Options{}), RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var folds, texts []string
+	for _, ev := range run.Events {
+		if ev.Type != "message.user" {
+			continue
+		}
+		for _, b := range ev.Blocks {
+			switch b.Kind {
+			case "fold":
+				folds = append(folds, b.Label)
+			case "text":
+				texts = append(texts, b.Text)
+			}
+		}
+	}
+	if !slices.Equal(folds, []string{"system reminder"}) || len(texts) != 1 || strings.Contains(texts[0], "helpful") || !strings.Contains(texts[0], "After reminder") {
+		t.Errorf("folds %q, texts %q: want the reminder folded, the request shown", folds, texts)
 	}
 }
