@@ -372,7 +372,11 @@ func (l *loader) event(ev *transcript.ExchangeEvent, prefix string, paired func(
 				out = nil
 			}
 			if out != nil && string(out) != `""` && string(out) != "null" {
-				e.Blocks = append(e.Blocks, fold("output", value(out, 0), false))
+				b := value(out, 0)
+				if proseTool(p.Name) {
+					b = asMarkdown(b)
+				}
+				e.Blocks = append(e.Blocks, fold("output", b, false))
 			}
 			e.Error = p.Error
 		}
