@@ -92,19 +92,10 @@ func TestRunPageNumbersNoNoise(t *testing.T) {
 // es617/claude-replay, had the page read "Before reminder You are
 // helpful After reminder" as one request).
 func TestRunPageFoldsRemindersInsideAPrompt(t *testing.T) {
-	r := transcripttest.NewRun(t, t.TempDir(), transcript.NewRunID(), "", transcripttest.Epoch)
-	r.Event(transcript.ExchangeEvent{Type: transcript.RunStarted, Payload: &transcript.StepPayload{Name: "app: reminders", Kind: transcript.KindWorkflow}})
-	r.Start("agent", 0, transcript.KindAgent, 0)
-	r.Event(transcript.ExchangeEvent{Type: transcript.MessageUser, Path: "agent", Payload: &transcript.MessagePayload{Role: "user", Blocks: []transcript.ContentBlock{{
-		Type: transcript.BlockText, Fidelity: transcript.FidelityAgentEmitted, Text: "Before reminder\n<system-reminder>You are helpful</system-reminder>\nAfter reminder"}}}})
-	r.Complete("agent", 0, transcript.KindAgent, 0, "", transcript.AgentResult{Provider: "claude"})
-	if err := r.Recorder().Close(); err != nil {
-		t.Fatal(err)
-	}
-	run, err := LoadRun(runs.Open(r.Recorder().Path(), runs.Options{}), RunOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	run := loadSession(t, func(r *transcripttest.Run) {
+		r.Event(transcript.ExchangeEvent{Type: transcript.MessageUser, Path: "agent", Payload: &transcript.MessagePayload{Role: "user", Blocks: []transcript.ContentBlock{{
+			Type: transcript.BlockText, Fidelity: transcript.FidelityAgentEmitted, Text: "Before reminder\n<system-reminder>You are helpful</system-reminder>\nAfter reminder"}}}})
+	})
 	var folds, texts []string
 	for _, ev := range run.Events {
 		if ev.Type != "message.user" {
@@ -130,24 +121,15 @@ func TestRunPageFoldsRemindersInsideAPrompt(t *testing.T) {
 // full-session-askuserquestion, jnarowski/agentcmd, showed both as raw
 // "## …" and "**…**".)
 func TestRunPageRendersReportsAndPlans(t *testing.T) {
-	r := transcripttest.NewRun(t, t.TempDir(), transcript.NewRunID(), "", transcripttest.Epoch)
-	r.Event(transcript.ExchangeEvent{Type: transcript.RunStarted, Payload: &transcript.StepPayload{Name: "app: plan", Kind: transcript.KindWorkflow}})
-	r.Start("agent", 0, transcript.KindAgent, 0)
-	call := func(id, name string, in, out any) {
-		r.Event(transcript.ExchangeEvent{Type: transcript.ToolCall, Path: "agent", Payload: &transcript.ToolPayload{Name: name, CallID: id, Input: in, Fidelity: transcript.FidelityAgentEmitted}})
-		r.Event(transcript.ExchangeEvent{Type: transcript.ToolResult, Path: "agent", Payload: &transcript.ToolPayload{Name: name, CallID: id, Output: out, Fidelity: transcript.FidelityAgentEmitted}})
-	}
-	call("t1", "Task", map[string]any{"description": "research"}, []any{map[string]any{"type": "text", "text": "## Findings\n\n**Two** options."}})
-	call("t2", "ExitPlanMode", map[string]any{"plan": "## Plan\n\n1. Replace the scroll logic"}, "User approved the plan")
-	call("t3", "Bash", map[string]any{"command": "cat README.md"}, "## Not rendered")
-	r.Complete("agent", 0, transcript.KindAgent, 0, "", transcript.AgentResult{Provider: "claude"})
-	if err := r.Recorder().Close(); err != nil {
-		t.Fatal(err)
-	}
-	run, err := LoadRun(runs.Open(r.Recorder().Path(), runs.Options{}), RunOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	run := loadSession(t, func(r *transcripttest.Run) {
+		call := func(id, name string, in, out any) {
+			r.Event(transcript.ExchangeEvent{Type: transcript.ToolCall, Path: "agent", Payload: &transcript.ToolPayload{Name: name, CallID: id, Input: in, Fidelity: transcript.FidelityAgentEmitted}})
+			r.Event(transcript.ExchangeEvent{Type: transcript.ToolResult, Path: "agent", Payload: &transcript.ToolPayload{Name: name, CallID: id, Output: out, Fidelity: transcript.FidelityAgentEmitted}})
+		}
+		call("t1", "Task", map[string]any{"description": "research"}, []any{map[string]any{"type": "text", "text": "## Findings\n\n**Two** options."}})
+		call("t2", "ExitPlanMode", map[string]any{"plan": "## Plan\n\n1. Replace the scroll logic"}, "User approved the plan")
+		call("t3", "Bash", map[string]any{"command": "cat README.md"}, "## Not rendered")
+	})
 	kinds := map[string][]string{}
 	var walk func(title string, b Block)
 	walk = func(title string, b Block) {
@@ -174,4 +156,23 @@ func TestRunPageRendersReportsAndPlans(t *testing.T) {
 			t.Errorf("%s: Markdown shown as %q, want %q (all: %v)", title, kinds[title], k, kinds)
 		}
 	}
+}
+
+// loadSession records an imported session of one agent step whose events
+// add writes, and loads its run page.
+func loadSession(t *testing.T, add func(r *transcripttest.Run)) *Run {
+	t.Helper()
+	r := transcripttest.NewRun(t, t.TempDir(), transcript.NewRunID(), "", transcripttest.Epoch)
+	r.Event(transcript.ExchangeEvent{Type: transcript.RunStarted, Payload: &transcript.StepPayload{Name: "app: session", Kind: transcript.KindWorkflow}})
+	r.Start("agent", 0, transcript.KindAgent, 0)
+	add(r)
+	r.Complete("agent", 0, transcript.KindAgent, 0, "", transcript.AgentResult{Provider: "claude"})
+	if err := r.Recorder().Close(); err != nil {
+		t.Fatal(err)
+	}
+	run, err := LoadRun(runs.Open(r.Recorder().Path(), runs.Options{}), RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return run
 }
