@@ -10,26 +10,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reelhq/reel/internal/benchratio"
 	"github.com/reelhq/reel/internal/testfixtures"
 )
 
 // The benchmarks run a plain standard-library implementation of the same
 // job beside reel's in the same benchmark and report the speed ratio as
 // "x-vs-stdlib" (higher is better for reel).
-
-// stdEvent is the envelope as a straightforward encoding/json user would
-// declare it.
-type stdEvent struct {
-	Seq         uint64          `json:"seq"`
-	RunID       string          `json:"run_id"`
-	ParentRunID string          `json:"parent_run_id,omitempty"`
-	ChildRunID  string          `json:"child_run_id,omitempty"`
-	Type        string          `json:"type"`
-	Path        string          `json:"path"`
-	Iteration   int             `json:"iteration"`
-	Timestamp   time.Time       `json:"timestamp"`
-	Payload     json.RawMessage `json:"payload"`
-}
 
 type stdRecordEvent struct {
 	Seq       uint64    `json:"seq"`
@@ -158,7 +145,7 @@ func stdlibReadAll(data []byte) (int, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	n := 0
 	for dec.More() {
-		var env stdEvent
+		var env benchratio.Envelope
 		if err := dec.Decode(&env); err != nil {
 			return n, err
 		}

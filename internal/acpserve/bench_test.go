@@ -6,10 +6,10 @@ import (
 	"io"
 	"path/filepath"
 	"testing"
-	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
 
+	"github.com/reelhq/reel/internal/benchratio"
 	"github.com/reelhq/reel/internal/testfixtures"
 	"github.com/reelhq/reel/transcript"
 )
@@ -47,25 +47,19 @@ func BenchmarkProject(b *testing.B) {
 	conn := sdk.NewAgentSideConnection(&server{}, io.Discard, idle)
 	out := &stream{conn: conn, session: "sess_bench"}
 	ctx := context.Background()
-	var reel, std time.Duration
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		t0 := time.Now()
+	reel := benchratio.Run(b, func() {
 		p := newProjector(out)
 		for j := range evs {
 			if err := p.project(ctx, &evs[j]); err != nil {
 				b.Fatal(err)
 			}
 		}
-		t1 := time.Now()
+	}, func() {
 		for j := range evs {
 			if err := stdlibUpdate(io.Discard, &evs[j]); err != nil {
 				b.Fatal(err)
 			}
 		}
-		reel += t1.Sub(t0)
-		std += time.Since(t1)
-	}
+	})
 	b.ReportMetric(float64(reel.Nanoseconds())/float64(b.N*n), "ns/event")
-	b.ReportMetric(float64(std)/float64(reel), "x-vs-stdlib")
 }

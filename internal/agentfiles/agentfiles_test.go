@@ -9,17 +9,8 @@ import (
 	"testing"
 
 	"github.com/reelhq/reel/internal/golden"
+	"github.com/reelhq/reel/internal/testfixtures"
 )
-
-func write(t *testing.T, path, content string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // finder returns a Finder over a fresh project and home directory.
 func finder(t *testing.T, extra ...string) (*Finder, string, string) {
@@ -58,12 +49,12 @@ func TestSearchOrder(t *testing.T) {
 	}
 
 	// The first directory holding the skill wins: project over home.
-	write(t, filepath.Join(home, ".claude", "skills", "go", SkillFile), "home version")
+	testfixtures.WriteFile(t, filepath.Join(home, ".claude", "skills", "go", SkillFile), "home version")
 	s, err := f.Skill("go")
 	if err != nil || s.Content != "home version" {
 		t.Fatalf("home skill: %+v, %v", s, err)
 	}
-	write(t, filepath.Join(proj, ".agents", "skills", "go", SkillFile), "project version")
+	testfixtures.WriteFile(t, filepath.Join(proj, ".agents", "skills", "go", SkillFile), "project version")
 	if s, err = f.Skill("go"); err != nil || s.Content != "project version" {
 		t.Fatalf("project skill: %+v, %v", s, err)
 	}
@@ -73,7 +64,7 @@ func TestPathOverrideIsExclusive(t *testing.T) {
 	f, proj, home := finder(t)
 	shared := filepath.Join(t.TempDir(), "shared")
 	f.Env = append(f.Env, "AWF_SKILLS_PATH="+shared+string(os.PathListSeparator)+"~/mine")
-	write(t, filepath.Join(proj, ".awf", "skills", "x", SkillFile), "project")
+	testfixtures.WriteFile(t, filepath.Join(proj, ".awf", "skills", "x", SkillFile), "project")
 	if got, want := f.SkillDirs(), []string{shared, filepath.Join(home, "mine")}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("dirs %q, want %q", got, want)
 	}
@@ -85,7 +76,7 @@ func TestPathOverrideIsExclusive(t *testing.T) {
 	if !strings.Contains(err.Error(), shared) {
 		t.Errorf("error %q does not name the searched directory", err)
 	}
-	write(t, filepath.Join(home, "mine", "x", SkillFile), "mine")
+	testfixtures.WriteFile(t, filepath.Join(home, "mine", "x", SkillFile), "mine")
 	if s, err := f.Skill("x"); err != nil || s.Content != "mine" {
 		t.Fatalf("skill from ~/mine: %+v, %v", s, err)
 	}
@@ -110,13 +101,13 @@ func TestMissingSkillFileIsNamed(t *testing.T) {
 func TestSkillRenderAndResources(t *testing.T) {
 	f, proj, _ := finder(t)
 	dir := filepath.Join(proj, "skills", "audit")
-	write(t, filepath.Join(dir, SkillFile), "---\nname: audit\ndescription: x\n---\n\n# Audit\nCheck the config.\n")
-	write(t, filepath.Join(dir, "scripts", "check.sh"), "#!/bin/sh\n")
-	write(t, filepath.Join(dir, "references", "checklist.md"), "-")
-	write(t, filepath.Join(dir, ".git", "HEAD"), "ref")
-	write(t, filepath.Join(dir, "node_modules", "m", "x.js"), "")
-	write(t, filepath.Join(dir, "a", "b", "c", "d", "deep.txt"), "")
-	write(t, filepath.Join(dir, "a", "b", "c", "d", "e", "deeper.txt"), "")
+	testfixtures.WriteFile(t, filepath.Join(dir, SkillFile), "---\nname: audit\ndescription: x\n---\n\n# Audit\nCheck the config.\n")
+	testfixtures.WriteFile(t, filepath.Join(dir, "scripts", "check.sh"), "#!/bin/sh\n")
+	testfixtures.WriteFile(t, filepath.Join(dir, "references", "checklist.md"), "-")
+	testfixtures.WriteFile(t, filepath.Join(dir, ".git", "HEAD"), "ref")
+	testfixtures.WriteFile(t, filepath.Join(dir, "node_modules", "m", "x.js"), "")
+	testfixtures.WriteFile(t, filepath.Join(dir, "a", "b", "c", "d", "deep.txt"), "")
+	testfixtures.WriteFile(t, filepath.Join(dir, "a", "b", "c", "d", "e", "deeper.txt"), "")
 	s, err := f.SkillAt("./skills/audit", proj)
 	if err != nil {
 		t.Fatal(err)
@@ -144,7 +135,7 @@ func TestSkillAtMissing(t *testing.T) {
 
 func TestRoles(t *testing.T) {
 	f, proj, home := finder(t)
-	write(t, filepath.Join(home, ".agents", "roles", "go-senior", RoleFile), "---\nname: go-senior\n---\nYou are a senior Go engineer.\n")
+	testfixtures.WriteFile(t, filepath.Join(home, ".agents", "roles", "go-senior", RoleFile), "---\nname: go-senior\n---\nYou are a senior Go engineer.\n")
 	r, err := f.Role("go-senior", "/elsewhere")
 	if err != nil || r.Name != "go-senior" || r.Content != "You are a senior Go engineer." {
 		t.Fatalf("role by name: %+v, %v", r, err)
@@ -157,14 +148,14 @@ func TestRoles(t *testing.T) {
 	}
 
 	wfDir := filepath.Join(proj, "flows")
-	write(t, filepath.Join(wfDir, "roles", "reviewer", RoleFile), "Review carefully.")
+	testfixtures.WriteFile(t, filepath.Join(wfDir, "roles", "reviewer", RoleFile), "Review carefully.")
 	for _, ref := range []string{"./roles/reviewer", "./roles/reviewer/AGENTS.md", filepath.Join(wfDir, "roles", "reviewer")} {
 		r, err := f.Role(ref, wfDir)
 		if err != nil || r.Content != "Review carefully." || r.Name != "reviewer" {
 			t.Errorf("role %q: %+v, %v", ref, r, err)
 		}
 	}
-	write(t, filepath.Join(home, "personas", "p", RoleFile), "Home persona.")
+	testfixtures.WriteFile(t, filepath.Join(home, "personas", "p", RoleFile), "Home persona.")
 	if r, err := f.Role("~/personas/p", wfDir); err != nil || r.Content != "Home persona." {
 		t.Errorf("home-relative role: %+v, %v", r, err)
 	}
@@ -193,7 +184,7 @@ func TestStripFrontMatter(t *testing.T) {
 
 func TestOversizedFileRefused(t *testing.T) {
 	f, proj, _ := finder(t)
-	write(t, filepath.Join(proj, ".awf", "skills", "big", SkillFile), strings.Repeat("x", maxFileSize+1))
+	testfixtures.WriteFile(t, filepath.Join(proj, ".awf", "skills", "big", SkillFile), strings.Repeat("x", maxFileSize+1))
 	if _, err := f.Skill("big"); err == nil || !strings.Contains(err.Error(), "limit") {
 		t.Errorf("oversized SKILL.md: %v", err)
 	}

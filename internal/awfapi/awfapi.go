@@ -78,6 +78,15 @@ type Options struct {
 	Version string
 }
 
+// envelope is a response in AWF's envelope, {"body": T}. Each response
+// is a defined type over it, so that its schemas keep the response's own
+// name (ListWorkflowsOutputBody).
+type envelope[T any] struct {
+	Body struct {
+		Body T `json:"body"`
+	}
+}
+
 // API serves AWF's routes.
 type API struct {
 	opts Options

@@ -42,22 +42,14 @@ type acceptedBody struct {
 }
 
 // AcceptedOutput is the response of run and resume.
-type AcceptedOutput struct {
-	Body struct {
-		Body acceptedBody `json:"body"`
-	}
-}
+type AcceptedOutput envelope[acceptedBody]
 
 type listExecutionsBody struct {
 	Executions []Execution `json:"executions" doc:"The runs this server started (and resumed), newest first."`
 }
 
 // ListExecutionsOutput is the response of GET /api/executions.
-type ListExecutionsOutput struct {
-	Body struct {
-		Body listExecutionsBody `json:"body"`
-	}
-}
+type ListExecutionsOutput envelope[listExecutionsBody]
 
 // ExecutionInput names an execution.
 type ExecutionInput struct {
@@ -65,11 +57,7 @@ type ExecutionInput struct {
 }
 
 // ExecutionOutput is the response of GET /api/executions/{id}.
-type ExecutionOutput struct {
-	Body struct {
-		Body Execution `json:"body"`
-	}
-}
+type ExecutionOutput envelope[Execution]
 
 // ResumeExecutionInput is the request of POST /api/executions/{id}/resume.
 type ResumeExecutionInput struct {

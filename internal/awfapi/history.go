@@ -36,11 +36,7 @@ type historyBody struct {
 }
 
 // HistoryOutput is the response of GET /api/history.
-type HistoryOutput struct {
-	Body struct {
-		Body historyBody `json:"body"`
-	}
-}
+type HistoryOutput envelope[historyBody]
 
 // HistoryStats counts finished executions, with AWF's keys.
 type HistoryStats struct {
@@ -52,11 +48,7 @@ type HistoryStats struct {
 }
 
 // HistoryStatsOutput is the response of GET /api/history/stats.
-type HistoryStatsOutput struct {
-	Body struct {
-		Body HistoryStats `json:"body"`
-	}
-}
+type HistoryStatsOutput envelope[HistoryStats]
 
 func (a *API) historyRoutes() {
 	huma.Register(a.huma, huma.Operation{

@@ -28,11 +28,7 @@ type listWorkflowsBody struct {
 }
 
 // ListWorkflowsOutput is the response of GET /api/workflows.
-type ListWorkflowsOutput struct {
-	Body struct {
-		Body listWorkflowsBody `json:"body"`
-	}
-}
+type ListWorkflowsOutput envelope[listWorkflowsBody]
 
 // WorkflowPath names a workflow by scope and name.
 type WorkflowPath struct {
@@ -66,22 +62,14 @@ func (p *WorkflowPath) display() string {
 }
 
 // GetWorkflowOutput is the response of GET /api/workflows/{scope}/{name}.
-type GetWorkflowOutput struct {
-	Body struct {
-		Body *Workflow `json:"body"`
-	}
-}
+type GetWorkflowOutput envelope[*Workflow]
 
 type validateWorkflowBody struct {
 	Errors []string `json:"errors" doc:"The workflow's problems, each with its file and line; null when it is valid."`
 }
 
 // ValidateWorkflowOutput is the response of POST …/validate.
-type ValidateWorkflowOutput struct {
-	Body struct {
-		Body validateWorkflowBody `json:"body"`
-	}
-}
+type ValidateWorkflowOutput envelope[validateWorkflowBody]
 
 func (a *API) workflowRoutes() {
 	huma.Register(a.huma, huma.Operation{

@@ -7,18 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/reelhq/reel/internal/testfixtures"
 	"github.com/reelhq/reel/internal/workflow"
 )
-
-func write(t *testing.T, path, body string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
 
 func wf(name string) string {
 	return "name: " + name + "\nstates:\n  initial: a\n  a:\n    type: step\n    command: echo " + name + "\n    on_success: done\n  done:\n    type: terminal\n"
@@ -33,9 +24,9 @@ func writePack(t *testing.T, dir, name string, workflows map[string]string) {
 	var list []string
 	for w, body := range workflows {
 		list = append(list, w)
-		write(t, filepath.Join(dir, name, "workflows", w+".yaml"), body)
+		testfixtures.WriteFile(t, filepath.Join(dir, name, "workflows", w+".yaml"), body)
 	}
-	write(t, filepath.Join(dir, name, "manifest.yaml"), "name: "+name+"\nversion: 1.0.0\nawf_version: '>=0.5.0'\nworkflows: ["+strings.Join(list, ", ")+"]\n")
+	testfixtures.WriteFile(t, filepath.Join(dir, name, "manifest.yaml"), "name: "+name+"\nversion: 1.0.0\nawf_version: '>=0.5.0'\nworkflows: ["+strings.Join(list, ", ")+"]\n")
 }
 
 // fixture is a project, a home with AWF's global places, and an
@@ -51,23 +42,23 @@ func newFixture(t *testing.T) fixture {
 	f := fixture{root: root, proj: filepath.Join(root, "proj"), home: filepath.Join(root, "home"), env: filepath.Join(root, "envflows")}
 	vars := map[string]string{"HOME": f.home, "AWF_WORKFLOWS_PATH": f.env}
 	f.cat = &Catalog{ProjectDir: f.proj, Getenv: func(k string) string { return vars[k] }}
-	write(t, filepath.Join(f.proj, ".reel", "workflows", "both.yaml"), wf("reel-both"))
-	write(t, filepath.Join(f.proj, ".awf", "workflows", "both.yaml"), wf("awf-both"))
-	write(t, filepath.Join(f.proj, ".awf", "workflows", "local.yaml"), wf("local"))
-	write(t, filepath.Join(f.proj, ".awf", "workflows", "shadowed.yml"), wf("shadowed-local"))
-	write(t, filepath.Join(f.proj, ".awf", "workflows", "sub", "nested.yaml"), wf("nested"))
-	write(t, filepath.Join(f.env, "shadowed.yaml"), wf("shadowed-env"))
-	write(t, filepath.Join(f.home, ".config", "awf", "workflows", "global.yaml"), wf("global"))
-	write(t, filepath.Join(f.home, ".config", "awf", "workflows", "local.yaml"), wf("global-local"))
+	testfixtures.WriteFile(t, filepath.Join(f.proj, ".reel", "workflows", "both.yaml"), wf("reel-both"))
+	testfixtures.WriteFile(t, filepath.Join(f.proj, ".awf", "workflows", "both.yaml"), wf("awf-both"))
+	testfixtures.WriteFile(t, filepath.Join(f.proj, ".awf", "workflows", "local.yaml"), wf("local"))
+	testfixtures.WriteFile(t, filepath.Join(f.proj, ".awf", "workflows", "shadowed.yml"), wf("shadowed-local"))
+	testfixtures.WriteFile(t, filepath.Join(f.proj, ".awf", "workflows", "sub", "nested.yaml"), wf("nested"))
+	testfixtures.WriteFile(t, filepath.Join(f.env, "shadowed.yaml"), wf("shadowed-env"))
+	testfixtures.WriteFile(t, filepath.Join(f.home, ".config", "awf", "workflows", "global.yaml"), wf("global"))
+	testfixtures.WriteFile(t, filepath.Join(f.home, ".config", "awf", "workflows", "local.yaml"), wf("global-local"))
 	locals := filepath.Join(f.proj, ".awf", "workflow-packs")
 	globals := filepath.Join(f.home, ".local", "share", "awf", "workflow-packs")
 	writePack(t, locals, "kit", map[string]string{"make": caller("make", "helper"), "helper": wf("kit-helper")})
 	writePack(t, globals, "kit", map[string]string{"make": wf("global-kit-make")})
 	writePack(t, globals, "tools", map[string]string{"lint": wf("lint"), "helper": wf("tools-helper")})
-	write(t, filepath.Join(globals, "off", "manifest.yaml"), "name: off\nversion: 1.0.0\nawf_version: '>=0.5.0'\nworkflows: [w]\n")
-	write(t, filepath.Join(globals, "off", "workflows", "w.yaml"), wf("off"))
-	write(t, filepath.Join(globals, "off", "state.json"), `{"name":"off","enabled":false,"source_data":{"repository":"a/b","version":"1.0.0"}}`)
-	write(t, filepath.Join(globals, "broken", "manifest.yaml"), "name: broken\n")
+	testfixtures.WriteFile(t, filepath.Join(globals, "off", "manifest.yaml"), "name: off\nversion: 1.0.0\nawf_version: '>=0.5.0'\nworkflows: [w]\n")
+	testfixtures.WriteFile(t, filepath.Join(globals, "off", "workflows", "w.yaml"), wf("off"))
+	testfixtures.WriteFile(t, filepath.Join(globals, "off", "state.json"), `{"name":"off","enabled":false,"source_data":{"repository":"a/b","version":"1.0.0"}}`)
+	testfixtures.WriteFile(t, filepath.Join(globals, "broken", "manifest.yaml"), "name: broken\n")
 	return f
 }
 
@@ -156,8 +147,8 @@ func TestFindFromCallingWorkflow(t *testing.T) {
 	if c, err := f.cat.FindFrom("global", local); err != nil || c.Scope != ScopeGlobal {
 		t.Errorf("global child: %+v %v", c, err)
 	}
-	write(t, filepath.Join(f.root, "elsewhere", "parent.yaml"), caller("parent", "sibling"))
-	write(t, filepath.Join(f.root, "elsewhere", "sibling.yaml"), wf("sibling"))
+	testfixtures.WriteFile(t, filepath.Join(f.root, "elsewhere", "parent.yaml"), caller("parent", "sibling"))
+	testfixtures.WriteFile(t, filepath.Join(f.root, "elsewhere", "sibling.yaml"), wf("sibling"))
 	far := &workflow.Workflow{File: filepath.Join(f.root, "elsewhere", "parent.yaml")}
 	if c, err := f.cat.FindFrom("sibling", far); err != nil || c.Scope != ScopeFile {
 		t.Errorf("beside: %+v %v", c, err)
@@ -166,7 +157,7 @@ func TestFindFromCallingWorkflow(t *testing.T) {
 		t.Errorf("env first: %+v %v", c, err)
 	}
 	// validation checks call targets as the run finds them
-	write(t, filepath.Join(f.proj, ".awf", "workflows", "ghostly.yaml"), caller("ghostly", "ghost"))
+	testfixtures.WriteFile(t, filepath.Join(f.proj, ".awf", "workflows", "ghostly.yaml"), caller("ghostly", "ghost"))
 	r, _ = f.cat.Find("ghostly")
 	if _, err := f.cat.Load(r, workflow.Options{}); err == nil || !strings.Contains(err.Error(), `call_workflow: workflow not found: "ghost"`) {
 		t.Errorf("ghost: %v", err)
@@ -200,7 +191,7 @@ func TestList(t *testing.T) {
 	}
 	// an unreadable workflows directory is an error
 	os.RemoveAll(filepath.Join(f.proj, ".reel", "workflows"))
-	write(t, filepath.Join(f.proj, ".reel", "workflows"), "not a directory")
+	testfixtures.WriteFile(t, filepath.Join(f.proj, ".reel", "workflows"), "not a directory")
 	if _, _, err := f.cat.List(); err == nil {
 		t.Error("a file for a workflows directory: no error")
 	}
@@ -210,11 +201,11 @@ func TestPrompts(t *testing.T) {
 	root := t.TempDir()
 	vars := map[string]string{"HOME": filepath.Join(root, "home"), "AWF_PROMPTS_PATH": filepath.Join(root, "envp")}
 	c := &Catalog{ProjectDir: filepath.Join(root, "proj"), Getenv: func(k string) string { return vars[k] }}
-	write(t, filepath.Join(root, "envp", "a.md"), "env a")
-	write(t, filepath.Join(root, "proj", ".awf", "prompts", "a.md"), "local a")
-	write(t, filepath.Join(root, "proj", ".awf", "prompts", "team", "b.md"), "local b")
-	write(t, filepath.Join(root, "home", ".config", "awf", "prompts", "team", "b.md"), "global b")
-	write(t, filepath.Join(root, "home", ".config", "awf", "prompts", "c.md"), "global c")
+	testfixtures.WriteFile(t, filepath.Join(root, "envp", "a.md"), "env a")
+	testfixtures.WriteFile(t, filepath.Join(root, "proj", ".awf", "prompts", "a.md"), "local a")
+	testfixtures.WriteFile(t, filepath.Join(root, "proj", ".awf", "prompts", "team", "b.md"), "local b")
+	testfixtures.WriteFile(t, filepath.Join(root, "home", ".config", "awf", "prompts", "team", "b.md"), "global b")
+	testfixtures.WriteFile(t, filepath.Join(root, "home", ".config", "awf", "prompts", "c.md"), "global c")
 	ps, probs := c.Prompts()
 	var got []string
 	for _, p := range ps {

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reelhq/reel/internal/benchratio"
 	"github.com/reelhq/reel/internal/runs"
 	"github.com/reelhq/reel/internal/transcripttest"
 )
@@ -41,20 +42,14 @@ func BenchmarkBuild(b *testing.B) {
 	path := transcripttest.WriteLoopRun(b, b.TempDir(), 20000) // 100k events
 	st, _ := os.Stat(path)
 	b.SetBytes(st.Size())
-	var reel, std time.Duration
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		t0 := time.Now()
+	benchratio.Run(b, func() {
 		tree, err := Build(runs.Open(path, runs.Options{}), Options{})
 		if err != nil || len(tree.Root.Children[0].Children) != 20000 {
 			b.Fatalf("build: %v", err)
 		}
-		t1 := time.Now()
+	}, func() {
 		if _, err := stdlibScan(path); err != nil {
 			b.Fatal(err)
 		}
-		reel += t1.Sub(t0)
-		std += time.Since(t1)
-	}
-	b.ReportMetric(float64(std)/float64(reel), "x-vs-stdlib")
+	})
 }

@@ -130,10 +130,10 @@ func TestInvalidReceiptSkipped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mustWrite(t, filepath.Join(dir, "build", "receipts", "invalid-build_receipt.json"), bad)
-	mustWrite(t, filepath.Join(dir, "build", "receipts", "fix-fixer.json"), good)
-	mustWrite(t, filepath.Join(dir, "build", "receipts", "nodash.json"), good)
-	mustWrite(t, filepath.Join(dir, "build", "receipts", "x-missing.json"), []byte(`{"engine":"claude-step"}`))
+	testfixtures.WriteFile(t, filepath.Join(dir, "build", "receipts", "invalid-build_receipt.json"), string(bad))
+	testfixtures.WriteFile(t, filepath.Join(dir, "build", "receipts", "fix-fixer.json"), string(good))
+	testfixtures.WriteFile(t, filepath.Join(dir, "build", "receipts", "nodash.json"), string(good))
+	testfixtures.WriteFile(t, filepath.Join(dir, "build", "receipts", "x-missing.json"), `{"engine":"claude-step"}`)
 	res, err := Import(dir, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -147,16 +147,6 @@ func TestInvalidReceiptSkipped(t *testing.T) {
 		if !strings.Contains(joined, want) {
 			t.Errorf("warnings lack %q:\n%s", want, joined)
 		}
-	}
-}
-
-func mustWrite(t *testing.T, path string, data []byte) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		t.Fatal(err)
 	}
 }
 

@@ -6,23 +6,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reelhq/reel/internal/testfixtures"
 	"github.com/reelhq/reel/transcript"
 )
-
-func write(t *testing.T, path, text string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
-		t.Fatal(err)
-	}
-}
 
 func TestIdentifyAndIDs(t *testing.T) {
 	dir := t.TempDir()
 	a := filepath.Join(dir, "a.jsonl")
-	write(t, a, "one\n")
+	testfixtures.WriteFile(t, a, "one\n")
 	link := filepath.Join(dir, "link.jsonl")
 	if err := os.Symlink(a, link); err != nil {
 		t.Fatal(err)
@@ -45,15 +36,15 @@ func TestIdentifyAndIDs(t *testing.T) {
 		t.Errorf("child ids %s %s", c, sa.ChildRunID("y"))
 	}
 	b := filepath.Join(dir, "b.jsonl")
-	write(t, b, "one\n")
+	testfixtures.WriteFile(t, b, "one\n")
 	sb, _ := identify(b, "claude-session-log")
 	if sb.RunID() == sa.RunID() || !sb.Same(sa) {
 		t.Errorf("another path with the same content: %s vs %s", sb.RunID(), sa.RunID())
 	}
 	// A directory: names and contents of its files, in name order.
 	run := filepath.Join(dir, "run")
-	write(t, filepath.Join(run, "meta.json"), "{}")
-	write(t, filepath.Join(run, "flow", "llm", "x.jsonl"), "{}\n")
+	testfixtures.WriteFile(t, filepath.Join(run, "meta.json"), "{}")
+	testfixtures.WriteFile(t, filepath.Join(run, "flow", "llm", "x.jsonl"), "{}\n")
 	d1, err := identify(run, "flowstudio")
 	if err != nil || d1.Size != 5 {
 		t.Fatalf("%+v %v", d1, err)
@@ -93,7 +84,7 @@ func TestCheckAndStage(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "transcripts")
 	file := filepath.Join(dir, "s.jsonl")
-	write(t, file, "v1\n")
+	testfixtures.WriteFile(t, file, "v1\n")
 	src, _ := identify(file, "codex-rollout")
 	if o, prior, err := check(out, src); err != nil || o != New || prior != nil {
 		t.Fatalf("first import: %s %v %v", o, prior, err)
@@ -122,7 +113,7 @@ func TestCheckAndStage(t *testing.T) {
 	}
 	// The source grows: the new import replaces the old and drops the
 	// child it no longer has.
-	write(t, file, "v1\nv2\n")
+	testfixtures.WriteFile(t, file, "v1\nv2\n")
 	grown, _ := identify(file, "codex-rollout")
 	o, prior, err := check(out, grown)
 	if err != nil || o != Updated || prior == nil {
@@ -152,7 +143,7 @@ func TestCheckAndStage(t *testing.T) {
 	}
 	// A transcript that records no source is replaced like a changed one.
 	plain := filepath.Join(dir, "plain.jsonl")
-	write(t, plain, "x")
+	testfixtures.WriteFile(t, plain, "x")
 	ps, _ := identify(plain, "f")
 	record(t, out, ps.RunID(), nil)
 	if o, _, _ := check(out, ps); o != Updated {

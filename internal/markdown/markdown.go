@@ -1,7 +1,8 @@
 // Package markdown renders the Markdown of a transcript (an agent's
 // replies, its thinking, the prompts) as HTML that is safe to put in a
-// page, and names the one dialect reel reads it in, so that every view (the
-// run page, the HTML replay, the terminal) agrees on what a reply says.
+// page (Renderer) and as text laid out for a terminal pane (Term), and
+// names the one dialect reel reads it in, so that every view (the run
+// page, the HTML replay, the TUI) agrees on what a reply says.
 //
 // What it decides: the dialect is CommonMark with GitHub's tables,
 // strikethrough, task lists and autolinks, and a newline inside a paragraph

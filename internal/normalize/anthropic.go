@@ -93,30 +93,55 @@ func (a *anthropic) line(v []byte) error {
 	return nil
 }
 
-// startBlock reads a content_block_start's block; a server tool's result
-// arrives whole in it.
-func startBlock(v []byte) *anBlock {
-	b := &anBlock{}
+// contentBlock is the fields reel reads of a content block in the Messages
+// API's vocabulary, which Claude Code's lines carry too: text, thinking,
+// a tool's call, a tool's result.
+type contentBlock struct {
+	typ, text, thinking, id, name, toolUseID string
+	input, content                           []byte
+	isError                                  bool
+}
+
+// parseContentBlock reads a content block; input and content stay raw and
+// share v's memory.
+func parseContentBlock(v []byte) contentBlock {
+	var b contentBlock
 	_ = eachField(v, func(k, val []byte) {
 		switch string(k) {
 		case "type":
 			b.typ = rawjson.Str(val)
+		case "text":
+			b.text = rawjson.Str(val)
+		case "thinking":
+			b.thinking = rawjson.Str(val)
 		case "id":
 			b.id = rawjson.Str(val)
 		case "name":
 			b.name = rawjson.Str(val)
 		case "input":
-			b.input = bytes.Clone(val)
-		case "text", "thinking":
-			b.sb.WriteString(rawjson.Str(val))
+			b.input = val
 		case "tool_use_id":
 			b.toolUseID = rawjson.Str(val)
 		case "content":
-			b.content = bytes.Clone(val)
+			b.content = val
 		case "is_error":
 			b.isError = boolean(val)
 		}
 	})
+	return b
+}
+
+// startBlock reads a content_block_start's block; a server tool's result
+// arrives whole in it. The block outlives the line, so what stays raw is
+// copied.
+func startBlock(v []byte) *anBlock {
+	c := parseContentBlock(v)
+	b := &anBlock{typ: c.typ, id: c.id, name: c.name, input: bytes.Clone(c.input),
+		toolUseID: c.toolUseID, content: bytes.Clone(c.content), isError: c.isError}
+	// A start block holds text or thinking (both empty when streamed),
+	// which the deltas then extend.
+	b.sb.WriteString(c.text)
+	b.sb.WriteString(c.thinking)
 	return b
 }
 

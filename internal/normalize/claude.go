@@ -225,45 +225,21 @@ func (c *claude) assistant(l claudeLine) {
 		s.text(rawjson.Str(content), l.ts)
 		return
 	}
-	_ = rawjson.EachElem(content, func(b []byte) {
-		var typ, text, thinking, bid, name, toolUseID string
-		var input, bcontent []byte
-		isErr := false
-		_ = eachField(b, func(k, val []byte) {
-			switch string(k) {
-			case "type":
-				typ = rawjson.Str(val)
-			case "text":
-				text = rawjson.Str(val)
-			case "thinking":
-				thinking = rawjson.Str(val)
-			case "id":
-				bid = rawjson.Str(val)
-			case "name":
-				name = rawjson.Str(val)
-			case "input":
-				input = val
-			case "tool_use_id":
-				toolUseID = rawjson.Str(val)
-			case "content":
-				bcontent = val
-			case "is_error":
-				isErr = boolean(val)
-			}
-		})
+	_ = rawjson.EachElem(content, func(v []byte) {
+		b := parseContentBlock(v)
 		switch {
-		case typ == "text":
-			s.text(text, l.ts)
-		case typ == "thinking":
+		case b.typ == "text":
+			s.text(b.text, l.ts)
+		case b.typ == "thinking":
 			// Claude may stream thinking as a signature with empty text;
 			// the block is kept so readers see that the model thought.
-			s.thinking(thinking, l.ts)
-		case typ == "redacted_thinking":
+			s.thinking(b.thinking, l.ts)
+		case b.typ == "redacted_thinking":
 			s.thinking("", l.ts)
-		case typ == "tool_use" || typ == "server_tool_use" || typ == "mcp_tool_use":
-			s.toolUse(bid, name, raw(input), l.ts)
-		case isServerToolResult(typ, toolUseID):
-			s.serverToolResult(toolUseID, bcontent, isErr, l.ts)
+		case b.typ == "tool_use" || b.typ == "server_tool_use" || b.typ == "mcp_tool_use":
+			s.toolUse(b.id, b.name, raw(b.input), l.ts)
+		case isServerToolResult(b.typ, b.toolUseID):
+			s.serverToolResult(b.toolUseID, b.content, b.isError, l.ts)
 		default:
 			s.skip(SkipUnknownBlock)
 		}
@@ -340,33 +316,17 @@ func (c *claude) user(l claudeLine) {
 		return
 	}
 	var texts []string
-	_ = rawjson.EachElem(content, func(b []byte) {
-		var typ, text, toolUseID string
-		var bcontent []byte
-		isErr := false
-		_ = eachField(b, func(k, val []byte) {
-			switch string(k) {
-			case "type":
-				typ = rawjson.Str(val)
-			case "text":
-				text = rawjson.Str(val)
-			case "tool_use_id":
-				toolUseID = rawjson.Str(val)
-			case "content":
-				bcontent = val
-			case "is_error":
-				isErr = boolean(val)
-			}
-		})
-		switch typ {
+	_ = rawjson.EachElem(content, func(v []byte) {
+		b := parseContentBlock(v)
+		switch b.typ {
 		case "text":
-			texts = append(texts, text)
+			texts = append(texts, b.text)
 		case "tool_result":
 			errMsg := ""
-			if isErr {
-				errMsg = toolErrorText(bcontent)
+			if b.isError {
+				errMsg = toolErrorText(b.content)
 			}
-			s.result(toolUseID, "", raw(bcontent), errMsg, l.ts)
+			s.result(b.toolUseID, "", raw(b.content), errMsg, l.ts)
 		case "image", "document":
 			s.skip("image block")
 		default:

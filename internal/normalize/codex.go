@@ -93,7 +93,7 @@ func (c *codexExec) line(v []byte) error {
 		s.res.Agent.Turns++
 	case "turn.completed":
 		s.flush()
-		u := codexUsage(usage)
+		u := codexUsageKeys.read(usage)
 		if u.TotalTokens == 0 {
 			u.TotalTokens = u.InputTokens + u.OutputTokens
 		}
@@ -122,27 +122,6 @@ func errMessage(v []byte) string {
 		return rawjson.Str(v)
 	}
 	return rawjson.Str(field(v, "message"))
-}
-
-func codexUsage(v []byte) transcript.Usage {
-	var u transcript.Usage
-	_ = eachField(v, func(k, val []byte) {
-		switch string(k) {
-		case "input_tokens":
-			u.InputTokens = num(val)
-		case "cached_input_tokens":
-			u.CacheReadTokens = num(val)
-		case "cache_write_input_tokens":
-			u.CacheWriteTokens = num(val)
-		case "output_tokens":
-			u.OutputTokens = num(val)
-		case "reasoning_output_tokens":
-			u.ReasoningTokens = num(val)
-		case "total_tokens":
-			u.TotalTokens = num(val)
-		}
-	})
-	return u
 }
 
 func (c *codexExec) item(ev string, v []byte) {

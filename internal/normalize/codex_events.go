@@ -193,13 +193,13 @@ func (e *codexEvents) userItem(texts []string) bool {
 func (e *codexEvents) tokenCount(v []byte, ev *codexObject) {
 	var u transcript.Usage
 	if ev.flatUsage {
-		u = codexUsage(v)
+		u = codexUsageKeys.read(v)
 	} else {
 		tot := field(ev.info, "total_token_usage")
 		if tot == nil {
 			return
 		}
-		u = codexUsage(tot)
+		u = codexUsageKeys.read(tot)
 	}
 	if u.TotalTokens == 0 {
 		u.TotalTokens = u.InputTokens + u.OutputTokens

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/reelhq/reel/internal/rawjson"
-	"github.com/reelhq/reel/transcript"
 )
 
 // copilot reads `copilot -p … --output-format json`: session events
@@ -35,7 +34,6 @@ func newCopilot(p *Parser) {
 type copilotData struct {
 	messageID, content, delta, toolCallID, toolName, sid, model, message string
 	toolRequests, args, result, errv, success                            []byte
-	u                                                                    transcript.Usage
 	duration                                                             int64
 }
 
@@ -69,14 +67,6 @@ func parseCopilotData(data []byte) copilotData {
 			d.errv = val
 		case "success":
 			d.success = val
-		case "inputTokens":
-			d.u.InputTokens = num(val)
-		case "outputTokens":
-			d.u.OutputTokens = num(val)
-		case "cacheReadTokens":
-			d.u.CacheReadTokens = num(val)
-		case "cacheWriteTokens":
-			d.u.CacheWriteTokens = num(val)
 		case "duration":
 			d.duration = num(val)
 		}
@@ -151,7 +141,7 @@ func (c *copilot) line(v []byte) error {
 	case "assistant.usage":
 		// Copilot's "cost" counts premium requests, not dollars, so it is
 		// not reported as CostUSD.
-		s.addUsage(d.u)
+		s.addUsage(copilotUsageKeys.read(data))
 		s.setModel(d.model)
 		s.res.Agent.DurationMS += d.duration
 	case "session.error":

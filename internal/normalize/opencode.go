@@ -165,23 +165,8 @@ func (o *opencode) tool(p *opencodePart, ts time.Time) {
 // the two separately); in reel's convention both are inside (usage.go),
 // unless the reported total shows the reasoning already in output.
 func opencodeUsage(v []byte) transcript.Usage {
-	var u transcript.Usage
-	var total int64
-	_ = eachField(v, func(k, val []byte) {
-		switch string(k) {
-		case "input":
-			u.InputTokens = num(val)
-		case "output":
-			u.OutputTokens = num(val)
-		case "reasoning":
-			u.ReasoningTokens = num(val)
-		case "total":
-			total = num(val)
-		case "cache":
-			u.CacheReadTokens = num(field(val, "read"))
-			u.CacheWriteTokens = num(field(val, "write"))
-		}
-	})
+	u := opencodeUsageKeys.read(v)
+	total := u.TotalTokens
 	u.InputTokens += u.CacheReadTokens + u.CacheWriteTokens
 	if total == 0 || total == u.InputTokens+u.OutputTokens+u.ReasoningTokens {
 		u.OutputTokens += u.ReasoningTokens

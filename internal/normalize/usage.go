@@ -40,6 +40,52 @@ import (
 //   - Anthropic SSE, OpenAI chunks, Gemini, Copilot: one report per model
 //     call or turn: they add up.
 
+// usageKeys names the keys of a flat usage object that hold each count,
+// for the providers whose counts are a key each; "" where a provider has
+// none. read takes the counts as the provider reports them: its reader
+// then brings them to reel's convention where they differ.
+type usageKeys struct {
+	input, output, cacheRead, cacheWrite, reasoning, total string
+	// cache names an object holding both cache counts, {read, write}.
+	cache string
+}
+
+var (
+	codexUsageKeys = usageKeys{input: "input_tokens", output: "output_tokens",
+		cacheRead: "cached_input_tokens", cacheWrite: "cache_write_input_tokens",
+		reasoning: "reasoning_output_tokens", total: "total_tokens"}
+	copilotUsageKeys = usageKeys{input: "inputTokens", output: "outputTokens",
+		cacheRead: "cacheReadTokens", cacheWrite: "cacheWriteTokens"}
+	opencodeUsageKeys = usageKeys{input: "input", output: "output", reasoning: "reasoning", total: "total", cache: "cache"}
+)
+
+// read reads the counts k names from the usage object v.
+func (k usageKeys) read(v []byte) transcript.Usage {
+	var u transcript.Usage
+	_ = eachField(v, func(key, val []byte) {
+		switch string(key) {
+		case "":
+			// The name of no count: an absent one must not match.
+		case k.input:
+			u.InputTokens = num(val)
+		case k.output:
+			u.OutputTokens = num(val)
+		case k.cacheRead:
+			u.CacheReadTokens = num(val)
+		case k.cacheWrite:
+			u.CacheWriteTokens = num(val)
+		case k.reasoning:
+			u.ReasoningTokens = num(val)
+		case k.total:
+			u.TotalTokens = num(val)
+		case k.cache:
+			u.CacheReadTokens = num(field(val, "read"))
+			u.CacheWriteTokens = num(field(val, "write"))
+		}
+	})
+	return u
+}
+
 // runningTotal adds up a counter reported as a running total that may
 // start again from zero: each run of reports counts by its last, and a
 // report below the one before it starts a new run.

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reelhq/reel/internal/benchratio"
 	"github.com/reelhq/reel/internal/otlp"
 	"github.com/reelhq/reel/internal/otlptest"
 	"github.com/reelhq/reel/internal/transcripttest"
@@ -106,11 +107,8 @@ func BenchmarkBatchExport100k(b *testing.B) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.Copy(io.Discard, r.Body) }))
 	defer srv.Close()
 	ctx := context.Background()
-	var reel, std time.Duration
 	spans := 0
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		t0 := time.Now()
+	reel := benchratio.Run(b, func() {
 		events, err := transcript.ReadFile(path)
 		if err != nil || len(events) < 100000 {
 			b.Fatalf("read: %v (%d events)", err, len(events))
@@ -119,19 +117,15 @@ func BenchmarkBatchExport100k(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		n, err := bt.Export(ctx, otlp.Run{Events: events})
-		if err != nil {
+		if spans, err = bt.Export(ctx, otlp.Run{Events: events}); err != nil {
 			b.Fatal(err)
 		}
 		bt.Shutdown(ctx)
-		t1 := time.Now()
+	}, func() {
 		if _, err := stdlibExport(path, srv.URL); err != nil {
 			b.Fatal(err)
 		}
-		reel += t1.Sub(t0)
-		std += time.Since(t1)
-		spans = n
-	}
+	})
 	b.StopTimer()
 	if spans != 40002 {
 		b.Fatalf("%d spans, want 40002", spans)
@@ -139,7 +133,6 @@ func BenchmarkBatchExport100k(b *testing.B) {
 	per := reel / time.Duration(b.N)
 	b.ReportMetric(per.Seconds(), "s/100k-events")
 	b.ReportMetric(float64(spans)/per.Seconds(), "spans/s")
-	b.ReportMetric(float64(std)/float64(reel), "x-vs-stdlib")
 }
 
 // recordCommandRun records what the engine records for BenchmarkEngineOverhead's

@@ -6,23 +6,15 @@ import (
 	"strings"
 	"testing"
 	"time"
-)
 
-func write(t *testing.T, path, text string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
-		t.Fatal(err)
-	}
-}
+	"github.com/reelhq/reel/internal/testfixtures"
+)
 
 func TestFindWalksUp(t *testing.T) {
 	t.Setenv(EnvStorage, "")
 	t.Setenv(EnvAWFConfig, "")
 	root := t.TempDir()
-	write(t, filepath.Join(root, ".reel", "workflows", "w.yaml"), "name: w\n")
+	testfixtures.WriteFile(t, filepath.Join(root, ".reel", "workflows", "w.yaml"), "name: w\n")
 	deep := filepath.Join(root, "a", "b")
 	if err := os.MkdirAll(deep, 0o700); err != nil {
 		t.Fatal(err)
@@ -50,7 +42,7 @@ func TestFindAWFProjectAndUserDefault(t *testing.T) {
 	t.Setenv(EnvStorage, "")
 	t.Setenv(EnvAWFConfig, "")
 	root := t.TempDir()
-	write(t, filepath.Join(root, ".awf", "config.yaml"), "inputs:\n  env: staging\n  n: 3\nversion: 1\nfancy: x\n")
+	testfixtures.WriteFile(t, filepath.Join(root, ".awf", "config.yaml"), "inputs:\n  env: staging\n  n: 3\nversion: 1\nfancy: x\n")
 	p, err := Find(root)
 	if err != nil {
 		t.Fatal(err)
@@ -76,8 +68,8 @@ func TestFindAWFProjectAndUserDefault(t *testing.T) {
 func TestConfigMergeReelWins(t *testing.T) {
 	t.Setenv(EnvAWFConfig, "")
 	root := t.TempDir()
-	write(t, filepath.Join(root, ".awf", "config.yaml"), "inputs: {env: awf, only_awf: 1}\ntelemetry: {exporter: 'a:4317', service_name: awf}\n")
-	write(t, filepath.Join(root, ".reel", "config.yaml"), "inputs: {env: reel}\ntelemetry: {service_name: reel}\nplugins:\n  up:\n    command: ./bin/up\n    args: [x]\n    timeout: 2s\n  c:\n    command: on-path\n")
+	testfixtures.WriteFile(t, filepath.Join(root, ".awf", "config.yaml"), "inputs: {env: awf, only_awf: 1}\ntelemetry: {exporter: 'a:4317', service_name: awf}\n")
+	testfixtures.WriteFile(t, filepath.Join(root, ".reel", "config.yaml"), "inputs: {env: reel}\ntelemetry: {service_name: reel}\nplugins:\n  up:\n    command: ./bin/up\n    args: [x]\n    timeout: 2s\n  c:\n    command: on-path\n")
 	cfg, err := LoadConfig(root)
 	if err != nil {
 		t.Fatal(err)
@@ -138,7 +130,7 @@ func FuzzParseConfig(f *testing.F) {
 
 func TestConfigPrices(t *testing.T) {
 	root := t.TempDir()
-	write(t, filepath.Join(root, "prices.yaml"), "date: 2026-11-01\nmodels:\n  - {model: gpt-5.6-luna, input: 2, output: 16}\n")
+	testfixtures.WriteFile(t, filepath.Join(root, "prices.yaml"), "date: 2026-11-01\nmodels:\n  - {model: gpt-5.6-luna, input: 2, output: 16}\n")
 	for _, text := range []string{
 		"prices: prices.yaml\n",
 		"prices:\n  - {model: gpt-5.6-luna, input: 2, output: 16}\n",

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reelhq/reel/internal/benchratio"
 	"github.com/reelhq/reel/internal/pricing"
 	"github.com/reelhq/reel/internal/testfixtures"
 	"github.com/reelhq/reel/transcript"
@@ -87,22 +88,16 @@ func BenchmarkEventsField(b *testing.B) {
 	st, _ := os.Stat(paths[0])
 	f := Filter{Types: []transcript.EventType{transcript.ToolResult}}
 	p := Projection{Fields: []string{"payload.name"}}
-	var reel, std time.Duration
 	b.SetBytes(st.Size())
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		t0 := time.Now()
+	benchratio.Run(b, func() {
 		if _, err := Events(context.Background(), io.Discard, open(nil, paths...), f, p); err != nil {
 			b.Fatal(err)
 		}
-		t1 := time.Now()
+	}, func() {
 		if err := stdlibEvents(io.Discard, paths[0]); err != nil {
 			b.Fatal(err)
 		}
-		reel += t1.Sub(t0)
-		std += time.Since(t1)
-	}
-	b.ReportMetric(float64(std)/float64(reel), "x-vs-stdlib")
+	})
 }
 
 // stdlibStats is the baseline for stats: decode every line with
@@ -144,20 +139,14 @@ func BenchmarkStats(b *testing.B) {
 		st, _ := os.Stat(p)
 		size += st.Size()
 	}
-	var reel, std time.Duration
 	b.SetBytes(size)
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		t0 := time.Now()
+	benchratio.Run(b, func() {
 		if _, err := Stats(context.Background(), open(nil, paths...), pricing.Default()); err != nil {
 			b.Fatal(err)
 		}
-		t1 := time.Now()
+	}, func() {
 		if _, err := stdlibStats(paths); err != nil {
 			b.Fatal(err)
 		}
-		reel += t1.Sub(t0)
-		std += time.Since(t1)
-	}
-	b.ReportMetric(float64(std)/float64(reel), "x-vs-stdlib")
+	})
 }

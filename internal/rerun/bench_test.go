@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reelhq/reel/internal/benchratio"
 	"github.com/reelhq/reel/transcript"
 )
 
@@ -80,22 +81,16 @@ func BenchmarkLoad(b *testing.B) {
 	path := writeRun(b, 20000) // 100k events
 	st, _ := os.Stat(path)
 	b.SetBytes(st.Size())
-	var reel, std time.Duration
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		t0 := time.Now()
+	benchratio.Run(b, func() {
 		r, err := Load(path, Options{})
 		if err != nil || len(r.Executions) != 20001 {
 			b.Fatalf("load: %v", err)
 		}
-		t1 := time.Now()
+	}, func() {
 		if _, err := stdlibLoad(path); err != nil {
 			b.Fatal(err)
 		}
-		reel += t1.Sub(t0)
-		std += time.Since(t1)
-	}
-	b.ReportMetric(float64(std)/float64(reel), "x-vs-stdlib")
+	})
 }
 
 // Load never panics and never loops, whatever the file holds; what it

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reelhq/reel/internal/benchratio"
 	"github.com/reelhq/reel/internal/rawjson"
 	"github.com/reelhq/reel/internal/runs"
 	"github.com/reelhq/reel/internal/testfixtures"
@@ -51,20 +52,6 @@ func benchFile(b *testing.B, size int) (string, int) {
 	return p, n
 }
 
-// stdlibEnvelope is what a program using only the standard library decodes
-// a transcript line into.
-type stdlibEnvelope struct {
-	Seq         uint64          `json:"seq"`
-	RunID       string          `json:"run_id"`
-	ParentRunID string          `json:"parent_run_id"`
-	ChildRunID  string          `json:"child_run_id"`
-	Type        string          `json:"type"`
-	Path        string          `json:"path"`
-	Iteration   int             `json:"iteration"`
-	Timestamp   time.Time       `json:"timestamp"`
-	Payload     json.RawMessage `json:"payload"`
-}
-
 // stdlibRead is the baseline of each mode: bufio.Scanner and
 // encoding/json, decoding what the mode decodes (the type, the envelope,
 // or the envelope and the payload in its own type).
@@ -87,7 +74,7 @@ func stdlibRead(path string, mode runs.Mode) (int, error) {
 				return n, err
 			}
 		default:
-			var env stdlibEnvelope
+			var env benchratio.Envelope
 			if err := json.Unmarshal(sc.Bytes(), &env); err != nil {
 				return n, err
 			}

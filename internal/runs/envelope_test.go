@@ -119,3 +119,20 @@ func FuzzDecodeAgentResult(f *testing.F) {
 		}
 	})
 }
+
+// The envelope path names an event's type once per line: a type of the
+// vocabulary must come back as the package's own value, without a copy.
+func TestEventTypeDoesNotAllocate(t *testing.T) {
+	for _, want := range transcript.EventTypes {
+		b := []byte(want)
+		if got := eventType(b); got != want {
+			t.Errorf("eventType(%q) = %q", b, got)
+		}
+		if n := testing.AllocsPerRun(100, func() { _ = eventType(b) }); n != 0 {
+			t.Errorf("eventType(%q) allocates %v times", b, n)
+		}
+	}
+	if got := eventType([]byte("step.paused")); got != "step.paused" {
+		t.Errorf("unknown type = %q, want it kept as read", got)
+	}
+}

@@ -326,29 +326,12 @@ func damageKind(err error) string {
 }
 
 // eventType returns the type named by b, without allocating for the types
-// of the vocabulary.
+// of the vocabulary: the comparison converts b without a copy.
 func eventType(b []byte) transcript.EventType {
-	switch string(b) {
-	case string(transcript.RunStarted):
-		return transcript.RunStarted
-	case string(transcript.RunCompleted):
-		return transcript.RunCompleted
-	case string(transcript.StepStarted):
-		return transcript.StepStarted
-	case string(transcript.StepCompleted):
-		return transcript.StepCompleted
-	case string(transcript.CallWorkflowStarted):
-		return transcript.CallWorkflowStarted
-	case string(transcript.CallWorkflowCompleted):
-		return transcript.CallWorkflowCompleted
-	case string(transcript.MessageUser):
-		return transcript.MessageUser
-	case string(transcript.MessageAssistant):
-		return transcript.MessageAssistant
-	case string(transcript.ToolCall):
-		return transcript.ToolCall
-	case string(transcript.ToolResult):
-		return transcript.ToolResult
+	for _, t := range transcript.EventTypes {
+		if string(t) == string(b) {
+			return t
+		}
 	}
 	return transcript.EventType(b)
 }

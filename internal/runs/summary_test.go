@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"os"
 	"testing"
-	"time"
 
+	"github.com/reelhq/reel/internal/benchratio"
 	"github.com/reelhq/reel/internal/runstatus"
 	"github.com/reelhq/reel/transcript"
 )
@@ -105,21 +105,15 @@ func BenchmarkSummarize(b *testing.B) {
 	put(b, r, transcript.RunCompleted, completed(runstatus.Success, 0))
 	r.Close()
 	path := r.Path()
-	var reel, std time.Duration
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		t0 := time.Now()
+	benchratio.Run(b, func() {
 		if s, err := Open(path, Options{}).Summarize(); err != nil || s.Status != runstatus.Success {
 			b.Fatal(err)
 		}
-		t1 := time.Now()
+	}, func() {
 		if st := stdlibSummary(b, path); st != runstatus.Success {
 			b.Fatal(st)
 		}
-		reel += t1.Sub(t0)
-		std += time.Since(t1)
-	}
-	b.ReportMetric(float64(std)/float64(reel), "x-vs-stdlib")
+	})
 }
 
 func stdlibSummary(b *testing.B, path string) string {

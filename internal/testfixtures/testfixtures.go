@@ -1,6 +1,7 @@
 // Package testfixtures locates the shared recordings that tests read in
 // place (../shared/fixtures beside the checkout) and skips a test clearly
-// when they are absent, and generates the inputs of size tests.
+// when they are absent, generates the inputs of size tests, and writes the
+// small files a test lays out for itself.
 package testfixtures
 
 import (
@@ -90,4 +91,17 @@ func LinearWorkflow(n int) string {
 	}
 	fmt.Fprintf(&b, "  s%d:\n    type: terminal\n", n)
 	return b.String()
+}
+
+// WriteFile writes text to path, making the directories above it, and
+// fails the test on any error: the one way a test lays out a file of its
+// own (a workflow, a project file, a recording).
+func WriteFile(t testing.TB, path, text string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
 }

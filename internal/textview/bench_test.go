@@ -7,8 +7,8 @@ import (
 	"io"
 	"os"
 	"testing"
-	"time"
 
+	"github.com/reelhq/reel/internal/benchratio"
 	"github.com/reelhq/reel/internal/runs"
 	"github.com/reelhq/reel/internal/transcripttest"
 	"github.com/reelhq/reel/transcript"
@@ -38,19 +38,13 @@ func BenchmarkReplay(b *testing.B) {
 	path := transcripttest.WriteLoopRun(b, b.TempDir(), 20000)
 	st, _ := os.Stat(path)
 	b.SetBytes(st.Size())
-	var reel, std time.Duration
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		t0 := time.Now()
+	benchratio.Run(b, func() {
 		if _, err := Replay(context.Background(), io.Discard, runs.Open(path, runs.Options{}), Options{}); err != nil {
 			b.Fatal(err)
 		}
-		t1 := time.Now()
+	}, func() {
 		if err := stdlibRender(io.Discard, path); err != nil {
 			b.Fatal(err)
 		}
-		reel += t1.Sub(t0)
-		std += time.Since(t1)
-	}
-	b.ReportMetric(float64(std)/float64(reel), "x-vs-stdlib")
+	})
 }

@@ -454,13 +454,18 @@ func (r *renderer) tool(ev *transcript.ExchangeEvent, tp *transcript.ToolPayload
 func (r *renderer) block(label, body, color string) {
 	label = termtext.Strip(label)
 	body = strings.TrimRight(termtext.Strip(body), "\n")
-	body = r.cut(body)
+	prose := label == "prompt" || label == "system prompt" || label == "assistant" || label == "user" || label == "thinking"
+	if !prose {
+		// MaxLines is for outputs: what was said is shown whole (a cut
+		// reply can end inside its own Markdown code fence or table)
+		body = r.cut(body)
+	}
 	if r.md {
 		fmt.Fprintf(r.w, "**%s**\n\n", mdEscape(label))
 		if body == "" {
 			return
 		}
-		if label == "prompt" || label == "system prompt" || label == "assistant" || label == "user" || label == "thinking" {
+		if prose {
 			fmt.Fprintf(r.w, "%s\n\n", body)
 			return
 		}

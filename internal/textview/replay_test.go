@@ -181,3 +181,36 @@ func TestReplayTextBeforeItsToolCallsAndMasks(t *testing.T) {
 		}
 	}
 }
+
+// MaxLines cuts outputs (a tool's result, a command's), never what was
+// said: a reply cut short could end inside its own code fence or table.
+func TestReplayMaxLinesCutsOutputsOnly(t *testing.T) {
+	dir := t.TempDir()
+	r := transcripttest.NewRun(t, dir, transcripttest.RootID, "", time.Date(2026, 6, 8, 8, 0, 0, 0, time.UTC))
+	r.Event(transcript.ExchangeEvent{Type: transcript.RunStarted, Payload: &transcript.StepPayload{Name: "w", Kind: transcript.KindWorkflow}})
+	r.Start("ask", 0, transcript.KindAgent, 0)
+	reply := "Here:\n\n```go\nfunc a() {}\nfunc b() {}\n```\n\nDone."
+	r.Event(transcript.ExchangeEvent{Type: transcript.MessageUser, Path: "ask", Payload: &transcript.MessagePayload{Role: "user", Blocks: []transcript.ContentBlock{
+		{Type: transcript.BlockText, Fidelity: transcript.FidelityRouter, Text: "one\ntwo\nthree\nfour\nfive"},
+	}}})
+	r.Event(transcript.ExchangeEvent{Type: transcript.MessageAssistant, Path: "ask", Payload: &transcript.MessagePayload{Role: "assistant", Blocks: []transcript.ContentBlock{
+		{Type: transcript.BlockText, Fidelity: transcript.FidelityAgentEmitted, Text: reply},
+	}}})
+	r.Event(transcript.ExchangeEvent{Type: transcript.ToolResult, Path: "ask", Payload: &transcript.ToolPayload{Name: "Bash", CallID: "toolu_1",
+		Output: "l1\nl2\nl3\nl4\nl5", Fidelity: transcript.FidelityAgentEmitted}})
+	r.Complete("ask", 0, transcript.KindAgent, 0, "", transcript.AgentResult{Output: "done"})
+	r.Close()
+	for _, f := range []Format{Text, Markdown} {
+		var out bytes.Buffer
+		if _, err := Replay(context.Background(), &out, runs.Open(r.Recorder().Path(), runs.Options{}), Options{Format: f, MaxLines: 2}); err != nil {
+			t.Fatal(err)
+		}
+		s := out.String()
+		if !strings.Contains(s, "five") || !strings.Contains(s, "Done.") || !strings.Contains(s, "func b() {}") {
+			t.Errorf("%s: the prompt or the reply was cut:\n%s", f, s)
+		}
+		if strings.Contains(s, "l5") || !strings.Contains(s, "… 3 more lines") {
+			t.Errorf("%s: the tool result was not cut to 2 lines:\n%s", f, s)
+		}
+	}
+}

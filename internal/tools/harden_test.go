@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/reelhq/reel/internal/testfixtures"
 )
 
 // call runs a tool and fails the test if it has not returned after a few
@@ -90,7 +92,7 @@ func TestFileToolsRefuseHardLinks(t *testing.T) {
 func TestWriteAndEditAreAtomicAndKeepTheMode(t *testing.T) {
 	s := newSandbox(t)
 	p := filepath.Join(s.dir, "run.sh")
-	mustWrite(t, p, "echo old\n")
+	testfixtures.WriteFile(t, p, "echo old\n")
 	os.Chmod(p, 0o750)
 	if _, err := s.callWithin(t, context.Background(), "Edit", `{"file_path":"run.sh","old_string":"old","new_string":"new"}`); err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/reelhq/reel/internal/proctest"
+	"github.com/reelhq/reel/internal/testfixtures"
 	"github.com/reelhq/reel/transcript"
 )
 
@@ -52,10 +53,10 @@ func newSandbox(t *testing.T) *sandbox {
 			t.Fatal(err)
 		}
 	}
-	mustWrite(t, filepath.Join(s.outside, "secret.txt"), "top secret\n")
-	mustWrite(t, filepath.Join(s.dir, "main.go"), "package main\n\nfunc main() {\n\tprintln(\"hello\")\n}\n")
-	mustWrite(t, filepath.Join(s.dir, "pkg", "a", "a.go"), "package a\n\n// Hello says hello.\nfunc Hello() {}\n")
-	mustWrite(t, filepath.Join(s.dir, "notes.txt"), "line one\nline two\nline three\n")
+	testfixtures.WriteFile(t, filepath.Join(s.outside, "secret.txt"), "top secret\n")
+	testfixtures.WriteFile(t, filepath.Join(s.dir, "main.go"), "package main\n\nfunc main() {\n\tprintln(\"hello\")\n}\n")
+	testfixtures.WriteFile(t, filepath.Join(s.dir, "pkg", "a", "a.go"), "package a\n\n// Hello says hello.\nfunc Hello() {}\n")
+	testfixtures.WriteFile(t, filepath.Join(s.dir, "notes.txt"), "line one\nline two\nline three\n")
 	// Escapes: a relative symlink to a file outside, one to the outside
 	// directory, and an absolute one.
 	if err := os.Symlink("../outside/secret.txt", filepath.Join(s.dir, "leak.txt")); err != nil {
@@ -73,16 +74,6 @@ func newSandbox(t *testing.T) *sandbox {
 	}
 	s.router = r
 	return s
-}
-
-func mustWrite(t *testing.T, p, content string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
 }
 
 func (s *sandbox) call(t *testing.T, name string, input string) (any, error) {
@@ -252,14 +243,14 @@ func TestWriteEditRead(t *testing.T) {
 
 func TestReadRefusesBinaryAndDirectories(t *testing.T) {
 	s := newSandbox(t)
-	mustWrite(t, filepath.Join(s.dir, "bin.dat"), "ab\x00cd")
+	testfixtures.WriteFile(t, filepath.Join(s.dir, "bin.dat"), "ab\x00cd")
 	if _, err := s.call(t, "Read", `{"file_path":"bin.dat"}`); err == nil || !strings.Contains(err.Error(), "binary") {
 		t.Errorf("binary: %v", err)
 	}
 	if _, err := s.call(t, "Read", `{"file_path":"pkg"}`); err == nil || !strings.Contains(err.Error(), "directory") {
 		t.Errorf("directory: %v", err)
 	}
-	mustWrite(t, filepath.Join(s.dir, "bad.txt"), "ok \xff\xfe end")
+	testfixtures.WriteFile(t, filepath.Join(s.dir, "bad.txt"), "ok \xff\xfe end")
 	out, err := s.call(t, "Read", `{"file_path":"bad.txt"}`)
 	if err != nil || out != "ok \uFFFD end" {
 		t.Errorf("invalid UTF-8 read = %q, %v", out, err)
@@ -268,7 +259,7 @@ func TestReadRefusesBinaryAndDirectories(t *testing.T) {
 
 func TestReadTruncatesLargeFiles(t *testing.T) {
 	dir := t.TempDir()
-	mustWrite(t, filepath.Join(dir, "big.txt"), strings.Repeat("x", 5000))
+	testfixtures.WriteFile(t, filepath.Join(dir, "big.txt"), strings.Repeat("x", 5000))
 	rec := &recorder{t: t}
 	r, err := NewRouter(dir, rec.emit, Options{MaxOutput: 1000})
 	if err != nil {
@@ -285,7 +276,7 @@ func TestReadTruncatesLargeFiles(t *testing.T) {
 
 func TestGlob(t *testing.T) {
 	s := newSandbox(t)
-	mustWrite(t, filepath.Join(s.dir, ".git", "config"), "x")
+	testfixtures.WriteFile(t, filepath.Join(s.dir, ".git", "config"), "x")
 	cases := map[string]string{
 		`{"pattern":"**/*.go"}`:               "main.go\npkg/a/a.go",
 		`{"pattern":"*.go"}`:                  "main.go",
@@ -313,7 +304,7 @@ func TestGlob(t *testing.T) {
 
 func TestGrep(t *testing.T) {
 	s := newSandbox(t)
-	mustWrite(t, filepath.Join(s.dir, "bin.dat"), "hello\x00world")
+	testfixtures.WriteFile(t, filepath.Join(s.dir, "bin.dat"), "hello\x00world")
 	out, err := s.call(t, "Grep", `{"pattern":"(?:H|h)ello"}`)
 	if err != nil {
 		t.Fatal(err)

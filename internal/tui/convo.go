@@ -9,14 +9,14 @@ import (
 
 	"charm.land/bubbles/v2/viewport"
 	tea "charm.land/bubbletea/v2"
-	"charm.land/glamour/v2"
 
+	"github.com/reelhq/reel/internal/markdown"
 	"github.com/reelhq/reel/internal/textview"
 )
 
 // convoTab is Conversations: a run's exchange as replay renders it in
 // Markdown (turn markers, prompts, replies, tool calls, command steps),
-// rendered for the terminal by glamour; thinking and tool results folded
+// laid out for the pane by markdown.Term; thinking and tool results folded
 // until asked for. A live run is rendered again as it grows.
 type convoTab struct {
 	env    *env
@@ -138,25 +138,14 @@ func (t *convoTab) render(force bool) tea.Cmd {
 	if !t.tools {
 		opts.MaxLines = 3
 	}
-	style := "dark"
-	if t.env.st.noColor {
-		style = "notty"
-	}
+	term := markdown.NewTerm(markdown.TermOptions{Width: width - 1, NoColor: t.env.st.noColor})
 	size := st.Size()
 	return func() tea.Msg {
 		var md bytes.Buffer
 		if _, err := textview.Replay(ctx, &md, run, opts); err != nil {
 			return convoMsg{gen: gen, err: err}
 		}
-		r, err := glamour.NewTermRenderer(glamour.WithStandardStyle(style), glamour.WithWordWrap(width-2))
-		if err != nil {
-			return convoMsg{gen: gen, err: err}
-		}
-		out, err := r.Render(md.String())
-		if err != nil {
-			return convoMsg{gen: gen, err: err}
-		}
-		return convoMsg{gen: gen, text: out, size: size}
+		return convoMsg{gen: gen, text: term.Render(md.String()), size: size}
 	}
 }
 

@@ -469,6 +469,58 @@ func TestTmuxExternalLogs(t *testing.T) {
 	tm.quit()
 }
 
+// TestTmuxConversationMarkdown reads an imported Claude Code session whose
+// reply is Markdown with hostile escapes in it: Conversations shows it
+// laid out (heading, bullets, numbers, an aligned table, a quote bar,
+// indented code, a link's URL, thinking folded), no escape from the
+// transcript reaches the terminal, and NO_COLOR leaves colours out.
+func TestTmuxConversationMarkdown(t *testing.T) {
+	for _, noColor := range []bool{false, true} {
+		t.Run(fmt.Sprint("NO_COLOR=", noColor), func(t *testing.T) {
+			tm := project(t, nil)
+			session, err := filepath.Abs(filepath.Join("testdata", "claude-markdown.jsonl"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if out, err := tm.reelCmd(context.Background(), "import", "--from", "claude-session-log", session).CombinedOutput(); err != nil {
+				t.Fatalf("reel import: %v\n%s", err, out)
+			}
+			var extra []string
+			if noColor {
+				extra = append(extra, "NO_COLOR=1")
+			}
+			tm.start(80, 60, extra...)
+			tm.wait(15*time.Second, "1 Workflows")
+			tm.keys("4")
+			// the reply whole, though tool results are cut to 3 lines
+			s := tm.wait(15*time.Second, "tool results cut to 3 lines", "▸ Thinking (2 lines folded)",
+				"• first point", "  ◦ nested point", "1. one", "2. two",
+				"file              │ lines │ status", "──────────────────┼───────┼───────",
+				"main.go           │   120 │   ok", "util_long_name.go │     7 │  fix",
+				"│ a quoted remark", "    func main() {}", "See the docs (https://example.com/docs).")
+			if strings.Contains(s, "**") || strings.Contains(s, "|:--") || strings.Contains(s, "```") || strings.Contains(s, "<details>") {
+				t.Errorf("Markdown shown as written, not laid out:\n%s", s)
+			}
+			for _, w := range []string{"The build is green and fast; run go test ./... to check.", "Hostile:  and red and  end."} {
+				if noColor {
+					w = strings.Replace(w, "go test ./...", "`go test ./...`", 1)
+				}
+				if !strings.Contains(s, w) {
+					t.Errorf("the screen does not show %q:\n%s", w, s)
+				}
+			}
+			esc := tm.tmux("capture-pane", "-p", "-e", "-t", "reel")
+			if strings.Contains(esc, "\x1b]") || strings.Contains(esc, "\a") || strings.Contains(esc, "SGVsbG8") || strings.Contains(esc, "ZW50aXR5") {
+				t.Errorf("an escape sequence from the transcript reached the terminal:\n%q", esc)
+			}
+			if hasColour(esc) == noColor {
+				t.Errorf("NO_COLOR=%v but colours %v:\n%q", noColor, !noColor, esc)
+			}
+			tm.quit()
+		})
+	}
+}
+
 // TestTmuxNoColor checks colours are on by default and off with NO_COLOR.
 func TestTmuxNoColor(t *testing.T) {
 	for _, noColor := range []bool{false, true} {

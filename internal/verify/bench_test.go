@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reelhq/reel/internal/benchratio"
 	"github.com/reelhq/reel/internal/transcripttest"
 	"github.com/reelhq/reel/internal/verify"
 )
@@ -54,20 +55,14 @@ func BenchmarkVerify(b *testing.B) {
 	path := transcripttest.WriteLoopRun(b, b.TempDir(), 20000) // 100k events
 	st, _ := os.Stat(path)
 	b.SetBytes(st.Size())
-	var reel, std time.Duration
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		t0 := time.Now()
+	benchratio.Run(b, func() {
 		r := verify.Paths([]string{path}, verify.Options{SkipMode: true})
 		if r.Violations() != 0 || len(r.Files) != 1 || !r.Files[0].Valid {
 			b.Fatalf("verify: %v", r.Problems)
 		}
-		t1 := time.Now()
+	}, func() {
 		if _, err := stdlibCheck(path); err != nil {
 			b.Fatal(err)
 		}
-		reel += t1.Sub(t0)
-		std += time.Since(t1)
-	}
-	b.ReportMetric(float64(std)/float64(reel), "x-vs-stdlib")
+	})
 }
