@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"html"
 	"io"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -43,20 +45,69 @@ func (f figures) shown() string {
 	return fmt.Sprintf("$%.4f", f.usd)
 }
 
-// genRun writes a random run, as the engine or reel import writes one:
-// agent steps of priced, unpriced and unnamed models, with and without a
-// reported cost (zero included), some that used no tokens, command steps
-// between them, and a run.completed whose totals are the engine's (every
-// step's tokens, the reported costs) or none (an interrupted run).
-func genRun(t *testing.T, rng *rand.Rand, dir, id string) figures {
-	run := transcripttest.NewRun(t, dir, id, "", time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC).Add(time.Duration(rng.IntN(1000))*time.Hour))
+// gen writes random runs, as the engine or reel import writes them, and
+// works out what each spent (want), its child runs included.
+type gen struct {
+	t    *testing.T
+	rng  *rand.Rand
+	dir  string
+	want map[string]figures
+	ids  []string
+}
+
+// newID is a fresh run id.
+func (g *gen) newID() string {
+	id := fmt.Sprintf("0199f1f0-0000-4000-8000-%012d", len(g.ids))
+	g.ids = append(g.ids, id)
+	return id
+}
+
+// run writes a random run: agent steps of priced, unpriced and unnamed
+// models, with and without a reported cost (zero included), some that used
+// no tokens, command steps between them, sub-workflows in their own
+// transcripts (to depth 2: a child and a grandchild) whose agents report
+// costs or only tokens, and a run.completed whose totals are the engine's
+// (every step's tokens and the reported costs, its sub-workflows'
+// included) or none (an interrupted run). It returns the run's figures
+// and the part of its cost that providers reported, as the engine adds it
+// up.
+func (g *gen) run(id, parent string, depth int, start time.Time) (figures, *float64) {
+	t, rng := g.t, g.rng
+	run := transcripttest.NewRun(t, g.dir, id, parent, start)
 	run.Event(transcript.ExchangeEvent{Type: transcript.RunStarted, Payload: &transcript.StepPayload{Name: "gen", Kind: transcript.KindWorkflow}})
 	models := []string{"claude-sonnet-4-5-20250929", "gpt-5", "gemini-2.5-pro", "acme-unlisted-1", ""}
 	var f figures
 	var total transcript.Usage
 	var reported *float64
+	addReported := func(c *float64) {
+		if c == nil {
+			return
+		}
+		r := *c
+		if reported != nil {
+			r += *reported
+		}
+		reported = &r
+	}
 	for i := range rng.IntN(6) {
 		path := fmt.Sprintf("s%d", i)
+		if depth < 2 && rng.IntN(4) == 0 {
+			child := g.newID()
+			run.Start(path, 0, transcript.KindCallWorkflow, 0)
+			run.Event(transcript.ExchangeEvent{Type: transcript.CallWorkflowStarted, Path: path, ChildRunID: child,
+				Payload: &transcript.StepPayload{Name: path, Kind: transcript.KindCallWorkflow}})
+			cf, cr := g.run(child, id, depth+1, run.Now())
+			run.Advance(time.Minute)
+			run.Event(transcript.ExchangeEvent{Type: transcript.CallWorkflowCompleted, Path: path, ChildRunID: child,
+				Payload: &transcript.StepPayload{Name: path, Kind: transcript.KindCallWorkflow}})
+			run.Complete(path, 0, transcript.KindCallWorkflow, 0, "", nil)
+			f.usd += cf.usd
+			f.known = f.known || cf.known
+			f.unpriced += cf.unpriced
+			total.TotalTokens += cf.tokens
+			addReported(cr)
+			continue
+		}
 		if rng.IntN(3) == 0 {
 			run.Command(path, 0, 1, "true", 0, "ok", "")
 			continue
@@ -78,13 +129,7 @@ func genRun(t *testing.T, rng *rand.Rand, dir, id string) figures {
 		run.Advance(time.Second)
 		run.Complete(path, 0, transcript.KindAgent, 1, "", ar)
 		total.Add(ar.Usage)
-		if ar.CostUSD != nil {
-			r := *ar.CostUSD
-			if reported != nil {
-				r += *reported
-			}
-			reported = &r
-		}
+		addReported(ar.CostUSD)
 		used := ar.Usage != (transcript.Usage{})
 		switch {
 		case ar.CostUSD != nil && (*ar.CostUSD != 0 || used):
@@ -105,7 +150,8 @@ func genRun(t *testing.T, rng *rand.Rand, dir, id string) figures {
 			Result: transcript.RunResult{Status: "success", DurationMS: 1000, Usage: total, CostUSD: reported}}})
 	}
 	run.Close()
-	return f
+	g.want[id] = f
+	return f, reported
 }
 
 // costJSON is how every JSON view gives a cost.
@@ -165,7 +211,8 @@ func checkPage(t *testing.T, view, page string, want figures) {
 
 // Issue 24: for any run, every view (runs, status, tree, stats, the run
 // page, the HTML replay, /api/runs) reports the same tokens and the same
-// cost, or the same "—".
+// cost, or the same "—", its child runs' included (reported, priced from
+// the table, unpriced, nested two deep).
 func TestEveryViewShowsTheSameFigures(t *testing.T) {
 	n := 30
 	if testing.Short() {
@@ -175,23 +222,60 @@ func TestEveryViewShowsTheSameFigures(t *testing.T) {
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 24))
 	storage := t.TempDir()
-	dir := transcript.Dir(storage)
-	want := map[string]figures{}
-	var ids []string
-	for i := range n {
-		id := fmt.Sprintf("0199f1f0-0000-4000-8000-%012d", i)
-		want[id] = genRun(t, rng, dir, id)
-		ids = append(ids, id)
+	g := &gen{t: t, rng: rng, dir: transcript.Dir(storage), want: map[string]figures{}}
+	for range n {
+		g.run(g.newID(), "", 0, time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC).Add(time.Duration(rng.IntN(1000))*time.Hour))
 	}
-	ctx := context.Background()
-	reel := func(args ...string) string {
+	checkEveryView(t, storage, g.want)
+}
+
+// reelIn runs reel with args on storage and returns its output; a
+// failure ends the test.
+func reelIn(t *testing.T, storage string) func(args ...string) string {
+	return func(args ...string) string {
 		t.Helper()
-		out, errOut, err := runReel(t, ctx, append(args, "--storage", storage)...)
+		out, errOut, err := runReel(t, context.Background(), append(args, "--storage", storage)...)
 		if err != nil {
 			t.Fatalf("reel %s: %v\n%s", strings.Join(args, " "), err, errOut)
 		}
 		return out
 	}
+}
+
+// serveGet serves storage as reel serve does, until the test ends, and
+// returns a GET of a path that must answer 200.
+func serveGet(t *testing.T, storage string) func(path string) string {
+	s, err := serve.New(context.Background(), serve.Options{Storage: storage, Addr: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(s.Handler())
+	t.Cleanup(func() {
+		srv.Close()
+		s.Close()
+	})
+	return func(path string) string {
+		t.Helper()
+		res, err := http.Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		if res.StatusCode != http.StatusOK {
+			t.Fatalf("GET %s: %s\n%s", path, res.Status, b)
+		}
+		return string(b)
+	}
+}
+
+// checkEveryView checks that every view of each run of storage in want
+// (which names every run there) gives the figures want says.
+func checkEveryView(t *testing.T, storage string, want map[string]figures) {
+	t.Helper()
+	ids := slices.Sorted(maps.Keys(want))
+	n := len(ids)
+	reel := reelIn(t, storage)
 
 	// reel runs and /api/runs read the run index.
 	var list []struct {
@@ -208,26 +292,7 @@ func TestEveryViewShowsTheSameFigures(t *testing.T) {
 		r.check(t, "reel runs --json "+r.RunID, want[r.RunID])
 	}
 	table := reel("runs")
-	s, err := serve.New(ctx, serve.Options{Storage: storage, Addr: "127.0.0.1:0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	srv := httptest.NewServer(s.Handler())
-	defer srv.Close()
-	get := func(path string) string {
-		t.Helper()
-		res, err := http.Get(srv.URL + path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer res.Body.Close()
-		b, _ := io.ReadAll(res.Body)
-		if res.StatusCode != http.StatusOK {
-			t.Fatalf("GET %s: %s\n%s", path, res.Status, b)
-		}
-		return string(b)
-	}
+	get := serveGet(t, storage)
 	var page struct {
 		Runs []struct {
 			RunID string `json:"run_id"`

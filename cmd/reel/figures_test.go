@@ -235,6 +235,20 @@ func TestImportClaudeSubagentsAsChildRuns(t *testing.T) {
 	if root.Usage.TotalTokens != sum || root.CostUSD == nil || fmt.Sprintf("%.4f", *root.CostUSD) != fmt.Sprintf("%.4f", cost) {
 		t.Errorf("run: %d tokens, cost %v; its steps and subagents: %d tokens, $%.4f", root.Usage.TotalTokens, root.CostUSD, sum, cost)
 	}
+	// Every view gives the session its subagents' tokens and cost (the
+	// run index gave its own alone: $0.0254 where tree said $0.0436), and
+	// each subagent its own.
+	want := map[string]figures{id: {tokens: 69956, usd: *root.CostUSD, known: true}}
+	for _, c := range root.Children {
+		if c.Kind == "call_workflow" && len(c.Children) == 1 {
+			run := c.Children[0]
+			want[c.ChildRunID] = figures{tokens: run.Usage.TotalTokens, usd: *run.CostUSD, known: true}
+		}
+	}
+	if got := want[id].shown(); got != "$0.0436" || len(want) != 3 {
+		t.Errorf("tree: the session cost %s, want $0.0436 (its own $0.0254 and its subagents' $0.0040 and $0.0142); %d runs", got, len(want))
+	}
+	checkEveryView(t, storage, want)
 	out, errOut, err = runReel(t, ctx, "replay", "--storage", storage, id)
 	if err != nil || !strings.Contains(out, "RoundHalfEven") || !strings.Contains(out, "subagent-2 calls sub-workflow run") {
 		t.Errorf("replay does not show the subagents inline: %v\n%s%s", err, out, errOut)

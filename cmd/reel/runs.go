@@ -150,13 +150,18 @@ func writeRuns(out io.Writer, runs []index.Run, p palette, width int) error {
 		}
 		cost := r.Cost().String()
 		started := r.Started.Local().Format("2006-01-02 15:04:05")
-		if r.Started.IsZero() || r.Started.Unix() == 0 {
+		switch {
+		case r.Started.IsZero() || r.Started.Unix() == 0:
 			// No run.started: the file is empty (the run was stopped
 			// before its first event) or holds no event.
 			started, dur = "-", "-"
 			if name == "" {
 				name = "(no events)"
 			}
+		case r.Untimed:
+			// An imported recording without times: listed where its
+			// file's mtime puts it, but when it ran is not known.
+			started, dur = "—", "—"
 		}
 		t.add(r.RunID, name, r.Status, started, dur, fmt.Sprint(r.Usage.TotalTokens), cost)
 	}

@@ -67,6 +67,9 @@ func writeStanding(w io.Writer, at *exectree.Standing, p palette) {
 	fmt.Fprintf(w, "%s %s\n", key("run"), id)
 	fmt.Fprintf(w, "%s %s\n", key("workflow"), at.Workflow)
 	d := exectree.FormatDuration(time.Duration(at.DurationMS) * time.Millisecond)
+	if at.Untimed {
+		d = "—"
+	}
 	st := p.status(at.Status)
 	switch at.Status {
 	case runstatus.Running:
@@ -80,7 +83,10 @@ func writeStanding(w io.Writer, at *exectree.Standing, p palette) {
 		st += "  in " + d
 	}
 	fmt.Fprintf(w, "%s %s\n", key("status"), st)
-	if !at.Started.IsZero() {
+	switch {
+	case at.Untimed:
+		fmt.Fprintf(w, "%s %s\n", key("started"), "—"+p.dim("  (the recording gives no times)"))
+	case !at.Started.IsZero():
 		fmt.Fprintf(w, "%s %s\n", key("started"), at.Started.Local().Format("2006-01-02 15:04:05"))
 	}
 	c := at.Steps

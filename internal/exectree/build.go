@@ -207,6 +207,7 @@ func (b *builder) runStarted(ev *transcript.ExchangeEvent, sp *transcript.StepPa
 	}
 	b.root.RunID = ev.RunID
 	b.root.Start = ev.Timestamp
+	b.root.Untimed = runs.Untimed(sp)
 	if sp != nil {
 		b.root.Name = sp.Name
 	}

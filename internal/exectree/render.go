@@ -72,7 +72,10 @@ func label(n *Node, top bool) string {
 	case runstatus.SupersededByRetry:
 		parts = append(parts, "(retried)")
 	}
-	if n.Duration > 0 || n.Status != StatusInterrupted && n.Status != StatusRunning {
+	switch {
+	case n.Untimed:
+		parts = append(parts, "—")
+	case n.Duration > 0 || n.Status != StatusInterrupted && n.Status != StatusRunning:
 		parts = append(parts, FormatDuration(time.Duration(n.Duration)))
 	}
 	if n.ExitCode != nil && (n.Kind == transcript.KindCommand || *n.ExitCode != 0) {

@@ -102,6 +102,12 @@ type Node struct {
 	Output       string            `json:"-"`
 	OutputDigest [sha256.Size]byte `json:"-"`
 	HasOutput    bool              `json:"-"`
+	// Untimed, on a run, says that its recording gave none of its events
+	// a time (runs.Untimed, an imported provider stream): Start and End
+	// are the source file's modification time, not when it ran, and its
+	// duration is unknown (0, shown "—"). Its steps without a duration
+	// of their own (one their provider reported) are untimed too.
+	Untimed bool `json:"untimed,omitempty"`
 
 	open bool
 	// recorded is set on a run while CostUSD holds the cost its
@@ -261,6 +267,11 @@ func finish(n *Node) {
 	var sum transcript.Usage
 	var cost pricing.Total
 	for _, c := range n.Children {
+		// The steps of an untimed run have no times of their own either:
+		// only a duration their provider reported.
+		if n.Untimed && c.Kind != transcript.KindWorkflow && c.ranMS == 0 {
+			c.Untimed = true
+		}
 		finish(c)
 		sum.Add(c.Usage)
 		cost.Add(c.Cost())
@@ -321,6 +332,8 @@ func finish(n *Node) {
 		// A resumed run ran for the time its attempts ran, not for the
 		// time between its first start and its last end.
 		n.Duration = own
+	case n.Untimed:
+		n.Duration = 0
 	case own > n.Duration:
 		// A run's or an agent step's own account of its time stands when
 		// its events span less: a recording whose events carry no real

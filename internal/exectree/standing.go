@@ -11,12 +11,15 @@ import (
 // Standing is where one run stands, read off its tree: what `reel status`
 // shows and `reel status --json` prints.
 type Standing struct {
-	RunID      string    `json:"run_id"`
-	Workflow   string    `json:"workflow"`
-	Status     string    `json:"status"`
-	Attempts   int       `json:"attempts,omitempty"`
+	RunID    string `json:"run_id"`
+	Workflow string `json:"workflow"`
+	Status   string `json:"status"`
+	Attempts int    `json:"attempts,omitempty"`
+	// Started is absent, and DurationMS 0, for an untimed run (Untimed:
+	// an imported recording whose events had no time).
 	Started    time.Time `json:"started,omitzero"`
 	DurationMS int64     `json:"duration_ms"`
+	Untimed    bool      `json:"untimed,omitempty"`
 	ExitCode   *int      `json:"exit_code,omitempty"`
 	Error      string    `json:"error,omitempty"`
 	// Steps counts the steps where the run stands (runstatus.StepCounts:
@@ -60,7 +63,10 @@ func (t *Tree) Standing(transcriptPath string) *Standing {
 	at := &Standing{RunID: root.RunID, Workflow: root.Name, Status: root.Status, Attempts: root.Attempts, Started: root.Start,
 		DurationMS: time.Duration(root.Duration).Milliseconds(), ExitCode: root.ExitCode, Error: root.Error,
 		Usage: root.Usage, CostUSD: root.CostUSD, UnpricedSteps: root.UnpricedSteps, cost: root.Cost(), Transcript: transcriptPath, Warnings: t.Warnings}
-	if !root.Start.IsZero() && at.Status == runstatus.Running {
+	switch {
+	case root.Untimed:
+		at.Started, at.DurationMS, at.Untimed = time.Time{}, 0, true
+	case !root.Start.IsZero() && at.Status == runstatus.Running:
 		at.DurationMS = time.Since(root.Start).Milliseconds()
 	}
 	at.visit(root, root)

@@ -27,7 +27,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"time"
 
 	"github.com/reelhq/reel/internal/normalize"
 	"github.com/reelhq/reel/transcript/secrets"
@@ -59,9 +58,6 @@ type Options struct {
 	Masker *secrets.Masker
 	// Progress, when set, hears how the import of a directory goes.
 	Progress Progress
-	// Now gives the time of runs whose recording carries none; time.Now
-	// when nil.
-	Now func() time.Time
 }
 
 // Progress hears how the import of a directory of recordings goes.
@@ -124,9 +120,6 @@ func Import(ctx context.Context, paths []string, o Options) (runs []Run, files i
 	}
 	if o.Format == "" {
 		o.Format = Auto
-	}
-	if o.Now == nil {
-		o.Now = time.Now
 	}
 	// A stage left behind is harmless but for the space it takes: one
 	// that cannot be removed does not stop the import.

@@ -30,8 +30,11 @@ func TestImportSessionAgainAndGrown(t *testing.T) {
 	if err := os.WriteFile(file, []byte(streamJSON), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	fixed := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	o := Options{Dir: out, Masker: secrets.NewMasker(nil), Now: func() time.Time { return fixed }}
+	fixed := time.Date(2026, 1, 2, 3, 4, 5, 678901234, time.UTC)
+	if err := os.Chtimes(file, fixed, fixed); err != nil {
+		t.Fatal(err)
+	}
+	o := Options{Dir: out, Masker: secrets.NewMasker(nil)}
 	runs, files, err := Import(context.Background(), []string{file}, o)
 	if err != nil || files != 1 || len(runs) != 1 {
 		t.Fatalf("import: %d files, %+v, %v", files, runs, err)
@@ -47,11 +50,16 @@ func TestImportSessionAgainAndGrown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if events[0].Type != transcript.RunStarted || !events[0].Timestamp.Equal(fixed) {
-		t.Errorf("run.started %+v: a timeless recording takes the import's time", events[0])
+	// A timeless recording takes its file's modification time, every
+	// event of it, and says it is untimed.
+	for _, ev := range events {
+		if !ev.Timestamp.Equal(fixed.Truncate(time.Microsecond)) {
+			t.Errorf("%s at %s: want the source's mtime %s", ev.Type, ev.Timestamp, fixed)
+		}
 	}
 	var res struct{ Import Source }
-	if err := transcript.DecodeResult(events[0].Step().Result, &res); err != nil || res.Import.Format != string(normalize.ClaudeStreamJSON) || res.Import.Size != int64(len(streamJSON)) {
+	if err := transcript.DecodeResult(events[0].Step().Result, &res); err != nil || res.Import.Format != string(normalize.ClaudeStreamJSON) ||
+		res.Import.Size != int64(len(streamJSON)) || !res.Import.Untimed {
 		t.Errorf("run.started's source: %+v %v", res.Import, err)
 	}
 	if raw, _ := os.ReadFile(r.Transcript); strings.Contains(string(raw), "sk-ant-api03") {
@@ -171,7 +179,7 @@ func TestImportSpansTheSessionsStatedTimes(t *testing.T) {
 		if err := os.WriteFile(file, []byte(c.data), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		o := Options{Dir: filepath.Join(t.TempDir(), "transcripts"), Format: string(c.from), Masker: secrets.NewMasker(nil), Now: time.Now}
+		o := Options{Dir: filepath.Join(t.TempDir(), "transcripts"), Format: string(c.from), Masker: secrets.NewMasker(nil)}
 		runs, _, err := Import(context.Background(), []string{file}, o)
 		if err != nil || len(runs) != 1 || runs[0].Error != "" {
 			t.Fatalf("%s: %+v %v", c.name, runs, err)

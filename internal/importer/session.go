@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -88,12 +89,17 @@ func (im *importer) session(path string, format normalize.Format) (*Run, error) 
 		return nil, err
 	}
 	name := runName(res, src.Path, format)
-	t := sessionTree(name, events, res, im.o.Now)
+	st, err := os.Stat(src.Path)
+	if err != nil {
+		return nil, fmt.Errorf("import source %s: %w", path, err)
+	}
+	t := sessionTree(name, events, res, st.ModTime())
+	src.Untimed = t.Untimed
 	var warnings []string
 	if len(subFiles) > 0 {
 		subs, w := readSubagents(subFiles)
 		var lw []string
-		t, lw = linkSubagents(t, subs, taskAgents(src.Path), im.o.Now)
+		t, lw = linkSubagents(t, subs, taskAgents(src.Path))
 		warnings = append(w, lw...)
 	}
 	if r.Transcript, r.ChildRunIDs, err = im.write(src, prior, t); err != nil {
@@ -203,10 +209,14 @@ func oneLine(s string, n int) string {
 // named name, with one agent step holding the events. Events the provider
 // gave no time carry the previous event's time, so the transcript stays in
 // the provider's timeline; before the first provider time they get the
-// first one, and a recording without any time gets the import time (now).
-// The run starts and ends where the recording's stated times do
-// (normalize.Result's Start and End), its events' or not.
-func sessionTree(name string, events []transcript.ExchangeEvent, res *normalize.Result, now func() time.Time) tree {
+// first one. A recording without any time (a provider stream, Codex exec
+// JSON) is untimed: every event gets mtime, the source file's modification
+// time, which is when the recording was last written to and so the best
+// bound known of when it ran, and the tree says so (tree.Untimed: readers
+// show no start or duration, docs/import.md). The run starts and ends
+// where the recording's stated times do (normalize.Result's Start and
+// End), its events' or not.
+func sessionTree(name string, events []transcript.ExchangeEvent, res *normalize.Result, mtime time.Time) tree {
 	var first, last time.Time
 	for _, ev := range events {
 		if !ev.Timestamp.IsZero() {
@@ -225,8 +235,11 @@ func sessionTree(name string, events []transcript.ExchangeEvent, res *normalize.
 	if res.End.After(last) {
 		last = res.End
 	}
-	if first.IsZero() {
-		first = now()
+	untimed := first.IsZero()
+	if untimed {
+		// The transcript keeps microseconds: the same instant whatever
+		// reads it back.
+		first = mtime.UTC().Truncate(time.Microsecond)
 		last = first
 	}
 	const stepPath = "agent"
@@ -263,5 +276,5 @@ func sessionTree(name string, events []transcript.ExchangeEvent, res *normalize.
 			Payload: &transcript.StepPayload{Name: name, Kind: transcript.KindWorkflow, Error: errMsg, Result: transcript.RunResult{
 				Status: status, ExitCode: exitCode, DurationMS: duration, Usage: res.Agent.Usage, CostUSD: res.Agent.CostUSD,
 			}}})
-	return tree{Events: out}
+	return tree{Events: out, Untimed: untimed}
 }

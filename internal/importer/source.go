@@ -33,6 +33,11 @@ type Source struct {
 	// ChildRunIDs are the child runs imported with the run (a Flow Studio
 	// export of a run with sub-workflows).
 	ChildRunIDs []string `json:"child_run_ids,omitempty"`
+	// Untimed is set when the recording gave none of its events a time
+	// (a provider stream, Codex exec JSON): they all carry the source
+	// file's modification time, and readers show no start or duration
+	// (runs.Untimed reads it).
+	Untimed bool `json:"untimed,omitempty"`
 }
 
 // Identify resolves path and fingerprints its content.

@@ -184,7 +184,7 @@ func taskAgents(path string) map[string]string {
 // the subagents', in every view. A
 // subagent whose Task call is not found is linked at the end of the agent
 // step, so that it is not lost. The run's usage includes its subagents'.
-func linkSubagents(t tree, subs map[string]*subagent, calls map[string]string, now func() time.Time) (tree, []string) {
+func linkSubagents(t tree, subs map[string]*subagent, calls map[string]string) (tree, []string) {
 	byCall := map[string]*subagent{}
 	for call, id := range calls {
 		if s := subs[id]; s != nil {
@@ -275,7 +275,9 @@ func linkSubagents(t tree, subs map[string]*subagent, calls map[string]string, n
 		if name == "" {
 			name = "subagent " + id
 		}
-		child := sessionTree(name, s.events, s.res, now)
+		// A subagent's log has times, as its session's has; one without
+		// any is placed at its session's start.
+		child := sessionTree(name, s.events, s.res, t.start())
 		t.Children = append(t.Children, flowstudio.ChildRun{RunID: id, ParentRunID: t.Ref, Events: child.Events})
 	}
 	return t, warnings

@@ -5,6 +5,7 @@ package importer
 import (
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/reelhq/reel/internal/flowstudio"
 	"github.com/reelhq/reel/transcript"
@@ -18,6 +19,16 @@ type tree struct {
 	Ref      string
 	Events   []transcript.ExchangeEvent
 	Children []flowstudio.ChildRun
+	// Untimed: the recording gave no event a time (sessionTree).
+	Untimed bool
+}
+
+// start is the time of the run's first event.
+func (t tree) start() time.Time {
+	if len(t.Events) == 0 {
+		return time.Time{}
+	}
+	return t.Events[0].Timestamp
 }
 
 // counts are the run's messages and tool calls, its child runs' included,

@@ -59,7 +59,8 @@ func (ix *Index) SearchAll(ctx context.Context, q string, limit int, budget time
 type Tally struct {
 	Runs     int            `json:"runs"`
 	ByStatus map[string]int `json:"by_status"`
-	// AvgDurationMS is over the runs that ended.
+	// AvgDurationMS is over the runs that ended, of a known duration
+	// (not Run.Untimed).
 	AvgDurationMS int64 `json:"avg_duration_ms"`
 	Tokens        int64 `json:"tokens"`
 	// CostUSD adds the runs' costs (absent when none is known);
@@ -75,23 +76,31 @@ type Tally struct {
 func (t *Tally) Cost() pricing.Total { return t.cost }
 
 // TallyRuns counts runs by status (every status of the vocabulary, zero
-// or not) and adds up their durations, tokens and costs.
+// or not) and adds up their durations, tokens and costs. A run's figures
+// include its child runs' (Run.Usage), so a child listed with its parent
+// adds nothing more.
 func TallyRuns(runs []Run) *Tally {
 	t := &Tally{Runs: len(runs), ByStatus: map[string]int{}}
 	for _, s := range runstatus.All {
 		t.ByStatus[s] = 0
 	}
+	listed := make(map[string]bool, len(runs))
+	for _, r := range runs {
+		listed[r.RunID] = true
+	}
 	var total time.Duration
 	ended := 0
 	for _, r := range runs {
 		t.ByStatus[r.Status]++
-		t.Tokens += r.Tokens
 		c := r.Cost()
-		t.cost.Add(c)
 		if c.Known {
 			t.PricedRuns++
 		}
-		if runstatus.Ended(r.Status) {
+		if !listed[r.ParentRunID] || r.ParentRunID == r.RunID {
+			t.Tokens += r.Tokens
+			t.cost.Add(c)
+		}
+		if runstatus.Ended(r.Status) && !r.Untimed {
 			total += time.Duration(r.DurationMS) * time.Millisecond
 			ended++
 		}

@@ -5,9 +5,10 @@
 //
 // What is indexed. One row per transcript in runs: the run's workflow,
 // parent, start, last event, status (of the last run.started …
-// run.completed span), duration, token usage, cost (as reel stats counts
-// it: reported costs, plus the tokens of the steps whose provider reported
-// none priced from the table WithPrices gives), provider and model sets,
+// run.completed span), duration, token usage and cost with its child runs'
+// (as reel tree counts them: reported costs, plus the tokens of the steps
+// whose provider reported none priced from the table WithPrices gives;
+// rollup.go), provider and model sets,
 // step, tool and failure counts, plus the file's size, mtime and the byte
 // offset up to which it was read. For text, each transcript is cut
 // into chunks of consecutive complete lines (chunkSize bytes, never
@@ -68,7 +69,7 @@ import (
 
 // schemaVersion changes whenever the schema or what is indexed changes; an
 // index of another version is rebuilt.
-const schemaVersion = "4"
+const schemaVersion = "5"
 
 // FileName is the index's file name under the storage directory.
 const FileName = "index.db"
@@ -85,6 +86,7 @@ CREATE TABLE runs (
 	parent_run_id TEXT NOT NULL DEFAULT '',
 	workflow TEXT NOT NULL DEFAULT '',
 	imported INTEGER NOT NULL DEFAULT 0,
+	untimed INTEGER NOT NULL DEFAULT 0,
 	started INTEGER NOT NULL DEFAULT 0,
 	last_event INTEGER NOT NULL DEFAULT 0,
 	ended INTEGER NOT NULL DEFAULT 0,
@@ -99,6 +101,7 @@ CREATE TABLE runs (
 	reasoning_tokens INTEGER NOT NULL DEFAULT 0,
 	total_tokens INTEGER NOT NULL DEFAULT 0,
 	cost_usd REAL,
+	computed_usd REAL NOT NULL DEFAULT 0,
 	unpriced_steps INTEGER NOT NULL DEFAULT 0,
 	steps INTEGER NOT NULL DEFAULT 0,
 	failed_steps INTEGER NOT NULL DEFAULT 0,
@@ -112,12 +115,14 @@ CREATE TABLE runs (
 	mtime INTEGER NOT NULL,
 	head TEXT NOT NULL DEFAULT '',
 	offset INTEGER NOT NULL,
-	fold TEXT NOT NULL
+	fold TEXT NOT NULL,
+	own TEXT NOT NULL DEFAULT '{}'
 );
 CREATE INDEX runs_started ON runs(started DESC, run_id DESC);
 CREATE INDEX runs_workflow ON runs(workflow, started DESC);
 CREATE INDEX runs_status ON runs(status, started DESC);
 CREATE INDEX runs_open ON runs(ended) WHERE ended = 0;
+CREATE INDEX runs_parent ON runs(parent_run_id);
 CREATE TABLE chunks (
 	id INTEGER PRIMARY KEY,
 	run_id TEXT NOT NULL,
@@ -406,19 +411,23 @@ func (ix *Index) scanLocked(ctx context.Context) (Stats, error) {
 	if err != nil {
 		return stats, fmt.Errorf("index: list transcripts: %w", err)
 	}
-	known := map[string][2]int64{}
-	rows, err := ix.conn().QueryContext(ctx, `SELECT run_id, size, mtime FROM runs`)
+	type seenRow struct {
+		size, mtime int64
+		parent      string
+	}
+	known := map[string]seenRow{}
+	rows, err := ix.conn().QueryContext(ctx, `SELECT run_id, size, mtime, parent_run_id FROM runs`)
 	if err != nil {
 		return stats, fmt.Errorf("index: %w", err)
 	}
 	for rows.Next() {
 		var id string
-		var size, mtime int64
-		if err := rows.Scan(&id, &size, &mtime); err != nil {
+		var k seenRow
+		if err := rows.Scan(&id, &k.size, &k.mtime, &k.parent); err != nil {
 			rows.Close()
 			return stats, fmt.Errorf("index: %w", err)
 		}
-		known[id] = [2]int64{size, mtime}
+		known[id] = k
 	}
 	rows.Close()
 	var changed []candidate
@@ -433,17 +442,21 @@ func (ix *Index) scanLocked(ctx context.Context) (Stats, error) {
 		}
 		k, seen := known[id]
 		delete(known, id)
-		if seen && k[0] == info.Size() && k[1] == info.ModTime().UnixNano() {
+		if seen && k.size == info.Size() && k.mtime == info.ModTime().UnixNano() {
 			continue
 		}
 		changed = append(changed, candidate{path: filepath.Join(ix.dir, e.Name()), size: info.Size()})
 	}
-	for id := range known {
+	for id, k := range known {
 		if _, err := ix.conn().ExecContext(ctx, `DELETE FROM fts WHERE rowid IN (SELECT id FROM chunks WHERE run_id = ?)`, id); err != nil {
 			return stats, fmt.Errorf("index: %w", err)
 		}
 		if _, err := ix.conn().ExecContext(ctx, `DELETE FROM chunks WHERE run_id = ?; DELETE FROM runs WHERE run_id = ?`, id, id); err != nil {
 			return stats, fmt.Errorf("index: %w", err)
+		}
+		// the run above it no longer counts its figures
+		if err := rollUp(ctx, ix.conn(), k.parent); err != nil {
+			return stats, err
 		}
 		stats.Removed++
 	}

@@ -40,7 +40,7 @@ type Page struct {
 	Total int `json:"total"`
 }
 
-const runColumns = `run_id, parent_run_id, workflow, imported, started, last_event, ended, status, exit_code, duration_ms, error,
+const runColumns = `run_id, parent_run_id, workflow, imported, untimed, started, last_event, ended, status, exit_code, duration_ms, error,
 	input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, total_tokens, cost_usd, unpriced_steps,
 	steps, failed_steps, tool_calls, tool_errors, events, providers, models`
 
@@ -53,7 +53,7 @@ func (ix *Index) scanRun(rows interface{ Scan(...any) error }) (Run, bool, error
 		cost           sql.NullFloat64
 		providers, mod string
 	)
-	err := rows.Scan(&r.RunID, &r.ParentRunID, &r.Workflow, &r.Imported, &started, &last, &ended, &r.Status, &exit, &r.DurationMS, &r.Error,
+	err := rows.Scan(&r.RunID, &r.ParentRunID, &r.Workflow, &r.Imported, &r.Untimed, &started, &last, &ended, &r.Status, &exit, &r.DurationMS, &r.Error,
 		&r.Usage.InputTokens, &r.Usage.OutputTokens, &r.Usage.CacheReadTokens, &r.Usage.CacheWriteTokens, &r.Usage.ReasoningTokens, &r.Usage.TotalTokens, &cost, &r.UnpricedSteps,
 		&r.Steps, &r.FailedSteps, &r.ToolCalls, &r.ToolErrors, &r.Events, &providers, &mod)
 	if err != nil {
@@ -366,7 +366,7 @@ func (ix *Index) active(ctx context.Context, workflow string, since, until time.
 }
 
 // Outcomes counts the ended runs a filter selects by status, with their
-// mean duration.
+// mean duration (of those whose duration is known: not Run.Untimed).
 type Outcomes struct {
 	Total                       int
 	Success, Failure, Cancelled int
@@ -381,18 +381,20 @@ func (ix *Index) Outcomes(ctx context.Context, f Filter) (Outcomes, error) {
 	if err != nil {
 		return Outcomes{}, err
 	}
-	rows, err := ix.conn().QueryContext(ctx, `SELECT status, count(*), coalesce(sum(duration_ms), 0) FROM runs WHERE `+where+` GROUP BY status`, args...)
+	// An untimed run's duration is unknown: it is left out of the mean.
+	rows, err := ix.conn().QueryContext(ctx, `SELECT status, count(*), coalesce(sum(duration_ms), 0), count(*) - sum(untimed) FROM runs WHERE `+where+` GROUP BY status`, args...)
 	if err != nil {
 		return Outcomes{}, fmt.Errorf("count runs: %w", err)
 	}
 	defer rows.Close()
 	var o Outcomes
 	var sum int64
+	timed := 0
 	for rows.Next() {
 		var st string
-		var n int
+		var n, t int
 		var d int64
-		if err := rows.Scan(&st, &n, &d); err != nil {
+		if err := rows.Scan(&st, &n, &d, &t); err != nil {
 			return Outcomes{}, fmt.Errorf("count runs: %w", err)
 		}
 		switch st {
@@ -405,12 +407,13 @@ func (ix *Index) Outcomes(ctx context.Context, f Filter) (Outcomes, error) {
 		}
 		o.Total += n
 		sum += d
+		timed += t
 	}
 	if err := rows.Err(); err != nil {
 		return Outcomes{}, fmt.Errorf("count runs: %w", err)
 	}
-	if o.Total > 0 {
-		o.MeanDurationMS = sum / int64(o.Total)
+	if timed > 0 {
+		o.MeanDurationMS = sum / int64(timed)
 	}
 	return o, nil
 }

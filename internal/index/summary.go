@@ -1,8 +1,8 @@
 package index
 
 import (
+	"encoding/json"
 	"errors"
-	"maps"
 	"slices"
 	"strconv"
 	"time"
@@ -25,19 +25,28 @@ type Run struct {
 	Imported bool `json:"imported,omitempty"`
 	// Status is success, failure, cancelled, interrupted or running
 	// (package runstatus).
-	Status    string    `json:"status"`
-	ExitCode  *int      `json:"exit_code,omitempty"`
+	Status   string `json:"status"`
+	ExitCode *int   `json:"exit_code,omitempty"`
+	// Started is the run's first event's time; the runs are listed by it.
 	Started   time.Time `json:"started"`
 	LastEvent time.Time `json:"last_event"`
 	// DurationMS is the run's own account when it ended, else the time
 	// from its start to its last event.
 	DurationMS int64 `json:"duration_ms"`
-	// Tokens is Usage.TotalTokens, at the top level for jq.
+	// Untimed is set for an imported recording that gave none of its
+	// events a time (runs.Untimed): its start and duration are unknown.
+	// Started and LastEvent hold the source file's modification time,
+	// which orders it among the runs; in JSON, started, last_event and
+	// duration_ms are left out.
+	Untimed bool `json:"untimed,omitempty"`
+	// Tokens is Usage.TotalTokens, at the top level for jq. Usage and
+	// CostUSD are the run's with its child runs' (sub-workflows, imported
+	// subagents), as reel tree counts them (rollup.go).
 	Tokens int64            `json:"tokens"`
 	Usage  transcript.Usage `json:"usage"`
 	// CostUSD is what the run cost (pricing.RunTotal), absent when
-	// nothing in it has a known cost; UnpricedSteps counts its steps of a
-	// model without a price, which CostUSD leaves out.
+	// nothing in it has a known cost; UnpricedSteps counts its steps and
+	// its children's of a model without a price, which CostUSD leaves out.
 	CostUSD       *float64 `json:"cost_usd,omitempty"`
 	UnpricedSteps int      `json:"unpriced_steps,omitempty"`
 	Error         string   `json:"error,omitempty"`
@@ -60,6 +69,21 @@ type Run struct {
 // Cost is what the run cost, as every reader shows it.
 func (r Run) Cost() pricing.Total { return pricing.Of(r.CostUSD, r.UnpricedSteps) }
 
+// MarshalJSON leaves an untimed run's times out: what is not known is
+// absent, never a time that looks like one.
+func (r Run) MarshalJSON() ([]byte, error) {
+	type plain Run
+	if !r.Untimed {
+		return json.Marshal(plain(r))
+	}
+	return json.Marshal(struct {
+		plain
+		Started    *time.Time `json:"started,omitempty"`
+		LastEvent  *time.Time `json:"last_event,omitempty"`
+		DurationMS *int64     `json:"duration_ms,omitempty"`
+	}{plain: plain(r)})
+}
+
 // fold is the state of reading one transcript, kept in the index between
 // incremental updates so that new lines are added to it without reading
 // the file again from the start.
@@ -68,10 +92,12 @@ type fold struct {
 	ParentRunID string `json:"parent_run_id,omitempty"`
 	Workflow    string `json:"workflow"`
 	// Imported: run.started names the run's import source (result.import).
-	Imported bool  `json:"imported,omitempty"`
-	Started  int64 `json:"started"`
-	Last     int64 `json:"last"`
-	Ended    bool  `json:"ended"`
+	Imported bool `json:"imported,omitempty"`
+	// Untimed: its events carry no time of their own (runs.Untimed).
+	Untimed bool  `json:"untimed,omitempty"`
+	Started int64 `json:"started"`
+	Last    int64 `json:"last"`
+	Ended   bool  `json:"ended"`
 	// Status, ExitCode, RunDurationMS, RunUsage and RunCost come from the
 	// last run.completed; they are cleared by a later run.started (resume).
 	Status        string            `json:"status,omitempty"`
@@ -160,8 +186,9 @@ func (f *fold) event(ev *transcript.ExchangeEvent) {
 		if sp != nil && f.Workflow == "" {
 			f.Workflow = sp.Name
 		}
-		if _, imported := importer.Imported(ev); imported {
+		if src, imported := importer.Imported(ev); imported {
 			f.Imported = true
+			f.Untimed = src != nil && src.Untimed
 		}
 		if !ev.Timestamp.IsZero() && f.Started == 0 {
 			f.Started = ev.Timestamp.UnixMicro()
@@ -211,7 +238,7 @@ func (f *fold) event(ev *transcript.ExchangeEvent) {
 			}
 			f.AgentCost = &sum
 		case used:
-			// priced when the row is written (runCost), as
+			// priced when the row is written (fold.own), as
 			// pricing.Table.Step would price it
 			if f.Unreported == nil {
 				f.Unreported = map[string]unreported{}
@@ -244,41 +271,12 @@ func addSorted(list []string, s string) []string {
 	return slices.Insert(list, i, s)
 }
 
-// runCost is what a run cost, by the rules of pricing.Total and
-// pricing.RunTotal, as every other reader counts it: the costs providers
-// reported (the run's own account when run.completed gives one, which
-// includes its sub-workflows', else the sum over its agent steps so far),
-// plus the tokens of the steps whose provider reported none, priced from
-// prices.
-func (f *fold) runCost(prices *pricing.Table) pricing.Total {
-	var steps pricing.Total
-	if f.AgentCost != nil {
-		steps = pricing.Total{USD: *f.AgentCost, Known: true}
-	}
-	// In a fixed order, so that the same fold always gives the same sum.
-	for _, model := range slices.Sorted(maps.Keys(f.Unreported)) {
-		u := f.Unreported[model]
-		if usd, ok := prices.Price(model, u.Usage); ok {
-			steps.Add(pricing.Total{USD: usd, Computed: usd, Known: true})
-		} else {
-			steps.Add(pricing.Total{Unpriced: u.Steps})
-		}
-	}
-	return pricing.RunTotal(f.RunCost, steps)
-}
-
-// usage is the run's token account: run.completed's totals when it has
-// them, else the sum over its agent steps so far.
-func (f *fold) usage() transcript.Usage {
-	if f.RunUsage != nil {
-		return *f.RunUsage
-	}
-	return f.AgentUsage
-}
-
 // durationMS is the run's own account when it ended, else the span of its
-// events.
+// events; 0 for an untimed run, whose duration is unknown.
 func (f *fold) durationMS() int64 {
+	if f.Untimed {
+		return 0 // unknown
+	}
 	if f.Ended && f.RunDurationMS > 0 {
 		return f.RunDurationMS
 	}

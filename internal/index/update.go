@@ -143,6 +143,9 @@ func (ix *Index) updateCandidates(ctx context.Context, cands []candidate) (Stats
 		if tx == nil {
 			return nil
 		}
+		if err := tx.rollUps(ctx); err != nil {
+			return err
+		}
 		err := tx.Commit()
 		tx, pending = nil, 0
 		return err
@@ -196,12 +199,41 @@ type result struct {
 type txWriter struct {
 	*sql.Tx
 	chunk, terms, run *sql.Stmt
+	// dirty are the runs whose children's rows changed: their figures
+	// are worked out again once, before the commit (rollUps), rather
+	// than once per child, which for a run of thousands of sub-workflow
+	// runs would read its children's rows thousands of times.
+	dirty map[string]bool
 }
 
-const insertRun = `INSERT OR REPLACE INTO runs(run_id, parent_run_id, workflow, imported, started, last_event, ended, status,
+// above marks the parent run id of a row written or removed (rollUp).
+func (tx *txWriter) above(parent string) {
+	if parent == "" {
+		return
+	}
+	if tx.dirty == nil {
+		tx.dirty = map[string]bool{}
+	}
+	tx.dirty[parent] = true
+}
+
+// rollUps works out again the figures of the runs marked and of those
+// above them.
+func (tx *txWriter) rollUps(ctx context.Context) error {
+	for id := range tx.dirty {
+		if err := rollUp(ctx, tx, id); err != nil {
+			return err
+		}
+	}
+	tx.dirty = nil
+	return nil
+}
+
+const insertRun = `INSERT OR REPLACE INTO runs(run_id, parent_run_id, workflow, imported, untimed, started, last_event, ended, status,
 	exit_code, duration_ms, error, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, total_tokens,
-	cost_usd, unpriced_steps, steps, failed_steps, tool_calls, tool_errors, events, providers, models, file, size, mtime, head, offset, fold)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	cost_usd, computed_usd, unpriced_steps, steps, failed_steps, tool_calls, tool_errors, events, providers, models, file, size, mtime, head,
+	offset, fold, own)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 func (ix *Index) begin(ctx context.Context) (*txWriter, error) {
 	tx, err := ix.conn().BeginTx(ctx, nil)
@@ -403,9 +435,13 @@ func (ix *Index) apply(ctx context.Context, tx *txWriter, p *prepared) (int64, e
 		}
 	}
 	if p.gone {
-		if cur.found {
-			return 0, ix.deleteRun(ctx, tx.Tx, p.runID)
+		if !cur.found {
+			return 0, nil
 		}
+		if err := ix.deleteRun(ctx, tx.Tx, p.runID); err != nil {
+			return 0, err
+		}
+		tx.above(cur.fold.ParentRunID)
 		return 0, nil
 	}
 	if cur.found && !p.reset && p.size == cur.size && p.mtime == cur.mtime && p.head == cur.head {
@@ -447,23 +483,35 @@ func (ix *Index) apply(ctx context.Context, tx *txWriter, p *prepared) (int64, e
 	if err != nil {
 		return 0, fmt.Errorf("index %s: %w", p.path, err)
 	}
-	u := f.usage()
 	steps := f.Steps.Counts(runstatus.Running) // an open execution is neither failed nor anything Total leaves out
-	var exit, cost any
+	var exit any
 	if f.ExitCode != nil {
 		exit = *f.ExitCode
 	}
-	c := f.runCost(ix.prices)
-	if c.Known {
-		cost = c.USD
-	}
-	_, err = tx.run.ExecContext(ctx,
-		p.runID, f.ParentRunID, f.Workflow, f.imported(), f.Started, f.Last, f.Ended, f.Status,
-		exit, f.durationMS(), f.Error, u.InputTokens, u.OutputTokens, u.CacheReadTokens, u.CacheWriteTokens, u.ReasoningTokens, u.TotalTokens,
-		cost, c.Unpriced, steps.Total(), steps.Failed, f.ToolCalls, f.ToolErrors, f.Events, joinSet(f.Providers), joinSet(f.Models),
-		p.path, p.size, p.mtime, p.head, p.offset, string(foldJSON))
+	o := f.own(ix.prices)
+	ownJSON, err := json.Marshal(o)
 	if err != nil {
 		return 0, fmt.Errorf("index %s: %w", p.path, err)
+	}
+	kids, err := childFigures(ctx, tx, p.runID)
+	if err != nil {
+		return 0, fmt.Errorf("index %s: %w", p.path, err)
+	}
+	fig := o.with(kids)
+	u := fig.usage
+	_, err = tx.run.ExecContext(ctx,
+		p.runID, f.ParentRunID, f.Workflow, f.imported(), f.Untimed, f.Started, f.Last, f.Ended, f.Status,
+		exit, f.durationMS(), f.Error, u.InputTokens, u.OutputTokens, u.CacheReadTokens, u.CacheWriteTokens, u.ReasoningTokens, u.TotalTokens,
+		nullCost(fig.cost), fig.cost.Computed, fig.cost.Unpriced, steps.Total(), steps.Failed, f.ToolCalls, f.ToolErrors, f.Events,
+		joinSet(f.Providers), joinSet(f.Models), p.path, p.size, p.mtime, p.head, p.offset, string(foldJSON), string(ownJSON))
+	if err != nil {
+		return 0, fmt.Errorf("index %s: %w", p.path, err)
+	}
+	// The runs above it show its figures in theirs; so did the parent it
+	// had before its file was replaced.
+	tx.above(f.ParentRunID)
+	if cur.found {
+		tx.above(cur.fold.ParentRunID)
 	}
 	return max(p.bytes, 1), nil
 }

@@ -60,9 +60,12 @@ func (s *Total) Add(o Total) {
 
 // RunTotal is a run's cost: the reported total its run.completed recorded
 // (the engine's sum of the costs providers reported, its sub-workflows'
-// included), when it has one, plus the steps of steps that reel priced from
-// the table; without a recorded total, the steps' own sum. A recorded total
-// of zero for a run none of whose steps has a known cost says nothing (the
+// included), when it has one, plus the part of steps that reel priced from
+// the table; without a recorded total, steps' own sum. steps adds up the
+// run's own steps and its child runs' totals (sub-workflows, imported
+// subagents), so that a child's table-priced steps count in its parent:
+// reel tree and the run index both add them so. A recorded total of zero
+// for a run none of whose steps has a known cost says nothing (the
 // no-usage rule).
 func RunTotal(recorded *float64, steps Total) Total {
 	if recorded == nil || *recorded == 0 && !steps.Known {

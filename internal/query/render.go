@@ -35,7 +35,11 @@ func RenderStats(w io.Writer, r *Report) error {
 				name += " (child of " + short(run.ParentRunID) + ")"
 			}
 			u := run.Usage
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%d\n", run.RunID, name, run.Status, FormatMS(run.DurationMS),
+			dur := FormatMS(run.DurationMS)
+			if run.Untimed {
+				dur = "—"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%d\n", run.RunID, name, run.Status, dur,
 				run.Steps, u.InputTokens, u.OutputTokens, u.CacheReadTokens, u.CacheWriteTokens, u.ReasoningTokens,
 				run.Cost(), run.ToolCalls)
 		}

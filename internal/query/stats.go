@@ -69,6 +69,9 @@ type RunStats struct {
 	// or interrupted (package runstatus).
 	Status  string    `json:"status"`
 	Started time.Time `json:"started,omitzero"`
+	// Untimed: an imported recording that gave its events no time
+	// (runs.Untimed); Started is left out and its duration is 0, unknown.
+	Untimed bool `json:"untimed,omitempty"`
 	Totals
 }
 
@@ -259,6 +262,9 @@ func scanStats(run *runs.Run, prices *pricing.Table) *fileStats {
 	if fs.run.DurationMS == 0 && s.last.After(s.first) {
 		fs.run.DurationMS = s.last.Sub(s.first).Milliseconds()
 	}
+	if fs.run.Untimed {
+		fs.run.Started, fs.run.DurationMS = time.Time{}, 0
+	}
 	return fs
 }
 
@@ -304,6 +310,7 @@ func (s *statScan) record(rec *runs.Record) {
 		if fs.run.Started.IsZero() {
 			fs.run.Workflow = sp.name
 			fs.run.Started = ts
+			fs.run.Untimed = sp.result != nil && runs.Untimed(&transcript.StepPayload{Result: json.RawMessage(sp.result)})
 		}
 	case transcript.RunCompleted:
 		s.completed = true

@@ -149,3 +149,20 @@ func lastEvent(f *os.File) (transcript.ExchangeEvent, error) {
 	ev, _ := transcript.DecodeEvent(buf)
 	return ev, nil
 }
+
+// Untimed reports whether the run whose run.started payload is sp is an
+// import of a recording that gave none of its events a time (a provider
+// stream, Codex exec JSON: the importer's result.import.untimed). Its
+// events all carry the source file's modification time, the best bound
+// known, by which it sorts; readers show neither a start nor a duration.
+func Untimed(sp *transcript.StepPayload) bool {
+	if sp == nil || sp.Result == nil {
+		return false
+	}
+	var r struct {
+		Import *struct {
+			Untimed bool `json:"untimed"`
+		} `json:"import"`
+	}
+	return transcript.DecodeResult(sp.Result, &r) == nil && r.Import != nil && r.Import.Untimed
+}

@@ -289,3 +289,43 @@ func TestBrowserLiveToolCard(t *testing.T) {
 		t.Fatalf("live result: %d inside its card, %d on its own, %d green spans", inside, loose, green)
 	}
 }
+
+// An imported recording without times (runs.Untimed) is listed where its
+// time bound puts it, with "—" for its start and duration, and its run
+// page says the same.
+func TestBrowserListUntimedRun(t *testing.T) {
+	ctx := browsertest.New(t, pkg)
+	storage := sampleStorage(t)
+	const id = "55555555-5555-4555-8555-555555555555"
+	at := transcripttest.Epoch.AddDate(-1, 0, 0) // before the sample runs
+	r := transcripttest.NewRun(t, transcript.Dir(storage), id, "", at)
+	r.Event(transcript.ExchangeEvent{Type: transcript.RunStarted, Payload: &transcript.StepPayload{Name: "import:capture.sse", Kind: transcript.KindWorkflow,
+		Result: map[string]any{"import": map[string]any{"path": "/tmp/capture.sse", "format": "anthropic-sse", "size": 10, "sha256": "00", "untimed": true}}}})
+	r.Advance(-10 * time.Millisecond) // every event at the one instant
+	r.Event(transcript.ExchangeEvent{Type: transcript.RunCompleted, Timestamp: at, Payload: &transcript.StepPayload{Name: "import:capture.sse", Kind: transcript.KindWorkflow,
+		Result: transcript.RunResult{Status: "success", DurationMS: 1200}}})
+	r.Close()
+	_, url := start(t, storage, Options{})
+	var cells []string
+	var last, facts string
+	var width float64
+	browsertest.Run(t, ctx, 30*time.Second,
+		chromedp.Navigate(url+"/"),
+		chromedp.WaitVisible(`table.runs`),
+		chromedp.Evaluate(`[...document.querySelector('a.run-link[href="/runs/`+id+`"]').closest("tr").cells].map(c => c.innerText.trim())`, &cells),
+		chromedp.Evaluate(`document.querySelector("table.runs tbody tr:last-child a.run-link").getAttribute("href")`, &last),
+		chromedp.Evaluate(`document.querySelector('a.run-link[href="/runs/`+id+`"]').closest("tr").querySelector("td.untimed").getBoundingClientRect().width`, &width),
+		chromedp.Navigate(url+"/runs/"+id),
+		chromedp.WaitVisible(`dl.facts`),
+		chromedp.Text(`dl.facts`, &facts),
+	)
+	if len(cells) < 5 || cells[3] != "—" || cells[4] != "—" || width <= 0 {
+		t.Errorf("the untimed run's row: %q (start cell %.0f px wide), want — for its start and duration", cells, width)
+	}
+	if last != "/runs/"+id {
+		t.Errorf("the last row is %s, want the untimed run, whose time bound is before every other run's", last)
+	}
+	if !strings.Contains(facts, "started\n—") || !strings.Contains(facts, "duration\n—") {
+		t.Errorf("run page facts:\n%s", facts)
+	}
+}

@@ -140,6 +140,9 @@ type renderer struct {
 	// spent is the cost of the agent steps of each file being rendered,
 	// innermost last: a run.completed shows pricing.RunTotal of it.
 	spent []pricing.Total
+	// untimed holds the runs whose recording gave no times
+	// (runs.Untimed): their start and duration show "—".
+	untimed map[string]bool
 	// compaction is the figures of the compaction summary being rendered,
 	// when its step's result records them (compacted).
 	compaction transcript.Compaction
@@ -176,11 +179,19 @@ func (r *renderer) event(ev *transcript.ExchangeEvent, depth int, calls, results
 			fmt.Fprintf(r.w, "%s━━ resumed %s  attempt %d  %s%s\n", r.pal.bold, name, sp.Attempt, transcript.FormatTime(ev.Timestamp), r.pal.reset)
 			return
 		}
+		started := transcript.FormatTime(ev.Timestamp)
+		if runs.Untimed(sp) {
+			if r.untimed == nil {
+				r.untimed = map[string]bool{}
+			}
+			r.untimed[ev.RunID] = true
+			started = "—"
+		}
 		if r.md {
-			fmt.Fprintf(r.w, "%s Run %s\n\n`%s` · started %s\n\n", strings.Repeat("#", min(depth+1, 6)), name, ev.RunID, transcript.FormatTime(ev.Timestamp))
+			fmt.Fprintf(r.w, "%s Run %s\n\n`%s` · started %s\n\n", strings.Repeat("#", min(depth+1, 6)), name, ev.RunID, started)
 			return
 		}
-		fmt.Fprintf(r.w, "%s━━ run %s  %s  %s%s\n", r.pal.bold, name, ev.RunID, transcript.FormatTime(ev.Timestamp), r.pal.reset)
+		fmt.Fprintf(r.w, "%s━━ run %s  %s  %s%s\n", r.pal.bold, name, ev.RunID, started, r.pal.reset)
 	case transcript.RunCompleted:
 		status, color := "success", r.pal.ok
 		var extra string
@@ -191,6 +202,9 @@ func (r *renderer) event(ev *transcript.ExchangeEvent, depth int, calls, results
 					status = rr.Status
 				}
 				extra = fmt.Sprintf("  %s", (time.Duration(rr.DurationMS) * time.Millisecond).String())
+				if r.untimed[ev.RunID] {
+					extra = "  —"
+				}
 				if u := rr.Usage; u.InputTokens+u.OutputTokens > 0 {
 					extra += fmt.Sprintf("  %d in / %d out tokens", u.InputTokens, u.OutputTokens)
 				}

@@ -535,12 +535,12 @@ func (t *historyTab) view(w, h int) string {
 		if r.ParentRunID != "" {
 			name = "↳ " + name
 		}
-		cost := "-"
-		if r.CostUSD != nil {
-			cost = fmt.Sprintf("$%.4f", *r.CostUSD)
+		started, dur := r.Started.Local().Format("01-02 15:04"), query.FormatMS(r.DurationMS)
+		if r.Untimed {
+			started, dur = "—", "—" // a recording without times
 		}
 		line := fit(fmt.Sprintf("%s %-8s %-14s %s %-9s %-11s %8s %7d %8s", mark, short(r.RunID), fit(name, 14), icon(r.Status), r.Status,
-			r.Started.Local().Format("01-02 15:04"), query.FormatMS(r.DurationMS), r.Tokens, cost), w)
+			started, dur, r.Tokens, r.Cost().String()), w)
 		if i == t.cur.pos {
 			line = st.sel.Render(line)
 		} else {

@@ -37,9 +37,12 @@ type Run struct {
 	ExitCode    *int
 	Started     time.Time
 	Duration    time.Duration
-	Usage       transcript.Usage
-	CostUSD     pricing.Total
-	Models      []string
+	// Untimed: the run is an imported recording that gave its events no
+	// time (exectree.Node.Untimed); its start and duration show "—".
+	Untimed bool
+	Usage   transcript.Usage
+	CostUSD pricing.Total
+	Models  []string
 	// Ended is set when the run's last span has its run.completed; a
 	// page of a run that has not ended follows it live.
 	Ended    bool
@@ -67,7 +70,9 @@ type TreeRow struct {
 	Status    string
 	Error     string
 	Duration  time.Duration
-	Usage     transcript.Usage
+	// Untimed: the execution's duration is unknown (exectree.Node.Untimed).
+	Untimed bool
+	Usage   transcript.Usage
 	// CostUSD is nil for an execution with no cost to show.
 	CostUSD    *pricing.Total
 	Model      string
@@ -137,7 +142,7 @@ func LoadRun(run *runs.Run, opts RunOptions) (*Run, error) {
 	root := tree.Root
 	r := &Run{
 		ID: root.RunID, Workflow: root.Name, Error: root.Error, ExitCode: root.ExitCode, Started: root.Start,
-		Duration: time.Duration(root.Duration), Usage: root.Usage, CostUSD: root.Cost(),
+		Duration: time.Duration(root.Duration), Untimed: root.Untimed, Usage: root.Usage, CostUSD: root.Cost(),
 	}
 	l.start, l.unread = root.Start, tree.Unread
 	events, meta := l.file(run, "")
@@ -614,7 +619,7 @@ func (l *loader) tree(root *exectree.Node) ([]TreeRow, []TimelineRow) {
 		}
 		row := TreeRow{
 			Depth: depth, Name: n.Name, Kind: n.Kind, Path: n.Path, Iteration: n.Iteration, Attempt: n.Attempt,
-			Status: n.Status, Error: n.Error, Duration: time.Duration(n.Duration), Usage: n.Usage,
+			Status: n.Status, Error: n.Error, Duration: time.Duration(n.Duration), Untimed: n.Untimed, Usage: n.Usage,
 			Model: n.Model, ExitCode: n.ExitCode, Tools: n.Tools, ChildRunID: n.ChildRunID, T: l.ms(n.Start),
 		}
 		if c := n.Cost(); c.Known || c.Unpriced > 0 {
