@@ -254,3 +254,44 @@ func TestRunListErrorOnOneLine(t *testing.T) {
 		t.Errorf("the run page does not show the whole error: %q", full)
 	}
 }
+
+// Shapes found importing public recordings not in ../shared (docs/import.md,
+// "Checked against public recordings"), on our own Claude Code session in
+// the same shapes: a long MCP tool name (claude-code-log's showcase
+// session made the page 466 px wide at 420), a subagent's report in
+// Markdown (agentcmd's sessions showed it raw), a system reminder inside
+// the prompt (claude-replay's sample showed it as the user's words).
+func TestRunPageReadsPublicShapes(t *testing.T) {
+	ctx := browsertest.New(t, pagesPkg)
+	storage := t.TempDir()
+	ids := importRuns(t, storage, "testdata/pages/claude-public-shapes.jsonl")
+	url := servePages(t, storage)
+	var raw string
+	browsertest.Run(t, ctx, 30*time.Second,
+		chromedp.EmulateViewport(420, 900),
+		chromedp.Navigate(url+"/runs/"+ids[0]),
+		chromedp.WaitVisible(`#events`),
+		chromedp.Evaluate(`JSON.stringify({
+		  Width: document.documentElement.scrollWidth,
+		  ReportH2: Array.from(document.querySelectorAll('.ev.tool-call .md h2')).map(e => e.textContent),
+		  Folds: Array.from(document.querySelectorAll('.ev.message-user details.fold > summary')).map(e => e.textContent),
+		  Prompt: (document.querySelector('.ev.message-user .md') || {}).textContent || "",
+		})`, &raw))
+	var f struct {
+		Width           float64
+		ReportH2, Folds []string
+		Prompt          string
+	}
+	if err := json.Unmarshal([]byte(raw), &f); err != nil {
+		t.Fatal(err)
+	}
+	if f.Width > 420 {
+		t.Errorf("at 420px the page is %vpx wide", f.Width)
+	}
+	if len(f.ReportH2) != 1 || f.ReportH2[0] != "Guest checkout" {
+		t.Errorf("the subagent's report: headings %q, want it rendered", f.ReportH2)
+	}
+	if len(f.Folds) != 1 || f.Folds[0] != "system reminder" || strings.Contains(f.Prompt, "cart.ts") || !strings.Contains(f.Prompt, "Look at the cart service") {
+		t.Errorf("prompt %q, folds %q: want the reminder folded apart", f.Prompt, f.Folds)
+	}
+}

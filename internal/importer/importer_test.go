@@ -143,10 +143,58 @@ func TestRunName(t *testing.T) {
 		{normalize.Result{}, "/p/-home-u-shop/s.jsonl", normalize.ClaudeSessionLog, "-home-u-shop: s.jsonl"},
 		{normalize.Result{}, "/x/s.jsonl", normalize.CodexRollout, "import:s.jsonl"},
 		{normalize.Result{Title: long}, "/x/s.jsonl", normalize.CodexRollout, strings.TrimSpace(long)[:71] + "…"},
+		// the request, not the reminders Claude Code put inside it
+		{normalize.Result{CWD: "/w/app", Prompt: "Before reminder\n<system-reminder>You are helpful</system-reminder>\nAfter reminder"}, "/x/s.jsonl", normalize.ClaudeSessionLog, "app: Before reminder After reminder"},
 	}
 	for _, c := range cases {
 		if got := runName(&c.res, c.path, c.format); got != c.want {
 			t.Errorf("runName(%+v, %s) = %q, want %q", c.res, c.path, got, c.want)
+		}
+	}
+}
+
+// A run starts and ends where the recording says the session did, also
+// on lines that give no event: a Gemini session's startTime and
+// lastUpdated, a Codex rollout's session_meta and last token count.
+func TestImportSpansTheSessionsStatedTimes(t *testing.T) {
+	gemini := `{"sessionId":"s","startTime":"2025-10-27T19:55:00.000Z","lastUpdated":"2025-10-27T19:56:10.000Z","messages":[
+{"id":"u1","timestamp":"2025-10-27T19:55:59.000Z","type":"user","content":"hi"},
+{"id":"g1","timestamp":"2025-10-27T19:56:06.000Z","type":"gemini","content":"hello",
+ "thoughts":[{"subject":"Greeting","description":"say hello","timestamp":"2025-10-27T19:56:01.000Z"}],
+ "model":"gemini-2.5-pro","tokens":{"input":10,"output":2,"cached":0,"thoughts":1,"tool":0,"total":13}}]}`
+	codex := `{"timestamp":"2026-03-10T09:00:00.000Z","type":"session_meta","payload":{"id":"r","cwd":"/w/app"}}
+{"timestamp":"2026-03-10T09:00:01.000Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"hi"}]}}
+{"timestamp":"2026-03-10T09:00:02.000Z","type":"response_item","payload":{"type":"message","role":"assistant","content":[{"type":"output_text","text":"hello"}]}}
+{"timestamp":"2026-03-10T09:00:09.000Z","type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":10,"cached_input_tokens":0,"output_tokens":2,"total_tokens":12}}}}
+`
+	for _, c := range []struct {
+		name, data string
+		from       normalize.Format
+		start, end time.Time
+	}{
+		{"session.json", gemini, normalize.GeminiSession, time.Date(2025, 10, 27, 19, 55, 0, 0, time.UTC), time.Date(2025, 10, 27, 19, 56, 10, 0, time.UTC)},
+		{"rollout.jsonl", codex, normalize.CodexRollout, time.Date(2026, 3, 10, 9, 0, 0, 0, time.UTC), time.Date(2026, 3, 10, 9, 0, 9, 0, time.UTC)},
+	} {
+		file := filepath.Join(t.TempDir(), c.name)
+		if err := os.WriteFile(file, []byte(c.data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		o := Options{Dir: filepath.Join(t.TempDir(), "transcripts"), Format: string(c.from), Masker: secrets.NewMasker(nil)}
+		runs, _, err := Import(context.Background(), []string{file}, o)
+		if err != nil || len(runs) != 1 || runs[0].Error != "" {
+			t.Fatalf("%s: %+v %v", c.name, runs, err)
+		}
+		events, err := transcript.ReadFile(runs[0].Transcript)
+		if err != nil {
+			t.Fatal(err)
+		}
+		first, last := events[0], events[len(events)-1]
+		if !first.Timestamp.Equal(c.start) || !last.Timestamp.Equal(c.end) {
+			t.Errorf("%s: run from %v to %v, want %v to %v", c.name, first.Timestamp, last.Timestamp, c.start, c.end)
+		}
+		var res transcript.RunResult
+		if err := transcript.DecodeResult(last.Step().Result, &res); err != nil || res.DurationMS != c.end.Sub(c.start).Milliseconds() {
+			t.Errorf("%s: duration %d ms, want %d (%v)", c.name, res.DurationMS, c.end.Sub(c.start).Milliseconds(), err)
 		}
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/reelhq/reel/internal/normalize"
+	"github.com/reelhq/reel/internal/promptkind"
 	"github.com/reelhq/reel/internal/runstatus"
 	"github.com/reelhq/reel/internal/safefile"
 	"github.com/reelhq/reel/transcript"
@@ -176,7 +177,11 @@ func runName(res *normalize.Result, path string, format normalize.Format) string
 	}
 	title := res.Title
 	if title == "" {
+		// the request, without the blocks the CLI added around it
 		title = res.Prompt
+		if t := promptkind.Classify(title); t.Kind == promptkind.Prompt && strings.TrimSpace(t.Text) != "" {
+			title = t.Text
+		}
 	}
 	title = oneLine(title, 72)
 	switch {
@@ -208,7 +213,9 @@ func oneLine(s string, n int) string {
 // JSON) is untimed: every event gets mtime, the source file's modification
 // time, which is when the recording was last written to and so the best
 // bound known of when it ran, and the tree says so (tree.Untimed: readers
-// show no start or duration, docs/import.md).
+// show no start or duration, docs/import.md). The run starts and ends
+// where the recording's stated times do (normalize.Result's Start and
+// End), its events' or not.
 func sessionTree(name string, events []transcript.ExchangeEvent, res *normalize.Result, mtime time.Time) tree {
 	var first, last time.Time
 	for _, ev := range events {
@@ -220,6 +227,13 @@ func sessionTree(name string, events []transcript.ExchangeEvent, res *normalize.
 				last = ev.Timestamp
 			}
 		}
+	}
+	// the session's own span, where it states one beyond its events
+	if !res.Start.IsZero() && (first.IsZero() || res.Start.Before(first)) {
+		first = res.Start
+	}
+	if res.End.After(last) {
+		last = res.End
 	}
 	untimed := first.IsZero()
 	if untimed {

@@ -18,10 +18,17 @@ type codexEvents struct {
 	// (rollouts) they duplicate response items and only stand in when the
 	// file has none.
 	direct  bool
-	pending []func()
+	pending []pendingEvent
 	// drop: the file has response items, so the duplicate texts are not
 	// even decoded.
 	drop bool
+	// itemUser and eventUser pair a user turn's two records: the text of
+	// the last response_item user message no user_message event has
+	// matched yet, and of the last user_message event emitted because no
+	// response item had it. Codex writes the item and then the event; a
+	// rollout whose user turns are only events (the IDE extension's, in
+	// some versions) still has its turns.
+	itemUser, eventUser string
 	// tokens adds up the session's running totals across restarts.
 	tokens runningTotal
 }
@@ -35,7 +42,13 @@ func (e *codexEvents) event(v []byte, ts time.Time) (int, error) {
 	}
 	s := e.st
 	switch ev.typ {
-	case "agent_message", "agent_reasoning", "agent_reasoning_raw_content", "user_message":
+	case "user_message":
+		if e.drop {
+			e.userEvent(rawjson.Str(ev.message), ts)
+		} else {
+			e.conversation(&ev, ts)
+		}
+	case "agent_message", "agent_reasoning", "agent_reasoning_raw_content":
 		if !e.drop {
 			e.conversation(&ev, ts)
 		}
@@ -89,6 +102,10 @@ func (e *codexEvents) conversation(ev *codexObject, ts time.Time) {
 		f = func() { s.thinking(text, ts) }
 	case "user_message":
 		message := rawjson.Str(ev.message)
+		if !e.direct {
+			e.pending = append(e.pending, pendingEvent{user: message, ts: ts})
+			return
+		}
 		f = func() {
 			if s.res.Prompt == "" {
 				s.res.Prompt = codexRequest(message)
@@ -99,8 +116,75 @@ func (e *codexEvents) conversation(ev *codexObject, ts time.Time) {
 	if e.direct {
 		f()
 	} else {
-		e.pending = append(e.pending, f)
+		e.pending = append(e.pending, pendingEvent{f: f})
 	}
+}
+
+// pendingEvent is a conversation event of a rollout held until the file
+// shows whether response items record it too: a user turn's text, or the
+// function that emits an agent text.
+type pendingEvent struct {
+	f    func()
+	user string
+	ts   time.Time
+}
+
+// replay emits the held events of a rollout that has no response items.
+func (e *codexEvents) replay() {
+	for _, p := range e.pending {
+		if p.f != nil {
+			p.f()
+		} else {
+			e.userEvent(p.user, p.ts)
+		}
+	}
+	e.pending = nil
+}
+
+// itemsStart drops the held events when the first response item shows
+// the file has them, but for user turns: those no item has recorded
+// before are turns only the events hold.
+func (e *codexEvents) itemsStart() {
+	for _, p := range e.pending {
+		if p.f == nil {
+			e.userEvent(p.user, p.ts)
+		}
+	}
+	e.pending = nil
+	e.drop = true
+}
+
+// userEvent emits a user_message event's turn unless the response item
+// just before it recorded the same text.
+func (e *codexEvents) userEvent(text string, ts time.Time) {
+	t := strings.TrimSpace(text)
+	if t == "" {
+		return
+	}
+	if t == e.itemUser {
+		e.itemUser = ""
+		return
+	}
+	e.eventUser = t
+	s := e.st
+	prompt := isCodexPrompt(text)
+	if prompt && s.res.Prompt == "" {
+		s.res.Prompt = codexRequest(text)
+	}
+	s.user([]string{text}, ts, prompt)
+}
+
+// userItem reports whether a response_item user message is new, keeping
+// its text to pair with the event that follows it; false when it repeats
+// the turn an event already gave.
+func (e *codexEvents) userItem(texts []string) bool {
+	t := strings.TrimSpace(strings.Join(texts, "\n"))
+	if t != "" && t == e.eventUser {
+		e.eventUser = ""
+		return false
+	}
+	e.itemUser = t
+	return true
 }
 
 // tokenCount keeps a token_count report. Reported totals are the session's

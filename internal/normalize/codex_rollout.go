@@ -66,6 +66,7 @@ func (c *codexRollout) line(v []byte) error {
 		return err
 	}
 	s := c.st
+	s.seen(ts)
 	switch typ {
 	case "session_meta":
 		s.res.Agent.SessionID = rawjson.Str(field(payload, "id"))
@@ -87,9 +88,6 @@ func (c *codexRollout) line(v []byte) error {
 				return err
 			}
 		}
-		if c.sawItems {
-			c.ev.pending = nil
-		}
 	case "compacted":
 	default:
 		s.skip(SkipUnknownEvent)
@@ -97,12 +95,7 @@ func (c *codexRollout) line(v []byte) error {
 	return nil
 }
 
-func (c *codexRollout) finish() {
-	for _, f := range c.ev.pending {
-		f()
-	}
-	c.ev.pending = nil
-}
+func (c *codexRollout) finish() { c.ev.replay() }
 
 // item handles a response item and returns the length of its object; it
 // emits nothing when the object is malformed.
@@ -113,8 +106,7 @@ func (c *codexRollout) item(v []byte, ts time.Time) (int, error) {
 	}
 	if !c.sawItems {
 		c.sawItems = true
-		c.ev.pending = nil
-		c.ev.drop = true
+		c.ev.itemsStart()
 	}
 	s := c.st
 	switch it.typ {
@@ -166,10 +158,19 @@ func (c *codexRollout) message(it *codexObject, ts time.Time) {
 	texts := partTexts(it.content)
 	switch it.role {
 	case "assistant":
+		// Each message item is a reply of its own (newer Codex writes a
+		// turn's commentary and its final answer as separate messages):
+		// one after another they are not one text.
+		if len(texts) > 0 && s.hasText() {
+			s.flush()
+		}
 		for _, t := range texts {
 			s.text(t, ts)
 		}
 	case "user":
+		if !c.ev.userItem(texts) {
+			return
+		}
 		// The CLI injects its environment and instructions as user
 		// messages; they are recorded but are not the prompt.
 		prompt := len(texts) > 0 && isCodexPrompt(texts[0])
@@ -209,10 +210,17 @@ func isCodexPrompt(text string) bool {
 // active file, open tabs) and the request under "## My request for
 // Codex:". Any other prompt is the request as it is.
 func codexRequest(text string) string {
+	const marker = "## My request for Codex:"
+	if t := strings.TrimSpace(text); strings.HasPrefix(t, marker) {
+		// the extension sends the request alone under its heading when it
+		// has no editor context to add
+		if req := strings.TrimSpace(t[len(marker):]); req != "" {
+			return req
+		}
+	}
 	if !strings.HasPrefix(text, "# Context from my IDE setup") {
 		return text
 	}
-	const marker = "## My request for Codex:"
 	if i := strings.LastIndex(text, marker); i >= 0 {
 		if req := strings.TrimSpace(text[i+len(marker):]); req != "" {
 			return req

@@ -214,6 +214,8 @@ func (g *geminiSession) doc(d []byte) {
 				messages = val
 			case "sessionId":
 				s.res.Agent.SessionID = rawjson.Str(val)
+			case "startTime", "lastUpdated":
+				s.seen(timestamp(val))
 			case "type":
 				typ = rawjson.Str(val)
 			}
@@ -256,6 +258,7 @@ func (g *geminiSession) message(v []byte) {
 		s.skip(SkipMalformed)
 		return
 	}
+	s.seen(ts)
 	switch typ {
 	case "user":
 		s.user([]string{geminiText(content)}, ts, true)

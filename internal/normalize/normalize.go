@@ -34,6 +34,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/reelhq/reel/internal/rawjson"
 	"github.com/reelhq/reel/transcript"
@@ -132,6 +133,13 @@ type Result struct {
 	// Warnings are non-fatal problems the provider reported (Codex error
 	// items, aborted turns).
 	Warnings []string `json:"warnings,omitempty"`
+	// Start and End span every time the recording states, also on lines
+	// that give no event (a Codex rollout's session_meta and token
+	// counts, a Gemini session's startTime and lastUpdated, a reply's own
+	// time after the thoughts that began it): an import's run covers the
+	// session, not only its events. Zero when the format states none.
+	Start time.Time `json:"-"`
+	End   time.Time `json:"-"`
 	// SessionTotal is set for formats whose usage reports are, or may
 	// be, the provider session's running total: Codex exec's
 	// turn.completed always is; Claude Code's modelUsage is in a resumed

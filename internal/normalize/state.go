@@ -148,6 +148,30 @@ func (s *state) result(id, name string, output any, errMsg string, ts time.Time)
 	})
 }
 
+// seen widens the span of the times the recording states (Result.Start,
+// End) to ts.
+func (s *state) seen(ts time.Time) {
+	if ts.IsZero() {
+		return
+	}
+	if s.res.Start.IsZero() || ts.Before(s.res.Start) {
+		s.res.Start = ts
+	}
+	if ts.After(s.res.End) {
+		s.res.End = ts
+	}
+}
+
+// hasText reports whether the message being assembled has a text block.
+func (s *state) hasText() bool {
+	for _, b := range s.blocks {
+		if b.Type == transcript.BlockText {
+			return true
+		}
+	}
+	return false
+}
+
 // flush emits the assistant message being assembled.
 func (s *state) flush() {
 	if len(s.blocks) == 0 {

@@ -48,10 +48,13 @@ type Turn struct {
 	Kind Kind
 	// Command and Args name a SlashCommand.
 	Command, Args string
-	// Label names a Context or CommandOutput ("environment context").
+	// Label names a Context or CommandOutput ("environment context"), or
+	// a Prompt's Context ("IDE context", "system reminder").
 	Label string
-	// Context is text folded before a Prompt (Codex's IDE preamble); Text
-	// is the request itself, the command's output, or the context.
+	// Context is text folded before a Prompt: Codex's IDE preamble, or the
+	// blocks Claude Code adds inside a prompt (system reminders, the file
+	// open in the IDE), which read as the user's words when shown inline;
+	// Text is the request itself, the command's output, or the context.
 	Context string
 	Text    string
 }
@@ -60,6 +63,8 @@ var (
 	commandName = regexp.MustCompile(`(?s)<command-name>(.*?)</command-name>`)
 	commandArgs = regexp.MustCompile(`(?s)<command-args>(.*?)</command-args>`)
 	localOutput = regexp.MustCompile(`(?s)^\s*<local-command-(stdout|stderr)>(.*?)</local-command-(?:stdout|stderr)>\s*$`)
+	// blocks Claude Code adds inside a prompt the user typed
+	embedded = regexp.MustCompile(`(?s)<(system-reminder|ide_opened_file|ide_selection)>.*?</(system-reminder|ide_opened_file|ide_selection)>`)
 	// a whole message that is one tag Codex or Claude Code adds
 	wrapped = regexp.MustCompile(`(?s)^\s*<(environment_context|user_instructions|system-reminder|user_shell_command|turn_aborted)>.*</(?:environment_context|user_instructions|system-reminder|user_shell_command|turn_aborted)>\s*$`)
 )
@@ -98,17 +103,75 @@ func Classify(text string) Turn {
 		return Turn{Kind: Compaction, Text: t}
 	case strings.HasPrefix(t, agentsPreamble):
 		return Turn{Kind: Context, Label: "AGENTS.md instructions", Text: t}
+	case strings.HasPrefix(t, ideRequest):
+		// the request alone under its heading: the extension had no
+		// editor context to send
+		return Turn{Kind: Prompt, Text: strings.TrimSpace(t[len(ideRequest):])}
 	case strings.HasPrefix(t, ideContext):
 		if i := strings.Index(t, ideRequest); i >= 0 {
-			return Turn{Kind: Prompt, Context: strings.TrimSpace(t[:i]), Text: strings.TrimSpace(t[i+len(ideRequest):])}
+			return Turn{Kind: Prompt, Label: "IDE context", Context: strings.TrimSpace(t[:i]), Text: strings.TrimSpace(t[i+len(ideRequest):])}
 		}
 		return Turn{Kind: Context, Label: "IDE context", Text: t}
 	case strings.HasPrefix(t, "<"):
-		if m := wrapped.FindStringSubmatch(t); m != nil {
+		if m := wrapped.FindStringSubmatch(t); m != nil && m[1] != "system-reminder" {
 			return Turn{Kind: Context, Label: strings.NewReplacer("_", " ", "-", " ").Replace(m[1]), Text: t}
 		}
 	}
+	if strings.Contains(t, "<system-reminder>") || strings.Contains(t, "<ide_") {
+		return unembed(text)
+	}
 	return Turn{Kind: Prompt, Text: text}
+}
+
+// unembed takes the blocks Claude Code adds out of a prompt into its
+// Context; a message that is nothing but such blocks is Context itself.
+func unembed(text string) Turn {
+	var ctx []string
+	labels := map[string]bool{}
+	rest := embedded.ReplaceAllStringFunc(text, func(m string) string {
+		sub := embedded.FindStringSubmatch(m)
+		if sub[1] != sub[2] {
+			return m
+		}
+		ctx = append(ctx, m)
+		if sub[1] == "system-reminder" {
+			labels["system reminder"] = true
+		} else {
+			labels["IDE context"] = true
+		}
+		return ""
+	})
+	if len(ctx) == 0 {
+		return Turn{Kind: Prompt, Text: text}
+	}
+	label := "context"
+	if len(labels) == 1 {
+		for l := range labels {
+			label = l
+		}
+	}
+	context := strings.Join(ctx, "\n")
+	rest = strings.TrimSpace(collapseBlankLines(rest))
+	if rest == "" {
+		return Turn{Kind: Context, Label: label, Text: context}
+	}
+	return Turn{Kind: Prompt, Label: label, Context: context, Text: rest}
+}
+
+// collapseBlankLines folds the runs of blank lines a removed block leaves.
+func collapseBlankLines(s string) string {
+	lines := strings.Split(s, "\n")
+	out := lines[:0]
+	blank := false
+	for _, l := range lines {
+		b := strings.TrimSpace(l) == ""
+		if b && blank {
+			continue
+		}
+		blank = b
+		out = append(out, l)
+	}
+	return strings.Join(out, "\n")
 }
 
 // Message tells what a user message is, whole: Prompt when it is a turn

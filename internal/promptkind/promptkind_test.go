@@ -26,7 +26,21 @@ func TestClassify(t *testing.T) {
 		{"This session is being continued from a previous conversation that ran out of context. The summary below…",
 			Turn{Kind: Compaction, Text: "This session is being continued from a previous conversation that ran out of context. The summary below…"}},
 		{"# Context from my IDE setup:\n\n## Active file: db.ts\n\n## My request for Codex:\nfix the query\n",
-			Turn{Kind: Prompt, Context: "# Context from my IDE setup:\n\n## Active file: db.ts", Text: "fix the query"}},
+			Turn{Kind: Prompt, Label: "IDE context", Context: "# Context from my IDE setup:\n\n## Active file: db.ts", Text: "fix the query"}},
+		// blocks Claude Code adds inside a typed prompt are its context,
+		// not the user's words (shapes of claude-replay's system-tags
+		// sample, es617/claude-replay)
+		{"Before reminder\n<system-reminder>You are helpful</system-reminder>\n<system-reminder>Second block\nwith lines</system-reminder>\nAfter reminder",
+			Turn{Kind: Prompt, Label: "system reminder", Context: "<system-reminder>You are helpful</system-reminder>\n<system-reminder>Second block\nwith lines</system-reminder>", Text: "Before reminder\n\nAfter reminder"}},
+		{"<system-reminder>a</system-reminder>\nActual request\n<system-reminder>b</system-reminder>",
+			Turn{Kind: Prompt, Label: "system reminder", Context: "<system-reminder>a</system-reminder>\n<system-reminder>b</system-reminder>", Text: "Actual request"}},
+		{"<ide_opened_file>The user opened src/a.ts in the IDE.</ide_opened_file>\nwhy does this fail?",
+			Turn{Kind: Prompt, Label: "IDE context", Context: "<ide_opened_file>The user opened src/a.ts in the IDE.</ide_opened_file>", Text: "why does this fail?"}},
+		{"<system-reminder>x</system-reminder>\n<ide_selection>y</ide_selection>",
+			Turn{Kind: Context, Label: "context", Text: "<system-reminder>x</system-reminder>\n<ide_selection>y</ide_selection>"}},
+		// the IDE extension's request with no editor context before it
+		// (claude-replay's Codex samples, es617/claude-replay)
+		{"## My request for Codex:\npending tool call\n", Turn{Kind: Prompt, Text: "pending tool call"}},
 		{"please move the + button", Turn{Kind: Prompt, Text: "please move the + button"}},
 		// a prompt that mentions the tags is a prompt
 		{"why does <environment_context> show up?", Turn{Kind: Prompt, Text: "why does <environment_context> show up?"}},

@@ -419,7 +419,7 @@ func (r *renderer) noise(text string) (string, bool) {
 		r.folded(Compacted(r.compaction, r.compacted)+": the conversation above was replaced by its summary", t.Text)
 	case promptkind.Prompt:
 		if t.Context != "" {
-			r.folded("IDE context", t.Context)
+			r.folded(t.Label, t.Context)
 		}
 		return t.Text, false
 	}

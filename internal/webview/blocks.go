@@ -178,6 +178,26 @@ func size(n int) string {
 	return fmt.Sprintf("%d bytes", n)
 }
 
+// proseTool reports whether a tool's text output is an agent's reply
+// (Claude Code's Task and Agent tools return the subagent's report),
+// to be read as the replies are, rendered from Markdown.
+func proseTool(name string) bool { return name == "Task" || name == "Agent" }
+
+// asMarkdown renders a laid-out output's texts as Markdown.
+func asMarkdown(b Block) Block {
+	switch b.Kind {
+	case "pre":
+		b.Kind = "text"
+	case "parts":
+		parts := make([]Block, len(b.Parts))
+		for i, p := range b.Parts {
+			parts[i] = asMarkdown(p)
+		}
+		b.Parts = parts
+	}
+	return b
+}
+
 // toolInput lays out a tool's input; file edits and writes are shown as
 // diffs.
 func toolInput(name string, raw json.RawMessage) Block {
@@ -189,6 +209,7 @@ func toolInput(name string, raw json.RawMessage) Block {
 		Old       string `json:"old"`
 		New       string `json:"new"`
 		Content   string `json:"content"`
+		Plan      string `json:"plan"`
 		Edits     []struct {
 			OldString string `json:"old_string"`
 			NewString string `json:"new_string"`
@@ -216,6 +237,9 @@ func toolInput(name string, raw json.RawMessage) Block {
 				lines = append(lines, Diff(e.OldString, e.NewString)...)
 			}
 			return Block{Kind: "diff", Label: file, Lines: lines}
+		case lower == "exitplanmode" && in.Plan != "":
+			// the plan the agent asks the user to approve: prose, in Markdown
+			return Block{Kind: "text", Text: in.Plan}
 		case lower == "write" && in.Content != "":
 			return Block{Kind: "diff", Label: file + " (new content)", Lines: Diff("", in.Content)}
 		}

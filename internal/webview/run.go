@@ -377,7 +377,11 @@ func (l *loader) event(ev *transcript.ExchangeEvent, prefix string, paired func(
 				out = nil
 			}
 			if out != nil && string(out) != `""` && string(out) != "null" {
-				e.Blocks = append(e.Blocks, fold("output", value(out, 0), false))
+				b := value(out, 0)
+				if proseTool(p.Name) {
+					b = asMarkdown(b)
+				}
+				e.Blocks = append(e.Blocks, fold("output", b, false))
 			}
 			e.Error = p.Error
 		}
@@ -583,7 +587,7 @@ func noise(e *Event, text, compacted string) (string, bool) {
 			Block{Kind: "fold", Label: "summary", Fold: true, Parts: []Block{{Kind: "text", Text: t.Text}}})
 	case promptkind.Prompt:
 		if t.Context != "" {
-			e.Blocks = append(e.Blocks, fold("IDE context", Block{Kind: "pre", Text: t.Context}, false))
+			e.Blocks = append(e.Blocks, fold(t.Label, Block{Kind: "pre", Text: t.Context}, false))
 		}
 		return t.Text, false
 	}
