@@ -167,64 +167,9 @@ func (r *renderer) event(ev *transcript.ExchangeEvent, depth int, calls, results
 	sp := ev.Step()
 	switch ev.Type {
 	case transcript.RunStarted:
-		name := "(unnamed)"
-		if sp != nil {
-			name = sp.Name
-		}
-		if sp != nil && sp.Attempt > 1 {
-			if r.md {
-				fmt.Fprintf(r.w, "%s Resumed: attempt %d\n\n`%s` · %s\n\n", strings.Repeat("#", min(depth+1, 6)), sp.Attempt, ev.RunID, transcript.FormatTime(ev.Timestamp))
-				return
-			}
-			fmt.Fprintf(r.w, "%s━━ resumed %s  attempt %d  %s%s\n", r.pal.bold, name, sp.Attempt, transcript.FormatTime(ev.Timestamp), r.pal.reset)
-			return
-		}
-		started := transcript.FormatTime(ev.Timestamp)
-		if runs.Untimed(sp) {
-			if r.untimed == nil {
-				r.untimed = map[string]bool{}
-			}
-			r.untimed[ev.RunID] = true
-			started = "—"
-		}
-		if r.md {
-			fmt.Fprintf(r.w, "%s Run %s\n\n`%s` · started %s\n\n", strings.Repeat("#", min(depth+1, 6)), name, ev.RunID, started)
-			return
-		}
-		fmt.Fprintf(r.w, "%s━━ run %s  %s  %s%s\n", r.pal.bold, name, ev.RunID, started, r.pal.reset)
+		r.runStarted(ev, sp, depth)
 	case transcript.RunCompleted:
-		status, color := "success", r.pal.ok
-		var extra string
-		if sp != nil {
-			var rr transcript.RunResult
-			if sp.Result != nil && transcript.DecodeResult(sp.Result, &rr) == nil {
-				if rr.Status != "" {
-					status = rr.Status
-				}
-				extra = fmt.Sprintf("  %s", (time.Duration(rr.DurationMS) * time.Millisecond).String())
-				if r.untimed[ev.RunID] {
-					extra = "  —"
-				}
-				if u := rr.Usage; u.InputTokens+u.OutputTokens > 0 {
-					extra += fmt.Sprintf("  %d in / %d out tokens", u.InputTokens, u.OutputTokens)
-				}
-				extra += "  " + pricing.RunTotal(rr.CostUSD, r.spent[len(r.spent)-1]).String()
-			}
-			if sp.Error != "" {
-				if status == "success" {
-					status = "failure"
-				}
-				extra += "  error: " + sp.Error
-			}
-		}
-		if status != "success" {
-			color = r.pal.bad
-		}
-		if r.md {
-			fmt.Fprintf(r.w, "**Run %s**%s\n\n", status, extra)
-			return
-		}
-		fmt.Fprintf(r.w, "%s━━ run %s%s%s\n", color, status, extra, r.pal.reset)
+		r.runCompleted(ev, sp)
 	case transcript.StepStarted:
 		if sp == nil {
 			return
@@ -265,6 +210,72 @@ func (r *renderer) event(ev *transcript.ExchangeEvent, depth int, calls, results
 	default:
 		r.line(r.pal.dim, fmt.Sprintf("  (event of unknown type %q)", ev.Type))
 	}
+}
+
+// runStarted heads a run: its name, id and start ("—" when its recording
+// gave no times), or the attempt a resume started.
+func (r *renderer) runStarted(ev *transcript.ExchangeEvent, sp *transcript.StepPayload, depth int) {
+	name := "(unnamed)"
+	if sp != nil {
+		name = sp.Name
+	}
+	if sp != nil && sp.Attempt > 1 {
+		if r.md {
+			fmt.Fprintf(r.w, "%s Resumed: attempt %d\n\n`%s` · %s\n\n", strings.Repeat("#", min(depth+1, 6)), sp.Attempt, ev.RunID, transcript.FormatTime(ev.Timestamp))
+			return
+		}
+		fmt.Fprintf(r.w, "%s━━ resumed %s  attempt %d  %s%s\n", r.pal.bold, name, sp.Attempt, transcript.FormatTime(ev.Timestamp), r.pal.reset)
+		return
+	}
+	started := transcript.FormatTime(ev.Timestamp)
+	if runs.Untimed(sp) {
+		if r.untimed == nil {
+			r.untimed = map[string]bool{}
+		}
+		r.untimed[ev.RunID] = true
+		started = "—"
+	}
+	if r.md {
+		fmt.Fprintf(r.w, "%s Run %s\n\n`%s` · started %s\n\n", strings.Repeat("#", min(depth+1, 6)), name, ev.RunID, started)
+		return
+	}
+	fmt.Fprintf(r.w, "%s━━ run %s  %s  %s%s\n", r.pal.bold, name, ev.RunID, started, r.pal.reset)
+}
+
+// runCompleted closes a run: its status, duration, tokens, cost and error.
+func (r *renderer) runCompleted(ev *transcript.ExchangeEvent, sp *transcript.StepPayload) {
+	status, color := "success", r.pal.ok
+	var extra string
+	if sp != nil {
+		var rr transcript.RunResult
+		if sp.Result != nil && transcript.DecodeResult(sp.Result, &rr) == nil {
+			if rr.Status != "" {
+				status = rr.Status
+			}
+			extra = fmt.Sprintf("  %s", (time.Duration(rr.DurationMS) * time.Millisecond).String())
+			if r.untimed[ev.RunID] {
+				extra = "  —"
+			}
+			if u := rr.Usage; u.InputTokens+u.OutputTokens > 0 {
+				extra += fmt.Sprintf("  %d in / %d out tokens", u.InputTokens, u.OutputTokens)
+			}
+			extra += "  " + pricing.RunTotal(rr.CostUSD, r.spent[len(r.spent)-1]).String()
+		}
+		if sp.Error != "" {
+			if status == "success" {
+				status = "failure"
+			}
+			extra += "  error: " + sp.Error
+		}
+	}
+	if status != "success" {
+		color = r.pal.bad
+	}
+	if r.md {
+		fmt.Fprintf(r.w, "**Run %s**%s\n\n", status, extra)
+		return
+	}
+	fmt.Fprintf(r.w, "%s━━ run %s%s%s\n", color, status, extra, r.pal.reset)
 }
 
 // stripEnvelope removes escape sequences from the fields of ev that are
