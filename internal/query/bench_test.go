@@ -15,6 +15,7 @@ import (
 	"github.com/reelhq/reel/internal/benchratio"
 	"github.com/reelhq/reel/internal/pricing"
 	"github.com/reelhq/reel/internal/testfixtures"
+	"github.com/reelhq/reel/internal/transcripttest"
 	"github.com/reelhq/reel/transcript"
 )
 
@@ -57,28 +58,25 @@ func benchTranscripts(b *testing.B, n int, size int) []string {
 // stdlibEvents is the baseline: what a program using only the standard
 // library does for `--type tool.result --field payload.name`.
 func stdlibEvents(w io.Writer, path string) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 16<<20)
 	bw := bufio.NewWriter(w)
-	for sc.Scan() {
+	err := transcripttest.StdlibLines(path, func(line []byte) error {
 		var ev struct {
 			Type    string `json:"type"`
 			Payload struct {
 				Name string `json:"name"`
 			} `json:"payload"`
 		}
-		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+		if err := json.Unmarshal(line, &ev); err != nil {
 			return err
 		}
 		if ev.Type == "tool.result" {
 			bw.WriteString(ev.Payload.Name)
 			bw.WriteByte('\n')
 		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	return bw.Flush()
 }
