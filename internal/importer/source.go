@@ -76,17 +76,27 @@ func identify(path, format string) (Source, error) {
 		sort.Strings(files)
 		for _, f := range files {
 			rel, _ := filepath.Rel(abs, f)
-			fmt.Fprintf(h, "%s\x00", filepath.ToSlash(rel))
-			n, err := hashFile(h, f)
+			n, err := hashNamedFile(h, filepath.ToSlash(rel), f)
 			if err != nil {
 				return Source{}, err
 			}
-			fmt.Fprintf(h, "\x00%d\x00", n)
 			src.Size += n
 		}
 	}
 	src.SHA256 = hex.EncodeToString(h.Sum(nil))
 	return src, nil
+}
+
+// hashNamedFile hashes one file of a set under its name, delimited so
+// that no two sets of names and contents hash alike, and returns its size.
+func hashNamedFile(h io.Writer, name, path string) (int64, error) {
+	fmt.Fprintf(h, "%s\x00", name)
+	n, err := hashFile(h, path)
+	if err != nil {
+		return 0, err
+	}
+	fmt.Fprintf(h, "\x00%d\x00", n)
+	return n, nil
 }
 
 func hashFile(h io.Writer, path string) (int64, error) {

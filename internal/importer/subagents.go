@@ -87,12 +87,10 @@ func withSubagents(src Source, files map[string]string) (Source, error) {
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\x00", src.SHA256)
 	for _, id := range ids {
-		fmt.Fprintf(h, "%s\x00", id)
-		n, err := hashFile(h, files[id])
+		n, err := hashNamedFile(h, id, files[id])
 		if err != nil {
 			return Source{}, err
 		}
-		fmt.Fprintf(h, "\x00%d\x00", n)
 		src.Size += n
 	}
 	src.SHA256 = hex.EncodeToString(h.Sum(nil))
