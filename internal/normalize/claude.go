@@ -53,10 +53,10 @@ func newClaude(p *Parser, session bool) *claude {
 // claudeLine is the fields of a line that any of its kinds uses.
 type claudeLine struct {
 	Type, Subtype, SessionID, Model, Result, CWD, Summary, UUID, LeafUUID string
-	Message, Usage, ModelUsage, Errors, CompactMetadata, TotalCostUSD  []byte
-	Timestamp                                                          time.Time
-	IsSidechain, IsMeta, IsError, IsSynthetic, IsCompactSummary        bool
-	DurationMS, NumTurns                                               int64
+	Message, Usage, ModelUsage, Errors, CompactMetadata, TotalCostUSD     []byte
+	Timestamp                                                             time.Time
+	IsSidechain, IsMeta, IsError, IsSynthetic, IsCompactSummary           bool
+	DurationMS, NumTurns                                                  int64
 }
 
 var claudeLineFields = rawjson.NewBinder[claudeLine]()

@@ -297,18 +297,19 @@ func (t *claudeTotals) lastProcess() (total transcript.Usage, cost *float64, own
 	return t.procUsage(*p).usage(), cost, p.own.usage(), true
 }
 
-// geminiCounts are Gemini's token counts, in either of its spellings.
+// geminiCounts are Gemini's token counts; their names are a chat file's
+// keys (geminiTokens).
 type geminiCounts struct {
-	input, output, cached, thoughts, tool, total int64
+	Input, Output, Cached, Thoughts, Tool, Total int64
 }
 
 // usage converts Gemini's counts: thoughts and the tool-use prompt are apart
 // from output and input when total says so.
 func (c geminiCounts) usage() transcript.Usage {
-	in, out := c.input, c.output
-	if c.total == 0 || c.total >= c.input+c.output+c.thoughts+c.tool {
-		in += c.tool
-		out += c.thoughts
+	in, out := c.Input, c.Output
+	if c.Total == 0 || c.Total >= c.Input+c.Output+c.Thoughts+c.Tool {
+		in += c.Tool
+		out += c.Thoughts
 	}
-	return transcript.Usage{InputTokens: in, OutputTokens: out, CacheReadTokens: c.cached, ReasoningTokens: c.thoughts, TotalTokens: in + out}
+	return transcript.Usage{InputTokens: in, OutputTokens: out, CacheReadTokens: c.Cached, ReasoningTokens: c.Thoughts, TotalTokens: in + out}
 }
