@@ -27,19 +27,6 @@ func eachField(d []byte, fn func(key, val []byte)) error {
 	})
 }
 
-// eachFieldEnd is eachField for an object that sits at the start of a
-// larger buffer: it also returns the offset just past the object.
-func eachFieldEnd(d []byte, fn func(key, val []byte)) (int, error) {
-	return rawjson.Members(d, func(k, d []byte, vs int) (int, error) {
-		ve, err := rawjson.Skip(d, vs)
-		if err != nil {
-			return 0, err
-		}
-		fn(k, d[vs:ve])
-		return ve, nil
-	})
-}
-
 // skipValue returns the index just past the JSON value at or after d[i].
 func skipValue(d []byte, i int) (int, error) {
 	return rawjson.Skip(d, rawjson.SkipSpace(d, i))
