@@ -201,9 +201,9 @@ func (c *claude) compaction(meta []byte) {
 		case "trigger":
 			cp.Trigger = rawjson.Str(val)
 		case "pre_tokens", "preTokens":
-			cp.PreTokens = num(val)
+			cp.PreTokens = rawjson.Int(val)
 		case "post_tokens", "postTokens":
-			cp.PostTokens = num(val)
+			cp.PostTokens = rawjson.Int(val)
 		}
 	})
 	c.st.res.Agent.Compactions = append(c.st.res.Agent.Compactions, cp)

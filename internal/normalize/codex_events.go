@@ -248,7 +248,7 @@ func (e *codexEvents) tool(ev *codexObject, ts time.Time) {
 // exitMsg is a command's error: its exit code when not zero, else
 // otherwise (which may be "").
 func exitMsg(exitCode []byte, otherwise string) string {
-	if code := num(exitCode); code != 0 {
+	if code := rawjson.Int(exitCode); code != 0 {
 		return fmt.Sprintf("exit code %d", code)
 	}
 	return otherwise

@@ -58,7 +58,7 @@ func (c *codexRollout) line(v []byte) error {
 		case "payload":
 			payload = val
 		case "timestamp":
-			ts = timestamp(val)
+			ts = rawjson.Time(val)
 		}
 		return ve, nil
 	})

@@ -103,19 +103,19 @@ func (g *geminiStream) result(e *geminiEvent) {
 	_ = eachField(e.Stats, func(k, val []byte) {
 		switch string(k) {
 		case "input_tokens", "prompt_tokens":
-			c.Input = num(val)
+			c.Input = rawjson.Int(val)
 		case "output_tokens", "candidates_tokens":
-			c.Output = num(val)
+			c.Output = rawjson.Int(val)
 		case "total_tokens":
-			c.Total = num(val)
+			c.Total = rawjson.Int(val)
 		case "cached", "cached_tokens":
-			c.Cached = num(val)
+			c.Cached = rawjson.Int(val)
 		case "thoughts_tokens", "thoughts":
-			c.Thoughts = num(val)
+			c.Thoughts = rawjson.Int(val)
 		case "tool_tokens", "tool_use_prompt_tokens":
-			c.Tool = num(val)
+			c.Tool = rawjson.Int(val)
 		case "duration_ms":
-			s.res.Agent.DurationMS += num(val)
+			s.res.Agent.DurationMS += rawjson.Int(val)
 		}
 	})
 	s.addUsage(c.usage())
@@ -173,7 +173,7 @@ func (g *geminiSession) doc(d []byte) {
 			case "sessionId":
 				s.res.Agent.SessionID = rawjson.Str(val)
 			case "startTime", "lastUpdated":
-				s.seen(timestamp(val))
+				s.seen(rawjson.Time(val))
 			case "type":
 				typ = rawjson.Str(val)
 			}
@@ -218,7 +218,7 @@ func (g *geminiSession) message(v []byte) {
 			if subject != "" {
 				text = subject + "\n\n" + desc
 			}
-			s.thinking(text, timestamp(field(t, "timestamp")))
+			s.thinking(text, rawjson.Time(field(t, "timestamp")))
 		})
 		s.text(geminiText(m.Content), m.Timestamp)
 		g.toolCalls(m.ToolCalls, m.Timestamp)

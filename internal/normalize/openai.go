@@ -122,15 +122,15 @@ func openAIUsage(v []byte) transcript.Usage {
 	_ = eachField(v, func(k, val []byte) {
 		switch string(k) {
 		case "prompt_tokens":
-			u.InputTokens = num(val)
+			u.InputTokens = rawjson.Int(val)
 		case "completion_tokens":
-			u.OutputTokens = num(val)
+			u.OutputTokens = rawjson.Int(val)
 		case "total_tokens":
-			u.TotalTokens = num(val)
+			u.TotalTokens = rawjson.Int(val)
 		case "prompt_tokens_details":
-			u.CacheReadTokens = num(field(val, "cached_tokens"))
+			u.CacheReadTokens = rawjson.Int(field(val, "cached_tokens"))
 		case "completion_tokens_details":
-			u.ReasoningTokens = num(field(val, "reasoning_tokens"))
+			u.ReasoningTokens = rawjson.Int(field(val, "reasoning_tokens"))
 		}
 	})
 	if u.ReasoningTokens > 0 && u.TotalTokens == u.InputTokens+u.OutputTokens+u.ReasoningTokens {
@@ -155,7 +155,7 @@ func (o *openAI) delta(d []byte) {
 				_ = eachField(tc, func(k, v []byte) {
 					switch string(k) {
 					case "index":
-						index = num(v)
+						index = rawjson.Int(v)
 					case "id":
 						id = rawjson.Str(v)
 					case "function":

@@ -1,6 +1,7 @@
 package normalize
 
 import (
+	"github.com/reelhq/reel/internal/rawjson"
 	"github.com/reelhq/reel/transcript"
 )
 
@@ -67,20 +68,20 @@ func (k usageKeys) read(v []byte) transcript.Usage {
 		case "":
 			// The name of no count: an absent one must not match.
 		case k.input:
-			u.InputTokens = num(val)
+			u.InputTokens = rawjson.Int(val)
 		case k.output:
-			u.OutputTokens = num(val)
+			u.OutputTokens = rawjson.Int(val)
 		case k.cacheRead:
-			u.CacheReadTokens = num(val)
+			u.CacheReadTokens = rawjson.Int(val)
 		case k.cacheWrite:
-			u.CacheWriteTokens = num(val)
+			u.CacheWriteTokens = rawjson.Int(val)
 		case k.reasoning:
-			u.ReasoningTokens = num(val)
+			u.ReasoningTokens = rawjson.Int(val)
 		case k.total:
-			u.TotalTokens = num(val)
+			u.TotalTokens = rawjson.Int(val)
 		case k.cache:
-			u.CacheReadTokens = num(field(val, "read"))
-			u.CacheWriteTokens = num(field(val, "write"))
+			u.CacheReadTokens = rawjson.Int(field(val, "read"))
+			u.CacheWriteTokens = rawjson.Int(field(val, "write"))
 		}
 	})
 	return u
@@ -118,19 +119,19 @@ func (a *anUsage) read(v []byte) {
 	_ = eachField(v, func(k, val []byte) {
 		switch string(k) {
 		case "input_tokens", "inputTokens":
-			a.input = num(val)
+			a.input = rawjson.Int(val)
 		case "output_tokens", "outputTokens":
-			a.output = num(val)
+			a.output = rawjson.Int(val)
 		case "cache_read_input_tokens", "cacheReadInputTokens":
-			a.cacheRead = num(val)
+			a.cacheRead = rawjson.Int(val)
 		case "cache_creation_input_tokens", "cacheCreationInputTokens":
-			a.cacheWrite = num(val)
+			a.cacheWrite = rawjson.Int(val)
 		case "cache_creation":
-			a.cacheWrite1h = num(field(val, "ephemeral_1h_input_tokens"))
+			a.cacheWrite1h = rawjson.Int(field(val, "ephemeral_1h_input_tokens"))
 		case "output_tokens_details":
-			a.thinking = num(field(val, "thinking_tokens"))
+			a.thinking = rawjson.Int(field(val, "thinking_tokens"))
 		case "thinkingTokens":
-			a.thinking = num(val)
+			a.thinking = rawjson.Int(val)
 		}
 	})
 }
