@@ -21,9 +21,9 @@ import (
 // session_id and sessionId. Providers spell one name several ways, often
 // within one product, and a reader should not have to list them. A tag
 // `raw:"name,alias"` gives the names a field takes in place of the one
-// derived from its Go name, where a key cannot be derived (Errv for
-// "error") or has aliases (Model for "model" and "selectedModel"); tag names
-// match the same way. Keys are compared as written, escapes unresolved:
+// derived from its Go name, where a key cannot be derived from a Go name
+// or has aliases (raw:"model,selectedModel" on Model); tag names match
+// the same way. Keys are compared as written, escapes unresolved:
 // an escaped key matches no field, as no provider escapes its key names.
 //
 // Field types and how a value is read into them, leniently, since provider

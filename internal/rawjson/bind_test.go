@@ -126,8 +126,8 @@ func TestBindMalformed(t *testing.T) {
 	}
 }
 
-// TestBindDoesNotAllocate holds Bind to the allocations of reading the
-// same keys by hand: none but the decoded strings' own.
+// TestBindDoesNotAllocate holds Bind to the allocations of its decoded
+// strings' own copies, which reading the keys by hand makes too.
 func TestBindDoesNotAllocate(t *testing.T) {
 	in := []byte(`{"type":"tool_use","call_id":"call_1","session_id":"s","error":null,"input":{"a":[1,2,3]},` +
 		`"is_error":false,"duration_ms":1234,"timestamp":"2026-06-08T08:14:42Z","ignored":"` + strings.Repeat("x", 200) +
@@ -139,33 +139,15 @@ func TestBindDoesNotAllocate(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
+	// What reading them by hand allocates: a copy of each string value.
+	strs := [][]byte{[]byte(`"tool_use"`), []byte(`"call_1"`), []byte(`"s"`)}
+	var sink string
 	byHand := testing.AllocsPerRun(100, func() {
-		s = bindSample{}
-		err := Each(in, func(k, v []byte) bool {
-			switch string(k) {
-			case "type":
-				s.Type = Str(v)
-			case "call_id":
-				s.CallID = Str(v)
-			case "session_id":
-				s.SessionID = Str(v)
-			case "error":
-				s.Errv = v
-			case "input":
-				s.Input = v
-			case "is_error":
-				s.IsError = Bool(v)
-			case "duration_ms":
-				s.DurationMS = Int(v)
-			case "timestamp":
-				s.Timestamp = Time(v)
-			}
-			return true
-		})
-		if err != nil {
-			t.Fatal(err)
+		for _, v := range strs {
+			sink = Str(v)
 		}
 	})
+	_ = sink
 	if bind > byHand {
 		t.Errorf("Bind allocates %v times per object, reading by hand %v", bind, byHand)
 	}
