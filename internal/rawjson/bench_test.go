@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/reelhq/reel/internal/benchratio"
 )
 
 const benchLine = `{"seq":2,"run_id":"550e8400-e29b-41d4-a716-446655440000","type":"message.assistant","path":"analyze","iteration":0,"timestamp":"2026-06-08T08:14:42.123000Z","payload":{"role":"assistant","blocks":[{"type":"text","fidelity":"agent_emitted","text":"Found 2 issues in main.go: the loop at line 12 never terminates and err is shadowed."},{"type":"tool_use","fidelity":"agent_emitted","tool_name":"Read","tool_id":"toolu_01","tool_input":{"path":"main.go"}}]}}`
@@ -72,22 +74,17 @@ func BenchmarkBind(b *testing.B) {
 	}
 	fields := NewBinder[line]()
 	data := []byte(benchObject)
-	var fast, std time.Duration
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
-	for i := 0; i < b.N; i++ {
-		t0 := time.Now()
+	benchratio.Run(b, func() {
 		var l line
 		if _, err := fields.Bind(data, &l); err != nil || l.Type != "assistant" {
 			b.Fatal(err)
 		}
-		t1 := time.Now()
+	}, func() {
 		var s stdLine
 		if err := json.Unmarshal(data, &s); err != nil || s.Type != "assistant" {
 			b.Fatal(err)
 		}
-		fast += t1.Sub(t0)
-		std += time.Since(t1)
-	}
-	b.ReportMetric(float64(std)/float64(fast), "x-vs-stdlib")
+	})
 }
