@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -79,5 +80,26 @@ func TestGoName(t *testing.T) {
 		if got := goName(in); got != want {
 			t.Errorf("goName(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestTemplateDirsAreKinds holds templates/ to the kinds Create offers:
+// a kind without its directory, or a directory no kind names, is a
+// mistake the golden files would not show.
+func TestTemplateDirsAreKinds(t *testing.T) {
+	entries, err := templateFS.ReadDir("templates")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dirs []string
+	for _, e := range entries {
+		if e.IsDir() {
+			dirs = append(dirs, e.Name())
+		}
+	}
+	want := append([]string{"common"}, Kinds...)
+	slices.Sort(want)
+	if !slices.Equal(dirs, want) {
+		t.Errorf("templates/ holds %v, want %v", dirs, want)
 	}
 }
