@@ -72,6 +72,9 @@ func (c *codexRollout) line(v []byte) error {
 		s.res.Agent.SessionID = rawjson.Str(field(payload, "id"))
 		s.setCWD(rawjson.Str(field(payload, "cwd")))
 	case "turn_context":
+		// A call whose output did not come in its own turn will not get
+		// one: it keeps its time rather than hold the rest of the file.
+		s.release()
 		s.flush()
 		s.setCWD(rawjson.Str(field(payload, "cwd")))
 		s.setModel(rawjson.Str(field(payload, "model")))
@@ -128,7 +131,7 @@ func (c *codexRollout) item(v []byte, ts time.Time) (int, error) {
 				cmd = argv(c)
 			}
 			s.command(cmd, ts)
-			s.call(it.callID, it.name, in, ts)
+			s.heldCall(it.callID, it.name, in, ts)
 		default:
 			s.toolUse(it.callID, it.name, in, ts)
 		}
@@ -137,14 +140,15 @@ func (c *codexRollout) item(v []byte, ts time.Time) (int, error) {
 	case "local_shell_call":
 		cmd := argv(field(it.action, "command"))
 		s.command(cmd, ts)
-		s.call(it.callID, "local_shell", raw(it.action), ts)
+		s.heldCall(it.callID, "local_shell", raw(it.action), ts)
 	case "web_search_call":
 		id := s.toolUse("", "web_search", raw(it.action), ts)
 		s.flush()
 		s.result(id, "web_search", map[string]any{"status": it.status}, failedMsg(it.status, "web search failed"), ts)
 	case "function_call_output", "custom_tool_call_output", "local_shell_call_output":
 		s.flush()
-		out, errMsg := codexToolOutput(it.output, &c.scratch)
+		out, errMsg, d := codexToolOutput(it.output, &c.scratch)
+		s.ran(it.callID, ts, d)
 		s.result(it.callID, "", out, errMsg, ts)
 	default:
 		s.skip(SkipUnknownItem)
