@@ -20,9 +20,11 @@ type state struct {
 	order []string
 	anon  int
 
-	// held is the events waiting for the outputs of held calls (heldCall),
-	// in the order they were made; waiting maps each held call's id to its
-	// tool.call in held. Nil when no call is held: events go out at once.
+	// holding is set while a held call (heldCall) waits for its output:
+	// events wait in held, in the order they were made, and waiting maps
+	// each held call's id to its tool.call in held. Both are kept for the
+	// next call once released.
+	holding bool
 	held    []transcript.ExchangeEvent
 	waiting map[string]int
 
@@ -44,7 +46,7 @@ func newState(emit Emit) *state {
 
 func (s *state) send(t transcript.EventType, ts time.Time, payload any) {
 	ev := transcript.ExchangeEvent{Type: t, Timestamp: ts, Payload: payload}
-	if s.held != nil {
+	if s.holding {
 		s.held = append(s.held, ev)
 		return
 	}
@@ -147,10 +149,10 @@ func (s *state) openCall(id, name string, input any, ts time.Time, hold bool) st
 	s.tools[id] = &toolState{name: name}
 	s.order = append(s.order, id)
 	if hold {
-		if s.held == nil {
-			s.held = make([]transcript.ExchangeEvent, 0, 8)
+		if s.waiting == nil {
 			s.waiting = make(map[string]int)
 		}
+		s.holding = true
 		s.waiting[id] = len(s.held)
 	}
 	s.send(transcript.ToolCall, ts, &transcript.ToolPayload{
@@ -179,18 +181,23 @@ func (s *state) ran(id string, end time.Time, d time.Duration) {
 
 // release emits the held events, every held call with the time it has now.
 func (s *state) release() {
-	held := s.held
-	s.held, s.waiting = nil, nil
-	for _, ev := range held {
+	if !s.holding {
+		return
+	}
+	s.holding = false
+	for _, ev := range s.held {
 		s.put(ev)
 	}
+	clear(s.held) // the payloads are the reader's now
+	s.held = s.held[:0]
+	clear(s.waiting)
 }
 
 // result emits the tool.result of id, emitting its tool.call first when the
 // recording starts after the call was made.
 func (s *state) result(id, name string, output any, errMsg string, ts time.Time) {
 	s.resultOf(id, name, output, errMsg, ts)
-	if s.held != nil {
+	if s.holding {
 		// the output ends the wait of its call; the events go out when no
 		// other call still waits for its own
 		delete(s.waiting, id)
