@@ -13,49 +13,15 @@ import (
 	"github.com/reelhq/reel/transcript"
 )
 
-// spendWorkflow's flaky and its child's c2 are conversations whose second
-// turn fails the first time (the wrapper below): each fails after its first
-// turn spent tokens, and runs again, whole, when the run is resumed.
-const spendWorkflow = `
-name: spender
-states:
-  initial: ask
-  ask: {type: agent, provider: claude, prompt: Review main.go., options: {command: FAKE}, on_success: flaky}
-  flaky:
-    type: agent
-    provider: claude
-    prompt: Review util.go.
-    options: {command: FAKE}
-    conversation: ["Which of these matters most: {{ .turn.Output }}"]
-    on_success: sub
-  sub: {type: call_workflow, workflow: spendchild, on_success: done}
-  done: {type: terminal}
-`
-
-const spendChild = `
-name: spendchild
-states:
-  initial: c1
-  c1: {type: agent, provider: claude, prompt: Summarize a.go., options: {command: FAKE}, on_success: c2}
-  c2:
-    type: agent
-    provider: claude
-    prompt: Summarize b.go.
-    options: {command: FAKE}
-    conversation: ["Which detail counts most: {{ .turn.Output }}"]
-    on_success: end
-  end: {type: terminal}
-`
-
-// spendDir writes spendWorkflow, its child and the failing-once fake
-// claude (examples/agents/fake-cli.sh behind a wrapper) into a new
-// directory.
+// spendDir copies testdata/spend (the workflow spender.yaml and its child)
+// into a new directory beside the failing-once fake claude they run
+// (examples/agents/fake-cli.sh behind a wrapper): spender's flaky and the
+// child's c2 fail in their second turn the first time.
 func spendDir(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	fake := transcripttest.FakeClaude(t, dir, "matters", "counts")
-	writeFile(t, filepath.Join(dir, "wf.yaml"), strings.ReplaceAll(spendWorkflow, "FAKE", fake), 0o644)
-	writeFile(t, filepath.Join(dir, "spendchild.yaml"), strings.ReplaceAll(spendChild, "FAKE", fake), 0o644)
+	copyTree(t, filepath.Join("testdata", "spend"), dir)
+	transcripttest.FakeClaude(t, dir, "matters", "counts")
 	return dir
 }
 
@@ -141,7 +107,7 @@ func TestResumedRunTotalIsWhatAllAttemptsSpent(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := spendDir(t)
 			storage := filepath.Join(dir, "st")
-			res := runBinary(t, dir, "run", "wf.yaml", "--storage", storage)
+			res := runBinary(t, dir, "run", "spender.yaml", "--storage", storage)
 			if res.code == 0 {
 				t.Fatalf("attempt 1 succeeded: %+v", res)
 			}

@@ -61,7 +61,7 @@ type ExecutionOutput envelope[Execution]
 
 // ResumeExecutionInput is the request of POST /api/executions/{id}/resume.
 type ResumeExecutionInput struct {
-	ID   string `path:"id" doc:"The execution (run) id." example:"550e8400-e29b-41d4-a716-446655440000"`
+	ExecutionInput
 	Body struct {
 		InputOverrides map[string]any `json:"input_overrides,omitempty" doc:"Inputs to give other values than the recorded ones."`
 		FromStep       string         `json:"from_step,omitempty" doc:"Run this state's latest execution, and everything recorded after it, again: a state name, or current (the state the run stopped in) or previous (the one before it)." example:"build"`

@@ -51,30 +51,7 @@ func stepResult(t *testing.T, path, stepPath string) map[string]any {
 // loop goes on with the next body state.
 func TestLoopBodyFollowsTransitions(t *testing.T) {
 	h := newHarness(t)
-	rep := h.run(context.Background(), `
-name: body
-states:
-  initial: each
-  each:
-    type: for_each
-    items: '["go", "skip", "fail", "exit", "never"]'
-    body: [a, b, c]
-    on_complete: done
-  a:
-    type: step
-    command: 'echo {{.loop.Item}}; test "{{.loop.Item}}" != fail'
-    transitions:
-      - when: 'loop.Item == "skip"'
-        goto: c
-      - when: 'loop.Item == "exit"'
-        goto: out
-    on_success: each
-    on_failure: each
-  b: {type: step, command: 'echo b{{.loop.Index}}', on_success: each}
-  c: {type: step, command: 'echo c{{.loop.Index}}', on_success: each}
-  out: {type: step, command: 'echo "after {{.states.each.Output}}"', on_success: done}
-  done: {type: terminal}
-`, nil)
+	rep := h.runFile(context.Background(), "loop-body-transitions.yaml", nil)
 	if rep.Status != "success" || rep.ExitCode != 0 {
 		t.Fatalf("report %+v", rep)
 	}
@@ -93,22 +70,7 @@ states:
 // goes on.
 func TestLoopBodyFailure(t *testing.T) {
 	h := newHarness(t)
-	rep := h.succeed(`
-name: fails
-states:
-  initial: each
-  each:
-    type: for_each
-    items: '[1, 2, 3]'
-    body: [tolerant, strict]
-    on_complete: done
-    on_failure: handler
-  tolerant: {type: step, command: 'exit 9', continue_on_error: true, on_success: each}
-  strict: {type: step, command: 'echo {{.loop.Item}}; test {{.loop.Item}} -lt 2', on_success: each, on_failure: elsewhere}
-  elsewhere: {type: step, command: 'echo never'}
-  handler: {type: step, command: 'echo "handled: {{.states.each.Status}} {{.states.strict.ExitCode}}"'}
-  done: {type: terminal}
-`, nil)
+	rep := h.succeedFile("loop-body-failure.yaml", nil)
 	got := strings.Join(outputs(t, rep.TranscriptPath), " ")
 	if got != "each.tolerant@0= each.strict@0=1 each.tolerant@1= each.strict@1=2 handler@0=handled: failed 1" {
 		t.Fatalf("outputs %s", got)
@@ -119,23 +81,7 @@ states:
 // the loop runs no iteration; a failing condition otherwise fails it.
 func TestWhileOverStatesNotYetRun(t *testing.T) {
 	h := newHarness(t)
-	rep := h.run(context.Background(), `
-name: w
-states:
-  initial: spin
-  spin:
-    type: while
-    while: 'states.check.ExitCode == 0'
-    body: [check]
-    on_complete: again
-  again:
-    type: while
-    while: 'states.check.ExitCode != 0'
-    body: [check]
-    on_complete: done
-  check: {type: step, command: 'echo checked', on_success: spin}
-  done: {type: terminal}
-`, nil)
+	rep := h.runFile(context.Background(), "while-not-yet-run.yaml", nil)
 	if rep.Status != "success" || len(outputs(t, rep.TranscriptPath)) != 0 {
 		t.Fatalf("report %+v outputs %v", rep, outputs(t, rep.TranscriptPath))
 	}
@@ -149,25 +95,7 @@ states:
 func TestDynamicMaxIterations(t *testing.T) {
 	h := newHarness(t)
 	h.e.Environ = append(os.Environ(), "LIMIT=2")
-	rep := h.succeed(`
-name: dyn
-inputs: [{name: n, type: integer}]
-states:
-  initial: each
-  each:
-    type: for_each
-    items: '["a","b","c","d","e","f","g","h"]'
-    max_iterations: "{{.inputs.n}} * 2 + 1"
-    body: [one]
-    on_complete: spin
-  one: {type: step, command: 'echo {{.loop.Item}}', on_success: each}
-  spin:
-    type: while
-    while: 'true'
-    max_iterations: "{{env.LIMIT}}"
-    body: [two]
-  two: {type: step, command: 'echo w{{loop.Index}}'}
-`, map[string]string{"n": "3"})
+	rep := h.succeedFile("dynamic-max-iterations.yaml", map[string]string{"n": "3"})
 	got := strings.Join(outputs(t, rep.TranscriptPath), " ")
 	if got != "each.one@0=a each.one@1=b each.one@2=c each.one@3=d each.one@4=e each.one@5=f each.one@6=g spin.two@0=w0 spin.two@1=w1" {
 		t.Fatalf("outputs %s", got)
@@ -199,26 +127,7 @@ states:
 // that failed.
 func TestBreakWhen(t *testing.T) {
 	h := newHarness(t)
-	rep := h.succeed(`
-name: br
-states:
-  initial: each
-  each:
-    type: for_each
-    items: '[1, 2, 3]'
-    body: [one]
-    break_when: 'states.one.Output > 1'
-    on_complete: spin
-  one: {type: step, command: 'echo {{.loop.Item}}'}
-  spin:
-    type: for_each
-    items: '[1, 2, 3]'
-    body: [bad]
-    break_when: 'loop.Index == 0'
-    on_complete: done
-  bad: {type: step, command: 'exit 1'}
-  done: {type: terminal}
-`, nil)
+	rep := h.succeedFile("break-when.yaml", nil)
 	each := stepResult(t, rep.TranscriptPath, "each")
 	if each["iterations"] != float64(3) || len(each["break_when_errors"].([]any)) != 3 {
 		t.Errorf("each %v", each)
@@ -235,30 +144,7 @@ states:
 // ends both.
 func TestNestedLoopExit(t *testing.T) {
 	h := newHarness(t)
-	rep := h.succeed(`
-name: nest
-states:
-  initial: outer
-  outer:
-    type: for_each
-    items: '["x", "y"]'
-    body: [inner]
-    on_complete: done
-  inner:
-    type: for_each
-    items: '[1, 2]'
-    body: [leaf]
-    on_complete: outer
-  leaf:
-    type: step
-    command: 'echo {{.loop.Parent.Item}}{{.loop.Item}}'
-    transitions:
-      - when: 'loop.Parent.Item == "y" && loop.Item == 1'
-        goto: escaped
-    on_success: inner
-  escaped: {type: step, command: 'echo out'}
-  done: {type: terminal}
-`, nil)
+	rep := h.succeedFile("nested-loop-exit.yaml", nil)
 	if got := strings.Join(outputs(t, rep.TranscriptPath), " "); got != "outer.inner.leaf@0=x1 outer.inner.leaf@1=x2 outer.inner.leaf@0=y1 escaped@0=out" {
 		t.Fatalf("outputs %s", got)
 	}
@@ -269,22 +155,7 @@ states:
 func TestNamespacesAtRunTime(t *testing.T) {
 	h := newHarness(t)
 	h.e.Environ = append(os.Environ(), "GREETING=hi", "USER=ann", "XDG_CONFIG_HOME=/cfg")
-	rep := h.succeed(`
-name: ns
-inputs:
-  - {name: files, type: array, default: '["a.go", "b.go"]'}
-  - {name: opt}
-  - {name: ratio, type: number, default: 0.25}
-states:
-  initial: first
-  first: {type: step, command: 'echo "{\"k\": [1, 2]}"; exit 3', on_failure: show}
-  show:
-    type: step
-    command: |
-      echo '[{{.states.first.Output}}] {{states.first.Status}} {{.states.first.ExitCode}} {{.states.first.JSON.k}}'
-      echo '{{workflow.Name}} {{.workflow.CurrentState}} {{len workflow.ID}} {{env.GREETING}} {{context.User}} {{.awf.prompts_dir}}'
-      echo '{{.inputs.files}} {{join inputs.files ","}} [{{.inputs.opt}}] {{.inputs.ratio}}'
-`, nil)
+	rep := h.succeedFile("namespaces.yaml", nil)
 	got := outputs(t, rep.TranscriptPath)[1]
 	want := "show@0=[{\"k\": [1, 2]}\n] failed 3 [1,2]\nns show 36 hi ann /cfg/awf/prompts\n[\"a.go\",\"b.go\"] a.go,b.go [] 0.25"
 	if got != want {
@@ -296,12 +167,7 @@ states:
 // reference; the run fails with AWF's execution error.
 func TestUnresolvedReferenceFailsTheStep(t *testing.T) {
 	h := newHarness(t)
-	rep := h.run(context.Background(), `
-name: miss
-states:
-  initial: a
-  a: {type: step, command: 'echo {{.env.REEL_SURELY_UNSET}}'}
-`, nil)
+	rep := h.runFile(context.Background(), "unresolved-reference.yaml", nil)
 	if rep.ExitCode != exitcode.Execution || !strings.Contains(rep.Error, ".env.REEL_SURELY_UNSET: environment variable REEL_SURELY_UNSET is not set") {
 		t.Fatalf("report %+v", rep)
 	}
@@ -311,16 +177,7 @@ states:
 // run before it starts; config inputs fill what --input does not.
 func TestRequiredEnvAndConfigInputs(t *testing.T) {
 	h := newHarness(t)
-	wf := h.load("env.yaml", `
-name: env
-env: [REEL_TEST_TOKEN, REEL_TEST_REGION]
-inputs:
-  - {name: model, required: true}
-  - {name: size, type: integer, default: 1}
-states:
-  initial: a
-  a: {type: step, command: 'echo {{.inputs.model}} {{.inputs.size}}'}
-`)
+	wf := h.loadFile("required-env.yaml")
 	h.e.Environ = append(os.Environ(), "REEL_TEST_REGION=")
 	_, err := h.e.Run(context.Background(), wf, RunOptions{Inputs: map[string]string{"model": "m"}})
 	var ee *EnvError
@@ -348,15 +205,9 @@ states:
 // in the caller's run too (AWF's treatment of a cycle).
 func TestCallCycleEndsTheRun(t *testing.T) {
 	h := newHarness(t)
-	h.write("b.yaml", "name: b\nstates:\n  initial: call\n  call: {type: call_workflow, workflow: wf, on_failure: recover}\n  recover: {type: step, command: 'echo recovered'}\n")
-	rep := h.run(context.Background(), `
-name: a
-states:
-  initial: call
-  call: {type: call_workflow, workflow: b, on_failure: recover}
-  recover: {type: step, command: 'echo recovered'}
-`, nil)
-	if rep.ExitCode != exitcode.Execution || !strings.Contains(rep.Error, "call_workflow cycle: wf.yaml → b.yaml → wf.yaml") {
+	h.copy("cycle-recover-b.yaml", "cycle-recover-b.yaml")
+	rep := h.runFile(context.Background(), "cycle-recover-a.yaml", nil)
+	if rep.ExitCode != exitcode.Execution || !strings.Contains(rep.Error, "call_workflow cycle: cycle-recover-a.yaml → cycle-recover-b.yaml → cycle-recover-a.yaml") {
 		t.Fatalf("report %+v", rep)
 	}
 	for _, e := range readAll(t, rep.TranscriptPath) {
@@ -371,35 +222,7 @@ states:
 // more than StepOutputMax is stopped and fails, saying so.
 func TestStepOutputIsWholeForTemplates(t *testing.T) {
 	h := newHarness(t)
-	rep := h.succeed(`
-name: big
-states:
-  initial: a
-  a:
-    type: step
-    command: head -c 70000 /dev/zero | tr '\0' a; head -c 70001 /dev/zero | tr '\0' e >&2
-    on_success: items
-  items:
-    type: step
-    command: 'item=$(head -c 1000 /dev/zero | tr "\0" i); printf "["; n=0; while [ $n -lt 99 ]; do printf "\"%s\"," $item; n=$((n+1)); done; printf "\"last\"]"'
-    on_success: each
-  each:
-    type: for_each
-    items: '{{.states.items.Output}}'
-    body: [count]
-    break_when: loop.Item == "last"
-    on_complete: sizes
-  count: {type: step, command: 'test {{len .loop.Item}} = 1000 || test {{.loop.Index1}} = 100', on_success: each}
-  sizes:
-    type: step
-    command: 'echo {{len .states.a.Output}} {{len .states.a.Stderr}} {{len .states.items.Output}} {{.states.each.Output}}'
-    transitions:
-      - when: len(states.a.Output) == 70000
-        goto: done
-    on_success: wrong
-  wrong: {type: terminal, status: failure}
-  done: {type: terminal}
-`, nil)
+	rep := h.succeedFile("whole-output.yaml", nil)
 	evs := readAll(t, rep.TranscriptPath)
 	var cr transcript.CommandResult
 	sizes := find(t, evs, transcript.StepCompleted, "sizes")
@@ -416,12 +239,7 @@ states:
 	h.e.StepOutputMax = 1 << 20
 	h.e.StepOutput = HideOutput // the display of a million lines is not what is measured
 	start := time.Now()
-	rep = h.run(context.Background(), `
-name: endless
-states:
-  initial: y
-  y: {type: step, command: yes, timeout: 1m}
-`, nil)
+	rep = h.runFile(context.Background(), "endless-output.yaml", nil)
 	if rep.Status != "failure" || !strings.Contains(rep.Error, "stdout passed 1 MiB, the most a step's output may hold: the step was stopped") || time.Since(start) > 30*time.Second {
 		t.Fatalf("report %+v after %s", rep, time.Since(start))
 	}
@@ -433,22 +251,7 @@ states:
 func TestTimeoutBoundsEveryAttempt(t *testing.T) {
 	h := newHarness(t)
 	tries := filepath.Join(h.dir, "tries")
-	rep := h.run(context.Background(), fmt.Sprintf(`
-name: r
-states:
-  initial: slow
-  slow:
-    type: step
-    command: echo slow >> %[1]s; sleep 5
-    timeout: 300ms
-    retry: {max_attempts: 3, initial_delay: 1ms}
-    on_failure: flaky
-  flaky:
-    type: step
-    command: echo flaky >> %[1]s; exit 1
-    timeout: 1500ms
-    retry: {max_attempts: 5, initial_delay: 1s}
-`, tries), nil)
+	rep := h.runFile(context.Background(), "timeout-bounds-attempts.yaml", map[string]string{"tries": tries})
 	if rep.Status != "failure" {
 		t.Fatalf("report %+v", rep)
 	}
@@ -497,37 +300,7 @@ func TestHTTPStatusesAreAnswers(t *testing.T) {
 	}))
 	defer srv.Close()
 	h := newHarness(t)
-	rep := h.run(context.Background(), fmt.Sprintf(`
-name: op
-states:
-  initial: missing
-  missing:
-    type: operation
-    operation: http.request
-    inputs: {url: %[1]s/missing, method: GET, retryable_status_codes: [503]}
-    on_success: big
-    on_failure: done
-  big:
-    type: operation
-    operation: http.request
-    inputs: {url: %[1]s/big, method: GET}
-    on_success: huge
-  huge:
-    type: operation
-    operation: http.request
-    inputs: {url: %[1]s/huge, method: GET}
-    on_success: show
-  show:
-    type: step
-    command: 'echo {{.states.missing.Response.status_code}} {{.states.missing.JSON.error}} {{len .states.big.Output}} {{len .states.huge.Output}} {{.states.huge.Response.body_truncated}}'
-    on_success: busy
-  busy:
-    type: operation
-    operation: http.request
-    inputs: {url: %[1]s/busy, method: GET, retryable_status_codes: [503]}
-    retry: {max_attempts: 2, initial_delay: 1ms}
-  done: {type: terminal}
-`, srv.URL), nil)
+	rep := h.runFile(context.Background(), "http-statuses.yaml", map[string]string{"server_url": srv.URL})
 	if rep.Status != "failure" || !strings.Contains(rep.Error, "retryable status code 503") || unavailable != 2 {
 		t.Fatalf("report %+v, %d requests to /busy", rep, unavailable)
 	}
@@ -550,22 +323,8 @@ states:
 // ignores it: the child runs, the display and the call's result say so.
 func TestCallIgnoresUndeclaredInputs(t *testing.T) {
 	h := newHarness(t)
-	h.write("child.yaml", `
-name: child
-inputs: [{name: word}]
-states:
-  initial: say
-  say: {type: step, command: "echo {{.inputs.word}}"}
-`)
-	rep := h.run(context.Background(), `
-name: parent
-states:
-  initial: call
-  call:
-    type: call_workflow
-    workflow: child.yaml
-    inputs: {word: hi, colour: red, size: "9"}
-`, nil)
+	h.copy("undeclared-child.yaml", "undeclared-child.yaml")
+	rep := h.runFile(context.Background(), "call-undeclared-inputs.yaml", nil)
 	if rep.Status != "success" {
 		t.Fatalf("report %+v\n%s", rep, h.display.String())
 	}

@@ -62,34 +62,7 @@ func readLog(t *testing.T, p string) string {
 // hooks, and the hooks run in AWF's order (hooks-lifecycle.yaml).
 func TestHooksRunInOrderAndNest(t *testing.T) {
 	h, logf := hookHarness(t)
-	rep := h.run(context.Background(), `
-name: lifecycle
-hooks:
-  workflow_start:
-    - command: echo WORKFLOW_START >> {{.env.HOOK_LOG_FILE}}
-  workflow_end:
-    - command: echo WORKFLOW_END >> {{.env.HOOK_LOG_FILE}}
-    - log: "finished {{trimSpace .states.step1.Output}}"
-states:
-  initial: step1
-  step1:
-    type: step
-    command: echo STEP1_COMMAND | tee -a {{.env.HOOK_LOG_FILE}}
-    hooks:
-      pre:
-        - command: echo STEP1_PRE >> {{.env.HOOK_LOG_FILE}}
-        - command: echo second pre
-      post:
-        - command: echo "STEP1_POST {{trimSpace .states.step1.Output}} {{.states.step1.ExitCode}}" >> {{.env.HOOK_LOG_FILE}}
-    on_success: step2
-  step2:
-    type: step
-    command: echo STEP2_COMMAND >> {{.env.HOOK_LOG_FILE}}
-    pre_hook: {command: 'echo STEP2_PRE >> {{.env.HOOK_LOG_FILE}}'}
-    post_hook: {command: 'echo STEP2_POST >> {{.env.HOOK_LOG_FILE}}'}
-    on_success: done
-  done: {type: terminal}
-`, nil)
+	rep := h.runFile(context.Background(), "hooks-lifecycle.yaml", nil)
 	if rep.Status != "success" || rep.ExitCode != 0 {
 		t.Fatalf("report %+v", rep)
 	}
@@ -97,28 +70,7 @@ states:
 	if got := readLog(t, logf); got != want {
 		t.Fatalf("hook order:\n%s\nwant\n%s", got, want)
 	}
-	assertEvents(t, events(t, rep.TranscriptPath),
-		"run.started @0 workflow:lifecycle",
-		"step.started workflow_start@0 command:workflow_start",
-		"step.completed workflow_start@0 command:workflow_start",
-		"step.started step1@0 command:step1",
-		"step.started step1.pre_hook@0 command:pre_hook",
-		"step.completed step1.pre_hook@0 command:pre_hook",
-		"step.started step1.post_hook@0 command:post_hook",
-		"step.completed step1.post_hook@0 command:post_hook",
-		"step.completed step1@0 command:step1",
-		"step.started step2@0 command:step2",
-		"step.started step2.pre_hook@0 command:pre_hook",
-		"step.completed step2.pre_hook@0 command:pre_hook",
-		"step.started step2.post_hook@0 command:post_hook",
-		"step.completed step2.post_hook@0 command:post_hook",
-		"step.completed step2@0 command:step2",
-		"step.started done@0 terminal:done",
-		"step.completed done@0 terminal:done",
-		"step.started workflow_end@0 command:workflow_end",
-		"step.completed workflow_end@0 command:workflow_end",
-		"run.completed @0 workflow:lifecycle",
-	)
+	checkEvents(t, rep.TranscriptPath, "hooks-lifecycle.events")
 	evs := readAll(t, rep.TranscriptPath)
 	preEv := find(t, evs, transcript.StepStarted, "step1.pre_hook")
 	pre := preEv.Step()
@@ -143,32 +95,14 @@ states:
 // and neither does workflow_error (as in AWF).
 func TestWorkflowStartHookFailureEndsRun(t *testing.T) {
 	h, logf := hookHarness(t)
-	rep := h.run(context.Background(), `
-name: hooks-failure
-hooks:
-  workflow_start:
-    - command: echo WORKFLOW_START >> {{.env.HOOK_LOG_FILE}}
-    - command: echo FAILING_HOOK >> {{.env.HOOK_LOG_FILE}} && echo "it broke" >&2 && exit 1
-    - command: echo NOT_RUN >> {{.env.HOOK_LOG_FILE}}
-  workflow_error:
-    - command: echo ERROR_HOOK >> {{.env.HOOK_LOG_FILE}}
-states:
-  initial: step1
-  step1: {type: step, command: 'echo STEP1_SHOULD_NOT_EXECUTE >> {{.env.HOOK_LOG_FILE}}', on_success: done}
-  done: {type: terminal}
-`, nil)
+	rep := h.runFile(context.Background(), "hooks-start-fails.yaml", nil)
 	if rep.Status != "failure" || rep.ExitCode != exitcode.Execution || !strings.Contains(rep.Error, "workflow_start hook failed: command 2 of 3: exit status 1: it broke") {
 		t.Fatalf("report %+v", rep)
 	}
 	if got := readLog(t, logf); got != "WORKFLOW_START\nFAILING_HOOK\n" {
 		t.Fatalf("log %q", got)
 	}
-	assertEvents(t, events(t, rep.TranscriptPath),
-		"run.started @0 workflow:hooks-failure",
-		"step.started workflow_start@0 command:workflow_start",
-		"step.completed workflow_start@0 command:workflow_start !",
-		"run.completed @0 workflow:hooks-failure !",
-	)
+	checkEvents(t, rep.TranscriptPath, "hooks-start-fails.events")
 	hr := hookResult(t, find(t, readAll(t, rep.TranscriptPath), transcript.StepCompleted, "workflow_start"))
 	if fmt.Sprint(hr.ExitCodes) != "[0 1]" || hr.ExitCode != 1 || hr.Stderr != "it broke\n" {
 		t.Fatalf("hook result %+v", hr)
@@ -180,29 +114,7 @@ states:
 // the step's on_failure is followed. workflow_error sees .error.
 func TestStepHookFailuresAndErrorHook(t *testing.T) {
 	h, logf := hookHarness(t)
-	rep := h.run(context.Background(), `
-name: hk
-hooks:
-  workflow_end: [{command: 'echo END >> {{.env.HOOK_LOG_FILE}}'}]
-  workflow_error:
-    - command: echo "ERR {{.error.Message}} | {{.error.State}} | {{.error.ExitCode}} | {{.error.Type}}" >> {{.env.HOOK_LOG_FILE}}
-states:
-  initial: a
-  a:
-    type: step
-    command: echo A
-    hooks:
-      pre:
-        - command: exit 5
-        - command: echo PRE2 >> {{.env.HOOK_LOG_FILE}}
-    on_success: b
-  b:
-    type: step
-    command: echo B; exit 7
-    post_hook: {command: 'echo "POSTB {{.states.b.ExitCode}} {{.states.b.Status}} {{trimSpace .states.b.Output}}" >> {{.env.HOOK_LOG_FILE}}'}
-    on_failure: bad
-  bad: {type: terminal, status: failure, message: 'b failed with {{.states.b.ExitCode}}'}
-`, nil)
+	rep := h.runFile(context.Background(), "hooks-step-fails.yaml", nil)
 	if rep.Status != "failure" || rep.ExitCode != exitcode.Execution {
 		t.Fatalf("report %+v", rep)
 	}
@@ -235,32 +147,14 @@ func TestWorkflowCancelHook(t *testing.T) {
 		}
 		cancel()
 	}()
-	rep := h.run(ctx, `
-name: hc
-hooks:
-  workflow_cancel: [{command: 'echo "CANCEL {{.states.a.Status}}" >> {{.env.HOOK_LOG_FILE}}'}]
-  workflow_end: [{command: 'echo END >> {{.env.HOOK_LOG_FILE}}'}]
-states:
-  initial: a
-  a:
-    type: step
-    command: echo started >> {{.env.HOOK_LOG_FILE}}; sleep 30
-    hooks: {post: [{command: 'echo POST >> {{.env.HOOK_LOG_FILE}}'}]}
-`, nil)
+	rep := h.runFile(ctx, "hooks-cancel.yaml", nil)
 	if rep.Status != "cancelled" {
 		t.Fatalf("report %+v", rep)
 	}
 	if got := readLog(t, logf); got != "started\nCANCEL cancelled\n" {
 		t.Fatalf("log %q", got)
 	}
-	assertEvents(t, events(t, rep.TranscriptPath),
-		"run.started @0 workflow:hc",
-		"step.started a@0 command:a",
-		"step.completed a@0 command:a !",
-		"step.started workflow_cancel@0 command:workflow_cancel",
-		"step.completed workflow_cancel@0 command:workflow_cancel",
-		"run.completed @0 workflow:hc !",
-	)
+	checkEvents(t, rep.TranscriptPath, "hooks-cancel.events")
 }
 
 // With retries the pre hook runs once, inside the first attempt, and the
@@ -268,32 +162,8 @@ states:
 func TestHooksAroundRetries(t *testing.T) {
 	h := newHarness(t)
 	marks := filepath.Join(h.dir, "marks")
-	rep := h.succeed(fmt.Sprintf(`
-name: rt
-states:
-  initial: flaky
-  flaky:
-    type: step
-    command: 'echo x >> %[1]s; test $(wc -l < %[1]s) -ge 3'
-    retry: {max_attempts: 4}
-    hooks:
-      pre: [{command: echo pre}]
-      post: [{command: 'echo post {{.states.flaky.ExitCode}}'}]
-`, marks), nil)
-	assertEvents(t, events(t, rep.TranscriptPath),
-		"run.started @0 workflow:rt",
-		"step.started flaky@0 command:flaky a1",
-		"step.started flaky.pre_hook@0 command:pre_hook",
-		"step.completed flaky.pre_hook@0 command:pre_hook",
-		"step.completed flaky@0 command:flaky a1 !",
-		"step.started flaky@0 command:flaky a2",
-		"step.completed flaky@0 command:flaky a2 !",
-		"step.started flaky@0 command:flaky a3",
-		"step.started flaky.post_hook@0 command:post_hook",
-		"step.completed flaky.post_hook@0 command:post_hook",
-		"step.completed flaky@0 command:flaky a3",
-		"run.completed @0 workflow:rt",
-	)
+	rep := h.succeedFile("hooks-retries.yaml", map[string]string{"marks": marks})
+	checkEvents(t, rep.TranscriptPath, "hooks-retries.events")
 	post := hookResult(t, find(t, readAll(t, rep.TranscriptPath), transcript.StepCompleted, "flaky.post_hook"))
 	if post.Output != "post 0\n" {
 		t.Fatalf("post hook saw %q", post.Output)
@@ -304,55 +174,8 @@ states:
 // hook timeout: each sits at its step's path and iteration.
 func TestHooksInLoopsAndBranches(t *testing.T) {
 	h := newHarness(t)
-	rep := h.succeed(`
-name: nest
-states:
-  initial: each
-  each:
-    type: for_each
-    items: [a, b]
-    body: [item]
-    hooks: {pre: [{command: echo loop pre}], post: [{command: echo loop post}]}
-    on_complete: fan
-  item:
-    type: step
-    command: echo {{.loop.Item}}
-    pre_hook: {command: 'echo pre {{.loop.Item}} {{.loop.Index}}'}
-  fan:
-    type: parallel
-    parallel: [slow]
-    post_hook: {command: echo fan post}
-  slow:
-    type: step
-    command: echo slow
-    pre_hook: {command: sleep 5, timeout: 100ms}
-`, nil)
-	assertEvents(t, events(t, rep.TranscriptPath),
-		"run.started @0 workflow:nest",
-		"step.started each@0 for_each:each",
-		"step.started each.pre_hook@0 command:pre_hook",
-		"step.completed each.pre_hook@0 command:pre_hook",
-		"step.started each.item@0 command:item",
-		"step.started each.item.pre_hook@0 command:pre_hook",
-		"step.completed each.item.pre_hook@0 command:pre_hook",
-		"step.completed each.item@0 command:item",
-		"step.started each.item@1 command:item",
-		"step.started each.item.pre_hook@1 command:pre_hook",
-		"step.completed each.item.pre_hook@1 command:pre_hook",
-		"step.completed each.item@1 command:item",
-		"step.started each.post_hook@0 command:post_hook",
-		"step.completed each.post_hook@0 command:post_hook",
-		"step.completed each@0 for_each:each",
-		"step.started fan@0 parallel:fan",
-		"step.started fan.slow@0 command:slow",
-		"step.started fan.slow.pre_hook@0 command:pre_hook",
-		"step.completed fan.slow.pre_hook@0 command:pre_hook !",
-		"step.completed fan.slow@0 command:slow",
-		"step.started fan.post_hook@0 command:post_hook",
-		"step.completed fan.post_hook@0 command:post_hook",
-		"step.completed fan@0 parallel:fan",
-		"run.completed @0 workflow:nest",
-	)
+	rep := h.succeedFile("hooks-in-loops.yaml", nil)
+	checkEvents(t, rep.TranscriptPath, "hooks-in-loops.events")
 	evs := readAll(t, rep.TranscriptPath)
 	var second HookResult
 	for _, e := range evs {
@@ -378,17 +201,7 @@ states:
 // .states.NAME.Output as in AWF.
 func TestCaptureInResult(t *testing.T) {
 	h := newHarness(t)
-	rep := h.succeed(`
-name: cap
-states:
-  initial: a
-  a:
-    type: step
-    command: printf 'héllo world'; printf 'oops' >&2
-    capture: {stdout: greeting, stderr: problems, max_size: 4}
-    on_success: b
-  b: {type: step, command: 'echo "{{.states.a.Output}}"'}
-`, nil)
+	rep := h.succeedFile("capture.yaml", nil)
 	evs := readAll(t, rep.TranscriptPath)
 	var cr transcript.CommandResult
 	a := find(t, evs, transcript.StepCompleted, "a")
@@ -408,33 +221,11 @@ states:
 // same with and without the transcript; the display of a hooked run is
 // golden (testdata/hooks_display.golden).
 func TestHooksAuditAndDisplay(t *testing.T) {
-	const body = `
-name: hooked
-hooks:
-  workflow_start: [{log: "starting {{.workflow.Name}}"}, {command: echo start}]
-  workflow_end: [{command: echo end}]
-states:
-  initial: each
-  each:
-    type: for_each
-    items: '["a","b"]'
-    body: [item]
-    hooks: {pre: [{command: echo before loop}]}
-    on_complete: last
-  item: {type: step, command: 'echo item {{.loop.Item}}', post_hook: {command: 'echo after {{.loop.Item}}'}}
-  last:
-    type: step
-    command: exit 3
-    retry: {max_attempts: 2}
-    pre_hook: {command: echo once}
-    post_hook: {command: 'echo saw {{.states.last.ExitCode}}; exit 9'}
-    continue_on_error: true
-`
 	var displays, audits [][]byte
 	for _, off := range []bool{false, true} {
 		h := newHarness(t)
 		h.e.NoTranscript = off
-		rep := h.run(context.Background(), body, nil)
+		rep := h.runFile(context.Background(), "hooks-display.yaml", nil)
 		if rep.Status != "success" {
 			t.Fatalf("no-transcript=%v: %+v", off, rep)
 		}
@@ -478,16 +269,7 @@ func TestHooksMasked(t *testing.T) {
 	h := newHarness(t)
 	h.e.Environ = append(os.Environ(), "DEPLOY_TOKEN="+secret)
 	h.e.Masker = secrets.NewMasker(h.e.Environ)
-	rep := h.succeed(`
-name: masked
-hooks:
-  workflow_start:
-    - command: 'echo "token {{.env.DEPLOY_TOKEN}}"'
-    - log: 'using {{.env.DEPLOY_TOKEN}}'
-states:
-  initial: a
-  a: {type: step, command: 'true', pre_hook: {command: 'echo $DEPLOY_TOKEN; exit 1'}}
-`, nil)
+	rep := h.succeedFile("hooks-masked.yaml", nil)
 	tr, _ := os.ReadFile(rep.TranscriptPath)
 	audit, _ := os.ReadFile(filepath.Join(h.storage, "audit.jsonl"))
 	for what, b := range map[string][]byte{"transcript": tr, "audit": audit, "display": h.display.Bytes()} {
@@ -504,20 +286,7 @@ states:
 // does.
 func TestSingleStepRunsItsHooksNotTheWorkflows(t *testing.T) {
 	h, logf := hookHarness(t)
-	wf := h.load("wf.yaml", `
-name: single
-hooks:
-  workflow_start: [{command: 'echo WF_START >> {{.env.HOOK_LOG_FILE}}'}]
-  workflow_end: [{command: 'echo WF_END >> {{.env.HOOK_LOG_FILE}}'}]
-states:
-  initial: a
-  a: {type: step, command: 'echo A', on_success: b}
-  b:
-    type: step
-    command: 'echo B >> {{.env.HOOK_LOG_FILE}}'
-    pre_hook: {command: 'echo PRE_B >> {{.env.HOOK_LOG_FILE}}'}
-    post_hook: {command: 'echo POST_B >> {{.env.HOOK_LOG_FILE}}'}
-`)
+	wf := h.loadFile("hooks-single-step.yaml")
 	rep, err := h.e.Run(context.Background(), wf, RunOptions{Step: "b"})
 	if err != nil || rep.Status != "success" {
 		t.Fatalf("%v %+v", err, rep)

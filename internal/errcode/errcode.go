@@ -10,9 +10,11 @@
 package errcode
 
 import (
+	_ "embed"
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/reelhq/reel/internal/exitcode"
 )
@@ -72,60 +74,63 @@ type Entry struct {
 	Related     []Code `json:"related_codes,omitempty"`
 }
 
-var catalog = []Entry{
-	{UserInputMissingFile, "A file or workflow the command names does not exist where it was looked for (the message lists the places).",
-		"Check the name or path for a typo; `reel list` shows the workflows reel finds here, `reel config show` where it looks.",
-		[]Code{UserInputInvalidFormat, SystemIOReadFailed}},
-	{UserInputInvalidFormat, "A file or value given to the command is not in the shape it must have.",
-		"Compare it with the documented format; for a workflow, `reel validate` points at the line.",
-		[]Code{WorkflowParseYAMLSyntax, UserInputValidationFailed}},
-	{UserInputValidationFailed, "An input, flag or argument was missing or did not pass its checks (type, enum, pattern, bounds, a reserved name).",
-		"Give every required input with --input NAME=VALUE (`reel run NAME --help` lists them) and a value the workflow accepts.",
-		[]Code{UserInputMissingFile, UserInputInvalidFormat}},
-	{WorkflowParseYAMLSyntax, "The workflow file is not valid YAML.",
-		"Fix the line the message names: indent with spaces, put a space after each colon, start list items with \"- \".",
-		[]Code{WorkflowParseUnknownField, UserInputInvalidFormat}},
-	{WorkflowParseUnknownField, "The workflow has a key the workflow language does not define, usually a misspelt one.",
-		"Use the key the message suggests; docs/workflow-syntax.md lists every field.",
-		[]Code{WorkflowParseYAMLSyntax}},
-	{WorkflowValidationCycleDetected, "Workflows call each other in a cycle, so the run could never end.",
-		"Break the cycle: one of the call_workflow states the message lists must call something else.",
-		[]Code{WorkflowValidationInvalidTransition, WorkflowValidationMissingState}},
-	{WorkflowValidationMissingState, "A transition, branch or initial names a state the workflow does not have.",
-		"Define the state, or name an existing one (the message suggests the closest).",
-		[]Code{WorkflowValidationCycleDetected, WorkflowValidationInvalidTransition}},
-	{WorkflowValidationInvalidTransition, "A transition cannot be taken as written (a bad condition, or a state that can never be reached).",
-		"Fix the condition or the target the message names; `reel diagram` draws the flow.",
-		[]Code{WorkflowValidationMissingState, WorkflowValidationCycleDetected}},
-	{WorkflowValidationFailed, "The workflow breaks a rule of the workflow language; each problem is printed as file:line:col. (reel's code: AWF has none for these.)",
-		"Fix each problem listed; `reel validate FILE` lists them again, with --strict also the warnings.",
-		[]Code{WorkflowParseYAMLSyntax, WorkflowValidationMissingState}},
-	{ExecutionCommandFailed, "A step's command exited with a status other than 0 and nothing handled the failure.",
-		"Read the step's stderr (`reel status RUN`, `reel replay RUN`); add on_failure, retry or continue_on_error where a failure is expected.",
-		[]Code{ExecutionCommandTimeout, SystemIOPermissionDenied}},
-	{ExecutionCommandTimeout, "A step ran longer than its timeout and was stopped.",
-		"Raise the step's timeout, or make the command finish sooner.",
-		[]Code{ExecutionCommandFailed}},
-	{ExecutionParallelPartialFailure, "Some branches of a parallel state failed under a strategy that needs them to succeed.",
-		"Look at the failed branches; best_effort waits for every branch, any_succeed needs one.",
-		[]Code{ExecutionCommandFailed, ExecutionCommandTimeout}},
-	{ExecutionPluginDisabled, "A step uses a plugin that is disabled.",
-		"Enable the plugin, or remove the step that uses it.",
-		nil},
-	{SystemIOReadFailed, "A file could not be read.",
-		"Check that the file exists and is readable by this user.",
-		[]Code{SystemIOPermissionDenied, UserInputMissingFile}},
-	{SystemIOWriteFailed, "A file could not be written (the storage, a transcript, an installed pack).",
-		"Check the free space and that the directory is writable (`reel config show` names the storage).",
-		[]Code{SystemIOPermissionDenied}},
-	{SystemIOPermissionDenied, "The operating system refused access to a file or directory.",
-		"Check the file's owner and mode, or run as a user allowed to access it.",
-		[]Code{SystemIOReadFailed, SystemIOWriteFailed}},
+// catalogText is what `reel error` prints about each code: prose, kept in
+// a Markdown file of its own rather than in Go literals.
+//
+//go:embed catalog.md
+var catalogText string
+
+// catalog is catalogText parsed, at first use. The embedded file is part
+// of the program, so a malformed one is a bug the tests catch, not an
+// error a user could act on.
+var catalog = sync.OnceValue(func() []Entry {
+	entries, err := parseCatalog(catalogText)
+	if err != nil {
+		panic("errcode: catalog.md: " + err.Error())
+	}
+	return entries
+})
+
+// parseCatalog reads the catalog's sections: "## CODE", a one-line
+// description, "Resolution: …" and an optional "Related: A, B". Text
+// before the first section is the file's own introduction.
+func parseCatalog(text string) ([]Entry, error) {
+	var out []Entry
+	for i, line := range strings.Split(text, "\n") {
+		if code, ok := strings.CutPrefix(line, "## "); ok {
+			out = append(out, Entry{Code: Code(code)})
+			continue
+		}
+		if line == "" || len(out) == 0 {
+			continue
+		}
+		e := &out[len(out)-1]
+		resolution, isResolution := strings.CutPrefix(line, "Resolution: ")
+		related, isRelated := strings.CutPrefix(line, "Related: ")
+		switch {
+		case isResolution && e.Resolution == "":
+			e.Resolution = resolution
+		case isRelated && e.Related == nil:
+			for _, c := range strings.Split(related, ", ") {
+				e.Related = append(e.Related, Code(c))
+			}
+		case !isResolution && !isRelated && e.Description == "" && e.Resolution == "":
+			e.Description = line
+		default:
+			return nil, fmt.Errorf("line %d, in %s: %q is out of place (a section has one description, one Resolution: line, at most one Related: line)", i+1, e.Code, line)
+		}
+	}
+	for _, e := range out {
+		if e.Description == "" || e.Resolution == "" {
+			return nil, fmt.Errorf("%s has no description or no resolution", e.Code)
+		}
+	}
+	return out, nil
 }
 
 // Lookup returns the catalog's entry for code.
 func Lookup(code Code) (Entry, bool) {
-	for _, e := range catalog {
+	for _, e := range catalog() {
 		if e.Code == code {
 			return e, true
 		}
@@ -139,7 +144,7 @@ func Lookup(code Code) (Entry, bool) {
 func Search(query string) []Entry {
 	query = strings.ToUpper(strings.TrimSpace(query))
 	var out []Entry
-	for _, e := range catalog {
+	for _, e := range catalog() {
 		c := string(e.Code)
 		if strings.HasPrefix(c, query) {
 			out = append(out, e)

@@ -2,6 +2,10 @@ package errcode
 
 import (
 	"errors"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -51,5 +55,74 @@ func TestErrorText(t *testing.T) {
 	}
 	if !errors.Is(e, cause) {
 		t.Error("the cause is lost")
+	}
+}
+
+// TestCatalogMatchesCodes holds catalog.md to the Code constants declared
+// in errcode.go: each constant has exactly one section, each section and
+// each related code is a constant.
+func TestCatalogMatchesCodes(t *testing.T) {
+	f, err := parser.ParseFile(token.NewFileSet(), "errcode.go", nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	known := map[Code]bool{}
+	for _, d := range f.Decls {
+		g, ok := d.(*ast.GenDecl)
+		if !ok || g.Tok != token.CONST {
+			continue
+		}
+		for _, spec := range g.Specs {
+			v := spec.(*ast.ValueSpec)
+			if id, ok := v.Type.(*ast.Ident); ok && id.Name == "Code" {
+				for _, val := range v.Values {
+					s, _ := strconv.Unquote(val.(*ast.BasicLit).Value)
+					known[Code(s)] = true
+				}
+			}
+		}
+	}
+	if len(known) == 0 {
+		t.Fatal("no Code constants found in errcode.go")
+	}
+	entries, err := parseCatalog(catalogText)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sections := map[Code]int{}
+	for _, e := range entries {
+		sections[e.Code]++
+		if !known[e.Code] {
+			t.Errorf("catalog.md: %s is not a Code constant", e.Code)
+		}
+		for _, r := range e.Related {
+			if !known[r] {
+				t.Errorf("catalog.md: %s: related %q is not a Code constant", e.Code, r)
+			}
+		}
+	}
+	for c := range known {
+		if sections[c] != 1 {
+			t.Errorf("catalog.md has %d sections for %s, want 1", sections[c], c)
+		}
+	}
+}
+
+func TestParseCatalogErrors(t *testing.T) {
+	for _, c := range []struct{ text, want string }{
+		{"## A.B.C\n\nmeans\n\nResolution: fix\n\nResolution: again\n", `line 7, in A.B.C: "Resolution: again" is out of place`},
+		{"## A.B.C\n\nmeans\n\nmore\n\nResolution: fix\n", `line 5, in A.B.C: "more" is out of place`},
+		{"## A.B.C\n\nResolution: fix\n\nmeans\n", `line 5, in A.B.C: "means" is out of place`},
+		{"## A.B.C\n\nmeans\n\nRelated: X.Y.Z\n", "A.B.C has no description or no resolution"},
+		{"## A.B.C\n\nResolution: fix\n", "A.B.C has no description or no resolution"},
+	} {
+		if _, err := parseCatalog(c.text); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: %v, want %q", c.text, err, c.want)
+		}
+	}
+	got, err := parseCatalog("# intro\n\ntext\n\n## A.B.C\n\nmeans\n\nResolution: fix\n\nRelated: X.Y.Z, U.V.W\n\n## D.E.F\n\nd\n\nResolution: r\n")
+	if err != nil || len(got) != 2 || got[0].Description != "means" || got[0].Resolution != "fix" ||
+		len(got[0].Related) != 2 || got[0].Related[1] != "U.V.W" || got[1].Related != nil {
+		t.Errorf("%+v %v", got, err)
 	}
 }

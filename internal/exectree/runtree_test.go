@@ -15,8 +15,7 @@ import (
 )
 
 func TestSampleTree(t *testing.T) {
-	dir := t.TempDir()
-	path := transcripttest.WriteSample(t, dir, transcripttest.Variant{})
+	path := transcripttest.Sample(t, transcripttest.Variant{})
 	tree, err := Build(runs.Open(path, runs.Options{}), Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -105,8 +104,7 @@ func children(n *Node, path string) []*Node {
 }
 
 func TestInterrupted(t *testing.T) {
-	dir := t.TempDir()
-	path := transcripttest.WriteSample(t, dir, transcripttest.Variant{Interrupted: true})
+	path := transcripttest.Sample(t, transcripttest.Variant{Interrupted: true})
 	tree, err := Build(runs.Open(path, runs.Options{}), Options{})
 	if err != nil {
 		t.Fatal(err)

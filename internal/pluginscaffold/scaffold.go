@@ -15,13 +15,11 @@ package pluginscaffold
 import (
 	"bytes"
 	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
-	"text/template"
 
 	"github.com/reelhq/reel/internal/plugin"
 )
@@ -77,8 +75,7 @@ func Create(o Options) (*Result, error) {
 	if o.Kind == "event-listener" {
 		o.Kind = KindEvent
 	}
-	files, ok := kinds[o.Kind]
-	if !ok {
+	if !slices.Contains(Kinds, o.Kind) {
 		return nil, fmt.Errorf("plugin init: kind %q is not one of %s", o.Kind, strings.Join(Kinds, ", "))
 	}
 	id := strings.TrimPrefix(filepath.Base(o.Name), plugin.BinaryPrefix)
@@ -110,21 +107,14 @@ func Create(o Options) (*Result, error) {
 		"SDK": SDKModule, "SDKVersion": "v" + plugin.AWFVersion, "AWFModule": o.AWFModule,
 		"AWFVersion": plugin.AWFVersion,
 	}
+	set, names, err := parseKind(o.Kind)
+	if err != nil {
+		return nil, fmt.Errorf("plugin init: %w", err)
+	}
 	res := &Result{Dir: o.Dir, ID: id, Dist: dist}
-	all := map[string]string{}
-	for name, text := range common {
-		all[name] = text
-	}
-	for name, text := range files {
-		all[name] = text
-	}
-	for _, name := range sortedNames(all) {
+	for _, name := range names {
 		var b bytes.Buffer
-		t, err := template.New(name).Delims("[[", "]]").Parse(all[name])
-		if err != nil {
-			return nil, fmt.Errorf("plugin init: template %s: %w", name, err)
-		}
-		if err := t.Execute(&b, data); err != nil {
+		if err := set.ExecuteTemplate(&b, name, data); err != nil {
 			return nil, fmt.Errorf("plugin init: template %s: %w", name, err)
 		}
 		path := filepath.Join(o.Dir, filepath.FromSlash(name))
@@ -149,5 +139,3 @@ func goName(id string) string {
 	}
 	return b.String()
 }
-
-func sortedNames(m map[string]string) []string { return slices.Sorted(maps.Keys(m)) }

@@ -21,36 +21,7 @@ import (
 	"github.com/reelhq/reel/transcript"
 )
 
-// conversationWorkflow has both multi-turn forms: reel's list of follow-ups
-// (review, 3 turns) and AWF's mode: conversation repeating its prompt
-// until max_turns (approve, 2 turns). FAKE is the fake claude.
-const conversationWorkflow = `
-name: chats
-states:
-  initial: review
-  review:
-    type: agent
-    provider: claude
-    prompt: Review main.go.
-    options: {command: FAKE}
-    conversation:
-      - "Which of these matters most: {{ .turn.Output }}"
-      - Write the fix.
-    on_success: approve
-  approve:
-    type: agent
-    provider: claude
-    mode: conversation
-    prompt: Review the fix in main.go.
-    options: {command: FAKE}
-    conversation:
-      max_turns: 2
-      stop_condition: "inputs.response contains 'NEVER'"
-    on_success: done
-  done: {type: terminal}
-`
-
-// conversationRuns runs conversationWorkflow with the real engine and the
+// conversationRuns runs testdata/chats.yaml with the real engine and the
 // example fake claude (examples/agents/fake-cli.sh), whose second turn of
 // review fails the first time: the run fails inside the conversation, is
 // resumed (review runs again, whole), and is then replayed (run
@@ -58,9 +29,13 @@ states:
 func conversationRuns(t *testing.T) (resumed, replayed string) {
 	t.Helper()
 	dir := t.TempDir()
-	fake := transcripttest.FakeClaude(t, dir, "matters")
+	transcripttest.FakeClaude(t, dir, "matters")
 	wfPath := filepath.Join(dir, "chats.yaml")
-	if err := os.WriteFile(wfPath, []byte(strings.ReplaceAll(conversationWorkflow, "FAKE", fake)), 0o644); err != nil {
+	b, err := os.ReadFile(filepath.Join("testdata", "chats.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(wfPath, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	e := &engine.Engine{Storage: filepath.Join(dir, "storage"), ProjectDir: dir}

@@ -17,8 +17,7 @@ import (
 )
 
 func TestReplayGolden(t *testing.T) {
-	dir := t.TempDir()
-	root := transcripttest.WriteSample(t, dir, transcripttest.Variant{})
+	root := transcripttest.Sample(t, transcripttest.Variant{})
 	cases := []struct {
 		name string
 		opts Options
@@ -42,8 +41,7 @@ func TestReplayGolden(t *testing.T) {
 }
 
 func TestReplayContent(t *testing.T) {
-	dir := t.TempDir()
-	root := transcripttest.WriteSample(t, dir, transcripttest.Variant{})
+	root := transcripttest.Sample(t, transcripttest.Variant{})
 	var out bytes.Buffer
 	if _, err := Replay(context.Background(), &out, runs.Open(root, runs.Options{}), Options{}); err != nil {
 		t.Fatal(err)
@@ -77,8 +75,7 @@ func TestReplayContent(t *testing.T) {
 }
 
 func TestReplayPaced(t *testing.T) {
-	dir := t.TempDir()
-	root := transcripttest.WriteSample(t, dir, transcripttest.Variant{})
+	root := transcripttest.Sample(t, transcripttest.Variant{})
 	start := time.Now()
 	var out bytes.Buffer
 	// The sample spans 9.1 s; at 100× that is about 91 ms.

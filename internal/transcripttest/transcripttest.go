@@ -181,6 +181,14 @@ type Variant struct {
 	Interrupted bool
 }
 
+// Sample writes the sample run (and its child run) into a new temporary
+// directory of its own and returns the root transcript's path: for tests
+// that read the run and need nothing else beside it.
+func Sample(t testing.TB, v Variant) string {
+	t.Helper()
+	return WriteSample(t, t.TempDir(), v)
+}
+
 // WriteSample writes the sample run (and its child run) into dir, the
 // transcripts directory, and returns the root transcript's path.
 func WriteSample(t testing.TB, dir string, v Variant) string {

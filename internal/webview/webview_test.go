@@ -39,8 +39,7 @@ func standalone(t *testing.T, path string, red *Redactor) []byte {
 // TestStandaloneSelfContained: the replay file loads nothing from
 // anywhere: no src or href attribute leaves the file.
 func TestStandaloneSelfContained(t *testing.T) {
-	dir := t.TempDir()
-	path := transcripttest.WriteSample(t, dir, transcripttest.Variant{})
+	path := transcripttest.Sample(t, transcripttest.Variant{})
 	html := standalone(t, path, nil)
 	for _, m := range regexp.MustCompile(`(?i)\b(src|href)\s*=\s*"([^"]*)"`).FindAllSubmatch(html, -1) {
 		v := string(m[2])
@@ -174,8 +173,7 @@ func TestDiff(t *testing.T) {
 // TestBrowserReplayFile opens the replay from disk in Chromium and plays it.
 func TestBrowserReplayFile(t *testing.T) {
 	ctx := browsertest.New(t, "internal/webview")
-	dir := t.TempDir()
-	path := transcripttest.WriteSample(t, dir, transcripttest.Variant{LintFails: true})
+	path := transcripttest.Sample(t, transcripttest.Variant{LintFails: true})
 	file := filepath.Join(t.TempDir(), "replay.html")
 	if err := os.WriteFile(file, standalone(t, path, nil), 0o600); err != nil {
 		t.Fatal(err)

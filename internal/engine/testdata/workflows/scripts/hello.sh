@@ -1,0 +1,1 @@
+echo "script in $(basename "$PWD") for {{.inputs.who}}"
