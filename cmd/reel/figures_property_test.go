@@ -15,10 +15,12 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/reelhq/reel/internal/otlptest"
 	"github.com/reelhq/reel/internal/pricing"
 	"github.com/reelhq/reel/internal/serve"
 	"github.com/reelhq/reel/internal/transcripttest"
@@ -227,6 +229,73 @@ func TestEveryViewShowsTheSameFigures(t *testing.T) {
 		g.run(g.newID(), "", 0, time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC).Add(time.Duration(rng.IntN(1000))*time.Hour))
 	}
 	checkEveryView(t, storage, g.want)
+	checkOTLPRunSpans(t, storage, g.want)
+}
+
+// checkOTLPRunSpans exports every run of storage with reel export --to
+// otlp and checks that each run's span carries the tokens and cost want
+// gives (OTLP has no "+": the cost is the known part): through a real
+// OpenTelemetry Collector when one is built (scripts/otelcol.sh, as CI
+// does), else through otlptest's receiver.
+func checkOTLPRunSpans(t *testing.T, storage string, want map[string]figures) {
+	t.Helper()
+	otelEnv(t)
+	type runSpan struct {
+		cost   *float64
+		tokens int64
+	}
+	got := map[string]runSpan{}
+	export := func(endpoint string) int {
+		t.Helper()
+		out := reelIn(t, storage)("export", "--to", "otlp", "--all", "--json", "--otel-exporter", endpoint)
+		var doc otlpExported
+		if err := json.Unmarshal([]byte(out), &doc); err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		return doc.Spans
+	}
+	if _, ok := otelcolPath(); ok {
+		t.Log("through a real OpenTelemetry Collector")
+		c := startCollector(t)
+		for _, s := range c.waitSpans(t, export(c.grpc)) {
+			if !strings.HasPrefix(s.Name, "invoke_workflow ") {
+				continue
+			}
+			var rs runSpan
+			if v, ok := s.Attrs["reel.usage.cost_usd"]; ok {
+				usd, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimPrefix(v, "Double("), ")"), 64)
+				if err != nil {
+					t.Fatalf("%s: cost %s", s.Name, v)
+				}
+				rs.cost = &usd
+			}
+			if v, ok := s.Attrs["reel.usage.total_tokens"]; ok {
+				rs.tokens, _ = strconv.ParseInt(strings.TrimSuffix(strings.TrimPrefix(v, "Int("), ")"), 10, 64)
+			}
+			got[strings.TrimSuffix(strings.TrimPrefix(s.Attrs["reel.run.id"], "Str("), ")")] = rs
+		}
+	} else {
+		t.Log("no OpenTelemetry Collector built: through otlptest's receiver")
+		rcv := otlptest.NewGRPC(t)
+		for _, s := range rcv.Wait(t, export(rcv.Endpoint), 30*time.Second) {
+			if !strings.HasPrefix(s.Name, "invoke_workflow ") {
+				continue
+			}
+			var rs runSpan
+			if usd, ok := s.Attrs["reel.usage.cost_usd"].(float64); ok {
+				rs.cost = &usd
+			}
+			rs.tokens, _ = s.Attrs["reel.usage.total_tokens"].(int64)
+			got[s.Attrs["reel.run.id"].(string)] = rs
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("%d run spans, want %d", len(got), len(want))
+	}
+	for id, w := range want {
+		c := costJSON{CostUSD: got[id].cost, UnpricedSteps: w.unpriced, Usage: transcript.Usage{TotalTokens: got[id].tokens}}
+		c.check(t, "the run span of reel export --to otlp "+id, w)
+	}
 }
 
 // reelIn runs reel with args on storage and returns its output; a

@@ -363,3 +363,39 @@ func TestImportMasksSecrets(t *testing.T) {
 		t.Errorf("nothing masked: name %q", runs[0].Name)
 	}
 }
+
+// A Codex 0.40 rollout writes each shell call with its output when the call
+// ends; imported, the call lasts as long as its output says it ran, in
+// `reel tools` and every view that reads call and result times (it showed
+// 0 s for every call).
+func TestImportCodexRolloutCallDurations(t *testing.T) {
+	dir := t.TempDir()
+	rec := filepath.Join("..", "..", "internal", "normalize", "testdata", "recordings", "codex-rollout", "calls-with-outputs.jsonl")
+	out, errOut, err := runReel(t, context.Background(), "import", "--from", "codex-rollout", "-o", dir, rec)
+	if err != nil {
+		t.Fatalf("%v: %s", err, errOut)
+	}
+	verifyImported(t, dir, 1)
+	out, errOut, err = runReel(t, context.Background(), "tools", "--json", strings.Fields(out)[1])
+	if err != nil {
+		t.Fatalf("%v: %s", err, errOut)
+	}
+	var pairs []struct {
+		CallID     string `json:"call_id"`
+		DurationMS int64  `json:"duration_ms"`
+	}
+	if err := json.Unmarshal([]byte(out), &pairs); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	got := map[string]int64{}
+	for _, p := range pairs {
+		got[p.CallID] = p.DurationMS
+	}
+	// call_t2 ran 0.0 s; call_t4 was written 3 s before its output
+	want := map[string]int64{"call_t1": 6500, "call_l1": 1200, "call_t2": 0, "call_t4": 3000}
+	for id, ms := range want {
+		if got[id] != ms {
+			t.Errorf("%s lasts %d ms, want %d (all: %v)", id, got[id], ms, got)
+		}
+	}
+}

@@ -29,8 +29,18 @@ const otelcolVersion = "v0.120.0"
 // build it.
 func otelcolBinary(t *testing.T) string {
 	t.Helper()
+	p, ok := otelcolPath()
+	if !ok {
+		t.Skipf("no OpenTelemetry Collector at %s (or $REEL_OTELCOL): build it with scripts/otelcol.sh, which does what ../shared/otel/README.md says:\n"+
+			"  go install go.opentelemetry.io/collector/cmd/builder@%s\n  builder --config ../shared/otel/builder.yaml", p, otelcolVersion)
+	}
+	return p
+}
+
+// otelcolPath is where the collector is, and whether it is there.
+func otelcolPath() (string, bool) {
 	if p := os.Getenv("REEL_OTELCOL"); p != "" {
-		return p
+		return p, true
 	}
 	cache := os.Getenv("REEL_OTELCOL_CACHE")
 	if cache == "" {
@@ -42,11 +52,8 @@ func otelcolBinary(t *testing.T) string {
 		cache = filepath.Join(base, "reel", "otelcol-"+otelcolVersion)
 	}
 	p := filepath.Join(cache, "otelcol-dist", "otelcol-reel")
-	if _, err := os.Stat(p); err != nil {
-		t.Skipf("no OpenTelemetry Collector at %s (or $REEL_OTELCOL): build it with scripts/otelcol.sh, which does what ../shared/otel/README.md says:\n"+
-			"  go install go.opentelemetry.io/collector/cmd/builder@%s\n  builder --config ../shared/otel/builder.yaml", p, otelcolVersion)
-	}
-	return p
+	_, err := os.Stat(p)
+	return p, err == nil
 }
 
 func freePort(t *testing.T) string {

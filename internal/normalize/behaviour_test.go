@@ -367,7 +367,7 @@ func TestShellOutputFastPath(t *testing.T) {
 		t.Error("fast path took a \\u escape")
 	}
 	var scratch []byte
-	if got, _ := codexToolOutput(lit, &scratch); got.(map[string]any)["output"] != "é" {
+	if got, _, _ := codexToolOutput(lit, &scratch); got.(map[string]any)["output"] != "é" {
 		t.Errorf("slow path: %#v", got)
 	}
 }

@@ -56,6 +56,10 @@ func (e *codexEvents) event(v []byte, ts time.Time) (int, error) {
 		"patch_apply_begin", "patch_apply_end":
 		if e.direct {
 			e.tool(&ev, ts)
+		} else if ev.Type == "exec_command_end" {
+			// the response items record the call; the event, written when
+			// the command ended, says how long it ran
+			s.ran(ev.CallID, ts, rustDuration(field(v, "duration")))
 		}
 	case "token_count":
 		e.tokenCount(v, &ev)
@@ -243,6 +247,16 @@ func (e *codexEvents) tool(ev *codexObject, ts time.Time) {
 		}
 		s.result(ev.CallID, "apply_patch", map[string]any{"stdout": rawjson.Str(ev.Stdout)}, errMsg, ts)
 	}
+}
+
+// rustDuration reads a duration as Codex writes it, {"secs": 1, "nanos":
+// 500000000}; 0 for anything else.
+func rustDuration(v []byte) time.Duration {
+	secs, nanos := rawjson.Int(field(v, "secs")), rawjson.Int(field(v, "nanos"))
+	if secs < 0 || nanos < 0 || secs >= int64(maxRan/time.Second) {
+		return 0
+	}
+	return time.Duration(secs)*time.Second + time.Duration(nanos)
 }
 
 // exitMsg is a command's error: its exit code when not zero, else

@@ -3,6 +3,7 @@ package normalize
 import (
 	"bytes"
 	"fmt"
+	"time"
 	"unicode/utf8"
 	"unsafe"
 
@@ -11,33 +12,42 @@ import (
 
 // codexToolOutput reads a function_call_output. Shell calls hand back a JSON
 // string {output, metadata: {exit_code, duration_seconds}}: it becomes
-// {output, exit_code}, the shape of a command_execution result. Other
-// outputs are kept as the text the model saw. scratch is reused between
-// calls for the decoded outer text.
-func codexToolOutput(v []byte, scratch *[]byte) (any, string) {
+// {output, exit_code}, the shape of a command_execution result, and ran is
+// how long the command ran (0 when the output does not say). Other outputs
+// are kept as the text the model saw. scratch is reused between calls for
+// the decoded outer text.
+func codexToolOutput(v []byte, scratch *[]byte) (out any, errMsg string, ran time.Duration) {
 	if len(v) < 2 || v[0] != '"' {
-		return raw(v), ""
+		return raw(v), "", 0
 	}
 	if out, meta, ok := shellOutputRaw(v[1 : len(v)-1]); ok {
-		return shellResult(out, field(meta, "exit_code"))
+		return shellResult(out, meta)
 	}
 	*scratch = rawjson.AppendUnescaped((*scratch)[:0], v[1:len(v)-1])
 	b := *scratch
 	inner, meta, ok := shellOutput(b)
 	if !ok {
-		return string(b), ""
+		return string(b), "", 0
 	}
-	return shellResult(rawjson.Str(inner), field(meta, "exit_code"))
+	return shellResult(rawjson.Str(inner), meta)
 }
 
-func shellResult(output string, exitCode []byte) (any, string) {
-	code := rawjson.Int(exitCode)
+func shellResult(output string, meta []byte) (any, string, time.Duration) {
+	code := rawjson.Int(field(meta, "exit_code"))
+	var ran time.Duration
+	if secs, ok := float(field(meta, "duration_seconds")); ok && secs > 0 && secs < maxRan.Seconds() {
+		ran = time.Duration(secs * float64(time.Second))
+	}
 	res := map[string]any{"output": output, "exit_code": code}
 	if code != 0 {
-		return res, fmt.Sprintf("exit code %d", code)
+		return res, fmt.Sprintf("exit code %d", code), ran
 	}
-	return res, ""
+	return res, "", ran
 }
+
+// maxRan bounds a duration a recording states: beyond it the figure is
+// garbage, not a command's run time, and the call keeps its own time.
+const maxRan = 30 * 24 * time.Hour
 
 // shellOutputRaw is the fast path of codexToolOutput: it reads the shell
 // output straight out of the string literal's body b, decoding the two

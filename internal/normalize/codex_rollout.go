@@ -72,6 +72,9 @@ func (c *codexRollout) line(v []byte) error {
 		s.res.Agent.SessionID = rawjson.Str(field(payload, "id"))
 		s.setCWD(rawjson.Str(field(payload, "cwd")))
 	case "turn_context":
+		// A call whose output did not come in its own turn will not get
+		// one: it keeps its time rather than hold the rest of the file.
+		s.release()
 		s.flush()
 		s.setCWD(rawjson.Str(field(payload, "cwd")))
 		s.setModel(rawjson.Str(field(payload, "model")))
@@ -128,7 +131,7 @@ func (c *codexRollout) item(v []byte, ts time.Time) (int, error) {
 				cmd = argv(c)
 			}
 			s.command(cmd, ts)
-			s.call(it.CallID, it.Name, in, ts)
+			s.heldCall(it.CallID, it.Name, in, ts)
 		default:
 			s.toolUse(it.CallID, it.Name, in, ts)
 		}
@@ -137,14 +140,15 @@ func (c *codexRollout) item(v []byte, ts time.Time) (int, error) {
 	case "local_shell_call":
 		cmd := argv(field(it.Action, "command"))
 		s.command(cmd, ts)
-		s.call(it.CallID, "local_shell", raw(it.Action), ts)
+		s.heldCall(it.CallID, "local_shell", raw(it.Action), ts)
 	case "web_search_call":
 		id := s.toolUse("", "web_search", raw(it.Action), ts)
 		s.flush()
 		s.result(id, "web_search", map[string]any{"status": it.Status}, failedMsg(it.Status, "web search failed"), ts)
 	case "function_call_output", "custom_tool_call_output", "local_shell_call_output":
 		s.flush()
-		out, errMsg := codexToolOutput(it.Output, &c.scratch)
+		out, errMsg, d := codexToolOutput(it.Output, &c.scratch)
+		s.ran(it.CallID, ts, d)
 		s.result(it.CallID, "", out, errMsg, ts)
 	default:
 		s.skip(SkipUnknownItem)

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/reelhq/reel/internal/testfixtures"
 	"github.com/reelhq/reel/transcript"
@@ -111,4 +112,88 @@ func TestClaudeSummaryTitleByLeaf(t *testing.T) {
 	if p.res.Title != "" || p.res.Prompt == "" || strings.HasPrefix(p.res.Prompt, "<command-name>") {
 		t.Errorf("full-session-two: title %q, prompt %.60q", p.res.Title, p.res.Prompt)
 	}
+}
+
+// Codex 0.40 writes a shell call together with its output when the call
+// ends, so the call's own line says nothing of when it started; the output
+// says how long it ran. The tool.call starts at the output's time minus that
+// duration, the recording's order is kept, and a call written on its own
+// line before its output (newer Codex) keeps the time of that line.
+func TestCodexRolloutCallStartsWhenItRan(t *testing.T) {
+	p := parseFile(t, CodexRollout, "testdata/recordings/codex-rollout/calls-with-outputs.jsonl")
+	at := func(s string) time.Time { return time.Date(2025, 9, 25, 10, 0, 0, 0, time.UTC).Add(secs(t, s)) }
+	want := map[string]time.Time{
+		"call_t1": at("1.701"),  // written at 8.201 with 6.5 s
+		"call_l1": at("10.401"), // local_shell_call, 11.601 with 1.2 s
+		"call_t2": at("11.601"), // 0.0 s: its own time
+		"call_t3": at("13"),     // no output: its own time
+		"call_t4": at("21"),     // written 3 s before its 0.4 s output
+	}
+	calls, order := callTimes(p)
+	for id, w := range want {
+		if got := calls[id]; !got.Equal(w) {
+			t.Errorf("%s starts at %s, want %s", id, got.Format(time.StampMilli), w.Format(time.StampMilli))
+		}
+	}
+	// The same events in the same order as when calls went out at once.
+	wantOrder := "message.user tool.call message.assistant tool.result tool.call message.assistant tool.result " +
+		"tool.call message.assistant tool.result tool.call message.assistant message.user tool.call message.assistant " +
+		"tool.result message.assistant tool.result"
+	if order != wantOrder {
+		t.Errorf("events\n%s\nwant\n%s", order, wantOrder)
+	}
+
+	// Two calls of one response, then both outputs (parallel calls), and a
+	// call the exec_command_end event times (extended rollouts); a call
+	// whose output never comes goes out at the end with its own time. No
+	// call starts before the session does.
+	rec := strings.Join([]string{
+		`{"timestamp":"2025-09-25T10:00:06.000Z","type":"session_meta","payload":{"id":"s","cwd":"/w","cli_version":"0.40.0"}}`,
+		`{"timestamp":"2025-09-25T10:00:09.000Z","type":"response_item","payload":{"type":"function_call","name":"shell","arguments":"{\"command\":[\"ls\"]}","call_id":"a"}}`,
+		`{"timestamp":"2025-09-25T10:00:09.000Z","type":"response_item","payload":{"type":"function_call","name":"shell","arguments":"{\"command\":[\"pwd\"]}","call_id":"b"}}`,
+		`{"timestamp":"2025-09-25T10:00:09.000Z","type":"response_item","payload":{"type":"function_call_output","call_id":"a","output":"{\"output\":\"x\\n\",\"metadata\":{\"exit_code\":0,\"duration_seconds\":2.0}}"}}`,
+		`{"timestamp":"2025-09-25T10:00:09.000Z","type":"response_item","payload":{"type":"function_call_output","call_id":"b","output":"{\"output\":\"/w\\n\",\"metadata\":{\"exit_code\":0,\"duration_seconds\":3.5}}"}}`,
+		`{"timestamp":"2025-09-25T10:00:12.000Z","type":"response_item","payload":{"type":"function_call","name":"exec_command","arguments":"{\"cmd\":\"make\"}","call_id":"c"}}`,
+		`{"timestamp":"2025-09-25T10:00:12.000Z","type":"event_msg","payload":{"type":"exec_command_end","call_id":"c","exit_code":0,"duration":{"secs":1,"nanos":250000000}}}`,
+		`{"timestamp":"2025-09-25T10:00:12.000Z","type":"response_item","payload":{"type":"function_call_output","call_id":"c","output":"Process exited with code 0\nOutput:\nok\n"}}`,
+		`{"timestamp":"2025-09-25T10:00:15.000Z","type":"response_item","payload":{"type":"function_call","name":"shell","arguments":"{\"command\":[\"sleep\",\"9\"]}","call_id":"d"}}`,
+		`{"timestamp":"2025-09-25T10:00:16.000Z","type":"event_msg","payload":{"type":"turn_aborted","reason":"interrupted"}}`,
+	}, "\n") + "\n"
+	p = parse(t, CodexRollout, []byte(rec), nil)
+	calls, order = callTimes(p)
+	want = map[string]time.Time{"a": at("7"), "b": at("6"), "c": at("10.75"), "d": at("15")}
+	for id, w := range want {
+		if got := calls[id]; !got.Equal(w) {
+			t.Errorf("%s starts at %s, want %s", id, got.Format(time.StampMilli), w.Format(time.StampMilli))
+		}
+	}
+	if want := "tool.call tool.call message.assistant tool.result tool.result tool.call message.assistant tool.result " +
+		"tool.call message.assistant tool.result"; order != want {
+		t.Errorf("events\n%s\nwant\n%s", order, want)
+	}
+	if last := p.events[len(p.events)-1].Payload.(*transcript.ToolPayload); last.CallID != "d" || !strings.HasPrefix(last.Error, "no result") {
+		t.Errorf("the call without output ends with %+v", last)
+	}
+}
+
+func secs(t *testing.T, s string) time.Duration {
+	d, err := time.ParseDuration(s + "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// callTimes is the time of each tool.call by call id, and the events'
+// types in order.
+func callTimes(p parsed) (map[string]time.Time, string) {
+	calls := make(map[string]time.Time)
+	var types []string
+	for _, ev := range p.events {
+		types = append(types, string(ev.Type))
+		if ev.Type == transcript.ToolCall {
+			calls[ev.Payload.(*transcript.ToolPayload).CallID] = ev.Timestamp
+		}
+	}
+	return calls, strings.Join(types, " ")
 }

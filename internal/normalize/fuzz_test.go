@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/reelhq/reel/internal/golden"
 	"github.com/reelhq/reel/internal/rawjson"
@@ -130,7 +131,7 @@ func FuzzShellOutput(f *testing.F) {
 		inner := []byte(`{"output":` + string(outJSON) + `,"metadata":{"exit_code":` + strconv.FormatInt(code, 10) + `,"duration_seconds":0.5}}`)
 		lit, _ := json.Marshal(string(inner))
 		var scratch []byte
-		got, gotErr := codexToolOutput(lit, &scratch)
+		got, gotErr, ran := codexToolOutput(lit, &scratch)
 		// The slow path: decode twice with encoding/json.
 		var outer string
 		if err := json.Unmarshal(lit, &outer); err != nil {
@@ -151,6 +152,9 @@ func FuzzShellOutput(f *testing.F) {
 		}
 		if (gotErr != "") != (code != 0) {
 			t.Fatalf("error %q for exit code %d", gotErr, code)
+		}
+		if ran != 500*time.Millisecond {
+			t.Fatalf("ran %v, want the 0.5 s the metadata states", ran)
 		}
 	})
 }

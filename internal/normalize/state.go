@@ -20,6 +20,14 @@ type state struct {
 	order []string
 	anon  int
 
+	// holding is set while a held call (heldCall) waits for its output:
+	// events wait in held, in the order they were made, and waiting maps
+	// each held call's id to its tool.call in held. Both are kept for the
+	// next call once released.
+	holding bool
+	held    []transcript.ExchangeEvent
+	waiting map[string]int
+
 	res       Result
 	lastText  string
 	finalText string
@@ -37,11 +45,20 @@ func newState(emit Emit) *state {
 }
 
 func (s *state) send(t transcript.EventType, ts time.Time, payload any) {
+	ev := transcript.ExchangeEvent{Type: t, Timestamp: ts, Payload: payload}
+	if s.holding {
+		s.held = append(s.held, ev)
+		return
+	}
+	s.put(ev)
+}
+
+func (s *state) put(ev transcript.ExchangeEvent) {
 	if s.err != nil {
 		return
 	}
-	if err := s.emit(transcript.ExchangeEvent{Type: t, Timestamp: ts, Payload: payload}); err != nil {
-		s.err = fmt.Errorf("normalize: emit %s: %w", t, err)
+	if err := s.emit(ev); err != nil {
+		s.err = fmt.Errorf("normalize: emit %s: %w", ev.Type, err)
 	}
 }
 
@@ -103,6 +120,20 @@ func (s *state) toolUse(id, name string, input any, ts time.Time) string {
 
 // call emits a tool.call once per id; an empty id gets a synthesized one.
 func (s *state) call(id, name string, input any, ts time.Time) string {
+	return s.openCall(id, name, input, ts, false)
+}
+
+// heldCall is call for a format that writes a call only when it ends,
+// together with its output, which alone says how long the call ran (Codex
+// 0.40's rollouts): the tool.call, and every event after it, wait for the
+// output so that ran can give the call its real start. The events keep the
+// recording's order; only the call's time changes. A call whose output
+// never comes keeps its own time (release).
+func (s *state) heldCall(id, name string, input any, ts time.Time) string {
+	return s.openCall(id, name, input, ts, true)
+}
+
+func (s *state) openCall(id, name string, input any, ts time.Time, hold bool) string {
 	if id == "" {
 		s.anon++
 		id = fmt.Sprintf("reel-tool-%d", s.anon)
@@ -117,15 +148,66 @@ func (s *state) call(id, name string, input any, ts time.Time) string {
 	}
 	s.tools[id] = &toolState{name: name}
 	s.order = append(s.order, id)
+	if hold {
+		if s.waiting == nil {
+			s.waiting = make(map[string]int)
+		}
+		s.holding = true
+		s.waiting[id] = len(s.held)
+	}
 	s.send(transcript.ToolCall, ts, &transcript.ToolPayload{
 		Name: name, CallID: id, Input: input, Fidelity: transcript.FidelityAgentEmitted,
 	})
 	return id
 }
 
+// ran tells a held call that it ran for d until end: it started at end-d
+// when that is before the time the recording gave it (never before the
+// recording's start). Calls not held, or already resulted, are left alone.
+func (s *state) ran(id string, end time.Time, d time.Duration) {
+	i, ok := s.waiting[id]
+	if !ok || d <= 0 || end.IsZero() {
+		return
+	}
+	ev := &s.held[i]
+	start := end.Add(-d)
+	if start.Before(s.res.Start) {
+		start = s.res.Start
+	}
+	if start.Before(ev.Timestamp) || ev.Timestamp.IsZero() {
+		ev.Timestamp = start
+	}
+}
+
+// release emits the held events, every held call with the time it has now.
+func (s *state) release() {
+	if !s.holding {
+		return
+	}
+	s.holding = false
+	for _, ev := range s.held {
+		s.put(ev)
+	}
+	clear(s.held) // the payloads are the reader's now
+	s.held = s.held[:0]
+	clear(s.waiting)
+}
+
 // result emits the tool.result of id, emitting its tool.call first when the
 // recording starts after the call was made.
 func (s *state) result(id, name string, output any, errMsg string, ts time.Time) {
+	s.resultOf(id, name, output, errMsg, ts)
+	if s.holding {
+		// the output ends the wait of its call; the events go out when no
+		// other call still waits for its own
+		delete(s.waiting, id)
+		if len(s.waiting) == 0 {
+			s.release()
+		}
+	}
+}
+
+func (s *state) resultOf(id, name string, output any, errMsg string, ts time.Time) {
 	if id == "" {
 		s.skip("tool result without id")
 		return
@@ -241,6 +323,7 @@ func (s *state) setUsage(u transcript.Usage) {
 }
 
 func (s *state) closeAll(reason string) {
+	s.release()
 	s.flush()
 	for _, id := range s.order {
 		t := s.tools[id]

@@ -9,6 +9,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/reelhq/reel/internal/pricing"
 	"github.com/reelhq/reel/transcript"
 )
 
@@ -116,7 +117,8 @@ func (b *Batch) Export(ctx context.Context, r Run) (int, error) {
 		}
 	}
 	s := b.startSender(ctx)
-	err := b.exportRun(ctx, s, r.Events, tid, r.Link.Span, r.Children, 0)
+	fam := newFamily(r.Children, b.cfg.prices())
+	err := b.exportRun(ctx, s, r.Events, tid, r.Link.Span, fam, 0)
 	if err == nil {
 		err = b.handOver(s, true)
 	}
@@ -192,7 +194,8 @@ func (b *Batch) handOver(s *sender, final bool) error {
 // cannot recurse forever.
 const maxDepth = 64
 
-func (b *Batch) exportRun(ctx context.Context, snd *sender, events []transcript.ExchangeEvent, tid trace.TraceID, link trace.SpanID, children map[string][]transcript.ExchangeEvent, depth int) error {
+func (b *Batch) exportRun(ctx context.Context, snd *sender, events []transcript.ExchangeEvent, tid trace.TraceID, link trace.SpanID, fam *family, depth int) error {
+	children := fam.children
 	var ferr error
 	m, err := newMapper(events[0].RunID, tid, b.cfg.Content, func(s *span) {
 		if s.runRoot {
@@ -206,7 +209,8 @@ func (b *Batch) exportRun(ctx context.Context, snd *sender, events []transcript.
 	if err != nil {
 		return err
 	}
-	m.prices = b.cfg.prices()
+	m.prices = fam.prices
+	m.childFigures = fam.of
 	m.link = link
 	m.horizon = lastTime(events, children, map[string]bool{})
 	type call struct {
@@ -239,11 +243,55 @@ func (b *Batch) exportRun(ctx context.Context, snd *sender, events []transcript.
 			continue
 		}
 		seen[c.id] = true
-		if err := b.exportRun(ctx, snd, evs, tid, c.span, children, depth+1); err != nil {
+		if err := b.exportRun(ctx, snd, evs, tid, c.span, fam, depth+1); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// family is the child runs of an exported run, by run id, and their
+// figures once worked out.
+type family struct {
+	children map[string][]transcript.ExchangeEvent
+	prices   *pricing.Table
+	figures  map[string]figures
+	// busy holds the runs being worked out, so that children that name
+	// each other cannot recurse forever.
+	busy map[string]bool
+}
+
+func newFamily(children map[string][]transcript.ExchangeEvent, prices *pricing.Table) *family {
+	return &family{children: children, prices: prices, figures: map[string]figures{}, busy: map[string]bool{}}
+}
+
+// of gives a child run's figures as its own run span states them, its own
+// children's included: a run span counts its child runs' cost and tokens,
+// as reel tree and the run index do, and the parent's span is mapped
+// before its children's. Each child is worked out once, by mapping its
+// events without emitting anything.
+func (f *family) of(id string) (figures, bool) {
+	if fig, ok := f.figures[id]; ok {
+		return fig, true
+	}
+	evs := f.children[id]
+	if len(evs) == 0 || evs[0].RunID != id || f.busy[id] || len(f.busy) >= maxDepth {
+		return figures{}, false
+	}
+	m, err := newMapper(id, trace.TraceID{}, false, func(*span) {})
+	if err != nil {
+		return figures{}, false
+	}
+	f.busy[id] = true
+	defer delete(f.busy, id)
+	m.prices = f.prices
+	m.childFigures = f.of
+	for i := range evs {
+		m.event(&evs[i])
+	}
+	m.finish()
+	f.figures[id] = m.ran
+	return m.ran, true
 }
 
 // lastTime is the latest timestamp in events and the child runs they

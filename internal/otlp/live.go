@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"maps"
 	"os"
 	"sync"
 	"time"
@@ -107,6 +108,7 @@ func (l *Live) Attach(rec *transcript.Recorder, parentRunID string) {
 	}
 	m.onChild = l.link
 	m.prices = l.prices
+	m.childFigures = childFigures(rec.Path(), l.prices)
 	f := &feed{rec: rec, m: m}
 	if last := rec.LastSeq(); last > 0 {
 		// Resumed: the spans that ended before were exported by the run
@@ -119,6 +121,29 @@ func (l *Live) Attach(rec *transcript.Recorder, parentRunID string) {
 	}
 	l.wg.Add(1)
 	go l.consume(sub, f)
+}
+
+// childFigures gives the figures of the child runs of the run whose
+// transcript is at path, for its span (family.of), reading each child's
+// transcripts, its own children's included, when the span ends: by then
+// the child has finished, or was kept from an earlier attempt.
+func childFigures(path string, prices *pricing.Table) func(string) (figures, bool) {
+	fam := newFamily(map[string][]transcript.ExchangeEvent{}, prices)
+	return func(id string) (figures, bool) {
+		if _, ok := fam.children[id]; !ok {
+			c, err := runs.Open(path, runs.Options{}).Child(id)
+			if err != nil {
+				return figures{}, false
+			}
+			cf, err := c.ReadFamily()
+			if err != nil {
+				return figures{}, false
+			}
+			fam.children[id] = cf.Events
+			maps.Copy(fam.children, cf.Children)
+		}
+		return fam.of(id)
+	}
 }
 
 // feed is one run's events: its subscription, and the transcript file

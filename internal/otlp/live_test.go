@@ -313,3 +313,63 @@ func TestLiveExportOfAResumedRun(t *testing.T) {
 		}
 	}
 }
+
+// A run's span counts its sub-workflows' cost and tokens, those reel prices
+// from the table included (an agent whose provider reports tokens only),
+// as reel tree does: live as in batch, to the same figure.
+func TestRunSpanCountsItsChildRuns(t *testing.T) {
+	cleanEnv(t)
+	dir := t.TempDir()
+	write := func(name, body string, mode os.FileMode) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Gemini CLI's stream-json: tokens and the model, no cost
+	write("gemini.sh", "#!/bin/sh\ncat <<'EOF'\n"+
+		`{"type":"init","timestamp":"2026-11-27T12:51:36.905Z","session_id":"s1","model":"gemini-2.5-pro"}`+"\n"+
+		`{"type":"message","timestamp":"2026-11-27T12:51:38.921Z","role":"assistant","content":"done","delta":true}`+"\n"+
+		`{"type":"result","timestamp":"2026-11-27T12:51:38.991Z","status":"success","stats":{"total_tokens":128000,"input_tokens":120000,"output_tokens":8000,"cached":0,"input":120000,"duration_ms":2088,"tool_calls":0}}`+"\nEOF\n", 0o755)
+	write("child.yaml", "name: child\nstates:\n  initial: ask\n"+
+		"  ask: {type: agent, provider: gemini, prompt: hi, options: {command: ./gemini.sh}, on_success: done}\n"+
+		"  done: {type: terminal, status: success}\n", 0o644)
+	write("parent.yaml", "name: parent\nstates:\n  initial: sub\n"+
+		"  sub: {type: call_workflow, call_workflow: {workflow: child.yaml}, on_success: done}\n"+
+		"  done: {type: terminal, status: success}\n", 0o644)
+	rcv := otlptest.NewGRPC(t)
+	ep, _ := otlp.Resolve(rcv.Endpoint, "", env(nil))
+	e := &engine.Engine{Storage: t.TempDir(), Display: io.Discard}
+	wf, err := workflow.Load(filepath.Join(dir, "parent.yaml"), e.LoadOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, st := liveRun(t, e, wf, otlp.Config{Endpoint: ep, Version: "test"}, env(nil))
+	if rep.Status != "success" {
+		t.Fatalf("run: %s %s", rep.Status, rep.Error)
+	}
+	live := rcv.Wait(t, int(st.Spans), 10*time.Second)
+	batch := batchExport(t, otlp.Config{}, recordedRun(t, rep.TranscriptPath))
+	otlptest.Sort(live)
+	otlptest.Sort(batch)
+	if d := otlptest.Diff(live, batch); d != "" {
+		t.Fatalf("live and batch exports differ:\n%s", d)
+	}
+	runs := map[string]otlptest.Span{}
+	for _, s := range live {
+		if strings.HasPrefix(s.Name, "invoke_workflow ") {
+			runs[s.Name] = s
+		}
+	}
+	parent, child := runs["invoke_workflow parent"], runs["invoke_workflow child"]
+	// gemini-2.5-pro's table price of 120k in, 8k out
+	cost, ok := child.Attrs["reel.usage.cost_usd"].(float64)
+	if !ok || cost <= 0 {
+		t.Fatalf("the child's span has no cost: %v", child.Attrs)
+	}
+	if got := parent.Attrs["reel.usage.cost_usd"]; got != cost {
+		t.Errorf("the parent's span costs %v, want its child's %v", got, cost)
+	}
+	if got := parent.Attrs["reel.usage.total_tokens"]; got != int64(128000) {
+		t.Errorf("the parent's span counts %v tokens, want 128000", got)
+	}
+}

@@ -46,12 +46,21 @@ type mapper struct {
 	// prices price the agent steps whose provider reported no cost
 	// (pricing.Default() when nil).
 	prices *pricing.Table
-	// spent adds up the costs of the run's agent steps, for the run's
-	// span (pricing.RunTotal).
+	// spent and used add up the costs and tokens of the run's agent steps
+	// and of the child runs it started, for the run's span
+	// (pricing.RunTotal); ran is what the last run span stated.
 	spent pricing.Total
+	used  transcript.Usage
+	ran   figures
 	emit  func(*span)
 	// onChild learns which step span started a child run.
 	onChild func(childRunID string, callSpan trace.SpanID)
+	// childFigures, when set, gives a child run's figures, as its own
+	// run span states them, to add to this run's when its span ends (a
+	// live child has finished by then).
+	childFigures func(childRunID string) (figures, bool)
+	kids         []string        // the child runs started, not yet added
+	counted      map[string]bool // the child runs added, each once
 
 	occ   map[occKey]uint64
 	run   *step   // the open run segment
@@ -179,6 +188,7 @@ func (m *mapper) event(ev *transcript.ExchangeEvent) {
 		if m.onChild != nil {
 			m.onChild(ev.ChildRunID, st.id)
 		}
+		m.kids = append(m.kids, ev.ChildRunID)
 	case transcript.MessageUser, transcript.MessageAssistant:
 		m.ensureRun(ts)
 		if p := ev.Message(); p != nil && m.content {

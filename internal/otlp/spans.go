@@ -261,7 +261,7 @@ func providerName(p string) string {
 }
 
 // stepCost is what the agent step cost, as every reader counts it
-// (pricing.Table.Step). It adds the step to the run's cost.
+// (pricing.Table.Step). It adds the step to the run's cost and tokens.
 func (m *mapper) stepCost(ar *transcript.AgentResult) (float64, bool) {
 	prices := m.prices
 	if prices == nil {
@@ -269,19 +269,74 @@ func (m *mapper) stepCost(ar *transcript.AgentResult) (float64, bool) {
 	}
 	c := prices.Step(ar)
 	m.spent.Add(c)
+	m.used.Add(ar.Usage)
 	return c.USD, c.Known
 }
 
-// runCost is the run's cost so far, as every reader counts it
-// (pricing.RunTotal): run.completed's account, rr, which includes the
-// sub-workflows' reported costs, plus the steps reel priced from the table.
-func (m *mapper) runCost(rr *transcript.RunResult) (float64, bool) {
+// figures are a run's cost and tokens, its child runs' included.
+type figures struct {
+	cost  pricing.Total
+	usage transcript.Usage
+}
+
+// runFigures are the run's figures so far, as reel tree and the run index
+// give them: run.completed's account, rr (nil when the run has none),
+// which holds every token and the reported costs, sub-workflows' included,
+// plus what reel priced from the table in the run's steps and its child
+// runs (pricing.RunTotal); without an account, or one without tokens, the
+// sums of the steps and the child runs.
+func (m *mapper) runFigures(rr *transcript.RunResult) figures {
+	m.addKids()
 	var recorded *float64
+	f := figures{usage: m.used}
 	if rr != nil {
 		recorded = rr.CostUSD
+		if rr.Usage != (transcript.Usage{}) {
+			f.usage = rr.Usage
+		}
 	}
-	c := pricing.RunTotal(recorded, m.spent)
-	return c.USD, c.Known
+	f.cost = pricing.RunTotal(recorded, m.spent)
+	return f
+}
+
+// addKids adds the figures of the child runs started so far, each once.
+func (m *mapper) addKids() {
+	if m.childFigures == nil {
+		return
+	}
+	for _, id := range m.kids {
+		if m.counted[id] {
+			continue
+		}
+		if f, ok := m.childFigures(id); ok {
+			if m.counted == nil {
+				m.counted = map[string]bool{}
+			}
+			m.counted[id] = true
+			m.spent.Add(f.cost)
+			m.used.Add(f.usage)
+		}
+	}
+	m.kids = m.kids[:0]
+}
+
+// usageAttrs adds a run's figures.
+func usageAttrs(a []attribute.KeyValue, f figures) []attribute.KeyValue {
+	u := f.usage
+	a = append(a, attrInTokens.Int64(u.InputTokens), attrOutTokens.Int64(u.OutputTokens), attrTotalTokens.Int64(u.TotalTokens))
+	if u.CacheReadTokens > 0 {
+		a = append(a, attrCacheRead.Int64(u.CacheReadTokens))
+	}
+	if u.CacheWriteTokens > 0 {
+		a = append(a, attrCacheWrite.Int64(u.CacheWriteTokens))
+	}
+	if u.ReasoningTokens > 0 {
+		a = append(a, attrReasoning.Int64(u.ReasoningTokens))
+	}
+	if f.cost.Known {
+		a = append(a, attrCost.Float64(f.cost.USD))
+	}
+	return a
 }
 
 func (m *mapper) endTool(t *tool, ts time.Time, p *transcript.ToolPayload) {
@@ -349,6 +404,8 @@ func (m *mapper) endRun(ts time.Time, sp *transcript.StepPayload) {
 		a = append(a, attrRunAttempt.Int(st.key.attempt))
 	}
 	status, errMsg := runstatus.Interrupted, "interrupted: the run has no run.completed"
+	m.ran = m.runFigures(nil)
+	account := false
 	if sp != nil {
 		status, errMsg = runstatus.Success, sp.Error
 		if errMsg != "" {
@@ -360,24 +417,16 @@ func (m *mapper) endRun(ts time.Time, sp *transcript.StepPayload) {
 				status = rr.Status
 			}
 			a = append(a, attrRunExitCode.Int(rr.ExitCode))
-			u := rr.Usage
-			a = append(a, attrInTokens.Int64(u.InputTokens), attrOutTokens.Int64(u.OutputTokens), attrTotalTokens.Int64(u.TotalTokens))
-			if u.CacheReadTokens > 0 {
-				a = append(a, attrCacheRead.Int64(u.CacheReadTokens))
-			}
-			if u.CacheWriteTokens > 0 {
-				a = append(a, attrCacheWrite.Int64(u.CacheWriteTokens))
-			}
-			if u.ReasoningTokens > 0 {
-				a = append(a, attrReasoning.Int64(u.ReasoningTokens))
-			}
-			if c, ok := m.runCost(&rr); ok {
-				a = append(a, attrCost.Float64(c))
-			}
+			m.ran, account = m.runFigures(&rr), true
 		}
 		if status != runstatus.Success && errMsg == "" {
 			errMsg = "run " + status
 		}
+	}
+	if account || m.ran.cost.Known || m.ran.usage != (transcript.Usage{}) {
+		// A run without its account (interrupted) still spent what its
+		// steps and child runs did: reel tree shows it.
+		a = usageAttrs(a, m.ran)
 	}
 	if m.content && len(st.msgs) > 0 {
 		a = appendMessages(a, st.msgs)
