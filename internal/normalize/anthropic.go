@@ -36,57 +36,46 @@ func newAnthropic(p *Parser) {
 	p.finish = a.end
 }
 
+// anEvent is the fields of a stream event that any of its kinds uses.
+type anEvent struct {
+	Type                                       string
+	Index                                      int64
+	Message, ContentBlock, Delta, Usage, Error []byte
+}
+
+var anEventFields = rawjson.NewBinder[anEvent]()
+
 func (a *anthropic) line(v []byte) error {
-	var typ string
-	var index int64
-	var message, block, delta, usage, errv []byte
-	err := eachField(v, func(k, val []byte) {
-		switch string(k) {
-		case "type":
-			typ = rawjson.Str(val)
-		case "index":
-			index = num(val)
-		case "message":
-			message = val
-		case "content_block":
-			block = val
-		case "delta":
-			delta = val
-		case "usage":
-			usage = val
-		case "error":
-			errv = val
-		}
-	})
-	if err != nil {
+	var e anEvent
+	if _, err := anEventFields.Bind(v, &e); err != nil {
 		return err
 	}
 	s := a.st
-	switch typ {
+	switch e.Type {
 	case "message_start":
 		a.end()
 		a.open = true
-		s.setModel(rawjson.Str(field(message, "model")))
+		s.setModel(rawjson.Str(field(e.Message, "model")))
 		a.usage = anUsage{}
-		a.usage.read(field(message, "usage"))
+		a.usage.read(field(e.Message, "usage"))
 	case "content_block_start":
-		a.blocks[index] = startBlock(block)
+		a.blocks[e.Index] = startBlock(e.ContentBlock)
 	case "content_block_delta":
-		a.delta(index, delta)
+		a.delta(e.Index, e.Delta)
 	case "content_block_stop":
-		if b := a.blocks[index]; b != nil {
-			delete(a.blocks, index)
+		if b := a.blocks[e.Index]; b != nil {
+			delete(a.blocks, e.Index)
 			a.block(b)
 		}
 	case "message_delta":
 		// The final usage: a field present here replaces message_start's.
-		a.usage.read(usage)
+		a.usage.read(e.Usage)
 	case "message_stop":
 		a.end()
 	case "ping", "[DONE]":
 	case "error":
 		a.end()
-		s.fail(errMessage(errv))
+		s.fail(errMessage(e.Error))
 	default:
 		s.skip(SkipUnknownEvent)
 	}
@@ -95,39 +84,19 @@ func (a *anthropic) line(v []byte) error {
 
 // contentBlock is the fields reel reads of a content block in the Messages
 // API's vocabulary, which Claude Code's lines carry too: text, thinking,
-// a tool's call, a tool's result.
+// a tool's call, a tool's result. Input and Content stay raw and share the
+// line's memory.
 type contentBlock struct {
-	typ, text, thinking, id, name, toolUseID string
-	input, content                           []byte
-	isError                                  bool
+	Type, Text, Thinking, ID, Name, ToolUseID string
+	Input, Content                            []byte
+	IsError                                   bool
 }
 
-// parseContentBlock reads a content block; input and content stay raw and
-// share v's memory.
+var contentBlockFields = rawjson.NewBinder[contentBlock]()
+
 func parseContentBlock(v []byte) contentBlock {
 	var b contentBlock
-	_ = eachField(v, func(k, val []byte) {
-		switch string(k) {
-		case "type":
-			b.typ = rawjson.Str(val)
-		case "text":
-			b.text = rawjson.Str(val)
-		case "thinking":
-			b.thinking = rawjson.Str(val)
-		case "id":
-			b.id = rawjson.Str(val)
-		case "name":
-			b.name = rawjson.Str(val)
-		case "input":
-			b.input = val
-		case "tool_use_id":
-			b.toolUseID = rawjson.Str(val)
-		case "content":
-			b.content = val
-		case "is_error":
-			b.isError = boolean(val)
-		}
-	})
+	_, _ = contentBlockFields.Bind(v, &b)
 	return b
 }
 
@@ -136,12 +105,12 @@ func parseContentBlock(v []byte) contentBlock {
 // copied.
 func startBlock(v []byte) *anBlock {
 	c := parseContentBlock(v)
-	b := &anBlock{typ: c.typ, id: c.id, name: c.name, input: bytes.Clone(c.input),
-		toolUseID: c.toolUseID, content: bytes.Clone(c.content), isError: c.isError}
+	b := &anBlock{typ: c.Type, id: c.ID, name: c.Name, input: bytes.Clone(c.Input),
+		toolUseID: c.ToolUseID, content: bytes.Clone(c.Content), isError: c.IsError}
 	// A start block holds text or thinking (both empty when streamed),
 	// which the deltas then extend.
-	b.sb.WriteString(c.text)
-	b.sb.WriteString(c.thinking)
+	b.sb.WriteString(c.Text)
+	b.sb.WriteString(c.Thinking)
 	return b
 }
 

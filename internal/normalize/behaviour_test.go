@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/reelhq/reel/internal/golden"
+	"github.com/reelhq/reel/internal/rawjson"
 	"github.com/reelhq/reel/transcript"
 )
 
@@ -357,7 +358,7 @@ func TestParseFormatAndDetect(t *testing.T) {
 func TestShellOutputFastPath(t *testing.T) {
 	lit := []byte(`"{\"output\":\"a \\\"q\\\" b\\\\c\\nd\",\"metadata\":{\"exit_code\":3,\"duration_seconds\":0.1}}"`)
 	out, meta, ok := shellOutputRaw(lit[1 : len(lit)-1])
-	if !ok || out != "a \"q\" b\\c\nd" || num(field(meta, "exit_code")) != 3 {
+	if !ok || out != "a \"q\" b\\c\nd" || rawjson.Int(field(meta, "exit_code")) != 3 {
 		t.Errorf("fast path: %q %s %v", out, meta, ok)
 	}
 	// \u escapes take the ordinary path and give the same result.

@@ -50,36 +50,39 @@ func newClaude(p *Parser, session bool) *claude {
 	return c
 }
 
+// claudeLine is the fields of a line that any of its kinds uses.
 type claudeLine struct {
-	typ, subtype, sid, model, result    string
-	cwd, summary, uuid, leafUUID        string
-	message, usage, models, errors      []byte
-	compact                             []byte
-	ts                                  time.Time
-	sidechain, meta, isError, synthetic bool
-	durationMS, turns                   int64
-	cost                                []byte
+	Type, Subtype, SessionID, Model, Result, CWD, Summary, UUID, LeafUUID string
+	Message, Usage, ModelUsage, Errors, CompactMetadata, TotalCostUSD     []byte
+	Timestamp                                                             time.Time
+	IsSidechain, IsMeta, IsError, IsSynthetic, IsCompactSummary           bool
+	DurationMS, NumTurns                                                  int64
 }
 
+var claudeLineFields = rawjson.NewBinder[claudeLine]()
+
+// synthetic reports a user line Claude Code wrote itself, not the user.
+func (l *claudeLine) synthetic() bool { return l.IsSynthetic || l.IsCompactSummary }
+
 func (c *claude) line(v []byte) error {
-	l, err := parseClaudeLine(v)
-	if err != nil {
+	var l claudeLine
+	if _, err := claudeLineFields.Bind(v, &l); err != nil {
 		return err
 	}
 	c.track(&l)
 	s := c.st
-	switch l.typ {
+	switch l.Type {
 	case "assistant":
-		if l.sidechain && !c.subagent {
+		if l.IsSidechain && !c.subagent {
 			// A subagent's exchange stays out of the conversation, but
 			// its tokens were spent by the session.
-			c.messageUsage(l.message)
+			c.messageUsage(l.Message)
 			s.skip("sidechain line")
 			return nil
 		}
 		c.assistant(l)
 	case "user":
-		if l.sidechain && !c.subagent {
+		if l.IsSidechain && !c.subagent {
 			s.skip("sidechain line")
 			return nil
 		}
@@ -87,11 +90,11 @@ func (c *claude) line(v []byte) error {
 	case "result":
 		c.result(l)
 	case "system":
-		switch l.subtype {
+		switch l.Subtype {
 		case "init":
-			s.setModel(l.model)
+			s.setModel(l.Model)
 		case "compact_boundary":
-			c.compaction(l.compact)
+			c.compaction(l.CompactMetadata)
 		}
 	case "summary":
 		c.summary(l)
@@ -107,139 +110,81 @@ func (c *claude) line(v []byte) error {
 	return nil
 }
 
-// parseClaudeLine reads the fields of one line that any of its kinds uses.
-func parseClaudeLine(v []byte) (claudeLine, error) {
-	var l claudeLine
-	err := eachField(v, func(k, val []byte) {
-		switch string(k) {
-		case "type":
-			l.typ = rawjson.Str(val)
-		case "subtype":
-			l.subtype = rawjson.Str(val)
-		case "session_id", "sessionId":
-			l.sid = rawjson.Str(val)
-		case "model":
-			l.model = rawjson.Str(val)
-		case "message":
-			l.message = val
-		case "timestamp":
-			l.ts = timestamp(val)
-		case "isSidechain":
-			l.sidechain = boolean(val)
-		case "isMeta":
-			l.meta = boolean(val)
-		case "isSynthetic", "isCompactSummary":
-			l.synthetic = l.synthetic || boolean(val)
-		case "is_error":
-			l.isError = boolean(val)
-		case "result":
-			l.result = rawjson.Str(val)
-		case "usage":
-			l.usage = val
-		case "modelUsage":
-			l.models = val
-		case "errors":
-			l.errors = val
-		case "duration_ms":
-			l.durationMS = num(val)
-		case "num_turns":
-			l.turns = num(val)
-		case "total_cost_usd":
-			l.cost = val
-		case "cwd":
-			l.cwd = rawjson.Str(val)
-		case "summary":
-			l.summary = rawjson.Str(val)
-		case "uuid":
-			l.uuid = rawjson.Str(val)
-		case "leafUuid":
-			l.leafUUID = rawjson.Str(val)
-		case "compact_metadata", "compactMetadata":
-			l.compact = val
-		}
-	})
-	return l, err
-}
-
 // track keeps what every kind of line may carry: the session id, the
 // working directory and the message uuid a summary line may name.
 func (c *claude) track(l *claudeLine) {
 	s := c.st
-	if l.sid != "" {
-		s.res.Agent.SessionID = l.sid
+	if l.SessionID != "" {
+		s.res.Agent.SessionID = l.SessionID
 	}
-	if l.uuid != "" && l.typ != "summary" {
-		if _, ok := c.summaries[l.uuid]; ok {
-			c.leaf = l.uuid
+	if l.UUID != "" && l.Type != "summary" {
+		if _, ok := c.summaries[l.UUID]; ok {
+			c.leaf = l.UUID
 		} else if len(c.pendingLeaves) < maxLeaves {
 			// a summary line may also come after the message it names
-			c.pendingLeaves = append(c.pendingLeaves, l.uuid)
+			c.pendingLeaves = append(c.pendingLeaves, l.UUID)
 		}
 	}
-	if l.cwd != "" {
-		s.setCWD(l.cwd)
+	if l.CWD != "" {
+		s.setCWD(l.CWD)
 	}
 }
 
 // summary keeps a summary line: the session's title as Claude Code shows
 // it, if it is this session's (finish).
 func (c *claude) summary(l claudeLine) {
-	if l.summary == "" || l.leafUUID == "" {
+	if l.Summary == "" || l.LeafUUID == "" {
 		return
 	}
 	if c.summaries == nil {
 		c.summaries = map[string]string{}
 	}
-	c.summaries[l.leafUUID] = l.summary
+	c.summaries[l.LeafUUID] = l.Summary
 }
+
+// claudeMessage is the fields reel reads of a line's message.
+type claudeMessage struct {
+	ID, Model      string
+	Content, Usage []byte
+}
+
+var claudeMessageFields = rawjson.NewBinder[claudeMessage]()
 
 func (c *claude) assistant(l claudeLine) {
 	s := c.st
-	var id, model string
-	var content, usage []byte
-	_ = eachField(l.message, func(k, val []byte) {
-		switch string(k) {
-		case "id":
-			id = rawjson.Str(val)
-		case "model":
-			model = rawjson.Str(val)
-		case "content":
-			content = val
-		case "usage":
-			usage = val
-		}
-	})
-	if id == "" || id != c.msgID {
+	var m claudeMessage
+	_, _ = claudeMessageFields.Bind(l.Message, &m)
+	if m.ID == "" || m.ID != c.msgID {
 		s.flush()
-		c.msgID = id
+		c.msgID = m.ID
 	}
-	s.setModel(model)
-	c.keepUsage(id, usage)
-	if c.postPending && usage != nil {
-		if u := claudeUsage(usage); u.InputTokens > 0 {
+	s.setModel(m.Model)
+	c.keepUsage(m.ID, m.Usage)
+	if c.postPending && m.Usage != nil {
+		if u := claudeUsage(m.Usage); u.InputTokens > 0 {
 			cs := s.res.Agent.Compactions
 			cs[len(cs)-1].PostTokens, c.postPending = u.InputTokens, false
 		}
 	}
-	if len(content) > 0 && content[0] == '"' {
-		s.text(rawjson.Str(content), l.ts)
+	if len(m.Content) > 0 && m.Content[0] == '"' {
+		s.text(rawjson.Str(m.Content), l.Timestamp)
 		return
 	}
-	_ = rawjson.EachElem(content, func(v []byte) {
+	_ = rawjson.EachElem(m.Content, func(v []byte) {
 		b := parseContentBlock(v)
 		switch {
-		case b.typ == "text":
-			s.text(b.text, l.ts)
-		case b.typ == "thinking":
+		case b.Type == "text":
+			s.text(b.Text, l.Timestamp)
+		case b.Type == "thinking":
 			// Claude may stream thinking as a signature with empty text;
 			// the block is kept so readers see that the model thought.
-			s.thinking(b.thinking, l.ts)
-		case b.typ == "redacted_thinking":
-			s.thinking("", l.ts)
-		case b.typ == "tool_use" || b.typ == "server_tool_use" || b.typ == "mcp_tool_use":
-			s.toolUse(b.id, b.name, raw(b.input), l.ts)
-		case isServerToolResult(b.typ, b.toolUseID):
-			s.serverToolResult(b.toolUseID, b.content, b.isError, l.ts)
+			s.thinking(b.Thinking, l.Timestamp)
+		case b.Type == "redacted_thinking":
+			s.thinking("", l.Timestamp)
+		case b.Type == "tool_use" || b.Type == "server_tool_use" || b.Type == "mcp_tool_use":
+			s.toolUse(b.ID, b.Name, raw(b.Input), l.Timestamp)
+		case isServerToolResult(b.Type, b.ToolUseID):
+			s.serverToolResult(b.ToolUseID, b.Content, b.IsError, l.Timestamp)
 		default:
 			s.skip(SkipUnknownBlock)
 		}
@@ -256,9 +201,9 @@ func (c *claude) compaction(meta []byte) {
 		case "trigger":
 			cp.Trigger = rawjson.Str(val)
 		case "pre_tokens", "preTokens":
-			cp.PreTokens = num(val)
+			cp.PreTokens = rawjson.Int(val)
 		case "post_tokens", "postTokens":
-			cp.PostTokens = num(val)
+			cp.PostTokens = rawjson.Int(val)
 		}
 	})
 	c.st.res.Agent.Compactions = append(c.st.res.Agent.Compactions, cp)
@@ -279,54 +224,43 @@ func (c *claude) keepUsage(id string, usage []byte) {
 
 // messageUsage keeps the usage of a message whose content is not recorded.
 func (c *claude) messageUsage(message []byte) {
-	var id string
-	var usage []byte
-	_ = eachField(message, func(k, val []byte) {
-		switch string(k) {
-		case "id":
-			id = rawjson.Str(val)
-		case "usage":
-			usage = val
-		}
-	})
-	c.keepUsage(id, usage)
+	var m claudeMessage
+	_, _ = claudeMessageFields.Bind(message, &m)
+	c.keepUsage(m.ID, m.Usage)
 }
 
 func (c *claude) user(l claudeLine) {
 	s := c.st
-	var content []byte
-	_ = eachField(l.message, func(k, val []byte) {
-		if string(k) == "content" {
-			content = val
-		}
-	})
+	var m claudeMessage
+	_, _ = claudeMessageFields.Bind(l.Message, &m)
+	content := m.Content
 	s.flush()
 	c.msgID = ""
 	if len(content) > 0 && content[0] == '"' {
-		if l.meta {
+		if l.IsMeta {
 			s.skip("meta line")
 			return
 		}
 		text := rawjson.Str(content)
-		prompt := isClaudePrompt(text) && !l.synthetic
+		prompt := isClaudePrompt(text) && !l.synthetic()
 		if prompt {
 			c.prompts++
 		}
-		s.user([]string{text}, l.ts, prompt)
+		s.user([]string{text}, l.Timestamp, prompt)
 		return
 	}
 	var texts []string
 	_ = rawjson.EachElem(content, func(v []byte) {
 		b := parseContentBlock(v)
-		switch b.typ {
+		switch b.Type {
 		case "text":
-			texts = append(texts, b.text)
+			texts = append(texts, b.Text)
 		case "tool_result":
 			errMsg := ""
-			if b.isError {
-				errMsg = toolErrorText(b.content)
+			if b.IsError {
+				errMsg = toolErrorText(b.Content)
 			}
-			s.result(b.toolUseID, "", raw(b.content), errMsg, l.ts)
+			s.result(b.ToolUseID, "", raw(b.Content), errMsg, l.Timestamp)
 		case "image", "document":
 			s.skip("image block")
 		default:
@@ -334,15 +268,15 @@ func (c *claude) user(l claudeLine) {
 		}
 	})
 	if len(texts) > 0 {
-		if l.meta {
+		if l.IsMeta {
 			s.skip("meta line")
 			return
 		}
-		prompt := isClaudePrompt(texts[0]) && !l.synthetic
+		prompt := isClaudePrompt(texts[0]) && !l.synthetic()
 		if prompt {
 			c.prompts++
 		}
-		s.user(texts, l.ts, prompt)
+		s.user(texts, l.Timestamp, prompt)
 	}
 }
 
@@ -386,25 +320,25 @@ func (c *claude) result(l claudeLine) {
 	s.flush()
 	c.msgID = ""
 	c.results++
-	c.totals.result(l.sid, l.usage, l.models, l.cost)
-	s.res.Agent.DurationMS += l.durationMS
-	c.turns += int(l.turns)
-	if l.result != "" {
-		s.finalText = l.result
+	c.totals.result(l.SessionID, l.Usage, l.ModelUsage, l.TotalCostUSD)
+	s.res.Agent.DurationMS += l.DurationMS
+	c.turns += int(l.NumTurns)
+	if l.Result != "" {
+		s.finalText = l.Result
 	}
-	if l.isError || strings.HasPrefix(l.subtype, "error") {
+	if l.IsError || strings.HasPrefix(l.Subtype, "error") {
 		var msgs []string
-		_ = rawjson.EachElem(l.errors, func(e []byte) {
+		_ = rawjson.EachElem(l.Errors, func(e []byte) {
 			if m := rawjson.Str(e); m != "" {
 				msgs = append(msgs, m)
 			}
 		})
 		msg := strings.Join(msgs, "; ")
 		if msg == "" {
-			msg = l.result
+			msg = l.Result
 		}
 		if msg == "" {
-			msg = l.subtype
+			msg = l.Subtype
 		}
 		s.fail(msg)
 	}

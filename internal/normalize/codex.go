@@ -54,46 +54,36 @@ func (c *codexExec) finish() {
 	c.st.res.SessionTotal = &last
 }
 
+// codexLine is the fields of a `codex exec --json` line, in either
+// envelope.
+type codexLine struct {
+	Type, ThreadID                   string
+	Item, Usage, Error, Msg, Message []byte
+}
+
+var codexLineFields = rawjson.NewBinder[codexLine]()
+
 func (c *codexExec) line(v []byte) error {
-	var typ, threadID string
-	var item, usage, errv, msg, message []byte
-	err := eachField(v, func(k, val []byte) {
-		switch string(k) {
-		case "type":
-			typ = rawjson.Str(val)
-		case "thread_id":
-			threadID = rawjson.Str(val)
-		case "item":
-			item = val
-		case "usage":
-			usage = val
-		case "error":
-			errv = val
-		case "msg":
-			msg = val
-		case "message":
-			message = val
-		}
-	})
-	if err != nil {
+	var l codexLine
+	if _, err := codexLineFields.Bind(v, &l); err != nil {
 		return err
 	}
 	s := c.st
-	if typ == "" && msg != nil {
-		_, err := c.ev.event(msg, time.Time{})
+	if l.Type == "" && l.Msg != nil {
+		_, err := c.ev.event(l.Msg, time.Time{})
 		return err
 	}
-	switch typ {
+	switch l.Type {
 	case "thread.started":
-		s.res.Agent.SessionID = threadID
-		c.thread = threadID
+		s.res.Agent.SessionID = l.ThreadID
+		c.thread = l.ThreadID
 		c.procs++
 		c.ids = map[string]string{}
 	case "turn.started":
 		s.res.Agent.Turns++
 	case "turn.completed":
 		s.flush()
-		u := codexUsageKeys.read(usage)
+		u := codexUsageKeys.read(l.Usage)
 		if u.TotalTokens == 0 {
 			u.TotalTokens = u.InputTokens + u.OutputTokens
 		}
@@ -104,12 +94,12 @@ func (c *codexExec) line(v []byte) error {
 		c.totals[c.thread].report(u)
 	case "turn.failed":
 		s.flush()
-		s.fail(errMessage(errv))
+		s.fail(errMessage(l.Error))
 	case "error":
 		s.flush()
-		s.fail(cmp.Or(rawjson.Str(message), errMessage(errv)))
+		s.fail(cmp.Or(rawjson.Str(l.Message), errMessage(l.Error)))
 	case "item.started", "item.updated", "item.completed":
-		c.item(typ, item)
+		c.item(l.Type, l.Item)
 	default:
 		s.skip(SkipUnknownEvent)
 	}
@@ -127,40 +117,40 @@ func errMessage(v []byte) string {
 func (c *codexExec) item(ev string, v []byte) {
 	it, _, _ := parseCodexObject(v)
 	s := c.st
-	it.id = c.itemID(it.id)
+	it.ID = c.itemID(it.ID)
 	completed := ev == "item.completed"
-	switch it.typ {
+	switch it.Type {
 	case "agent_message", "assistant_message":
 		if completed {
 			c.message(&it)
 		}
 	case "reasoning", "plan":
 		if completed {
-			s.thinking(rawjson.Str(it.text), time.Time{})
+			s.thinking(rawjson.Str(it.Text), time.Time{})
 		}
 	case "command_execution":
 		c.command(ev, &it)
 	case "file_change":
-		c.tool(ev, it.id, "file_change", map[string]any{"changes": raw(it.changes)},
-			map[string]any{"status": it.status}, failedMsg(it.status, "file change failed"))
+		c.tool(ev, it.ID, "file_change", map[string]any{"changes": raw(it.Changes)},
+			map[string]any{"status": it.Status}, failedMsg(it.Status, "file change failed"))
 	case "mcp_tool_call":
-		name := it.tool
-		if it.server != "" {
-			name = it.server + "." + it.tool
+		name := it.Tool
+		if it.Server != "" {
+			name = it.Server + "." + it.Tool
 		}
-		errMsg := cmp.Or(errMessage(it.errv), failedMsg(it.status, "tool call failed"))
-		c.tool(ev, it.id, name, raw(it.arguments), raw(it.result), errMsg)
+		errMsg := cmp.Or(errMessage(it.Error), failedMsg(it.Status, "tool call failed"))
+		c.tool(ev, it.ID, name, raw(it.Arguments), raw(it.Result), errMsg)
 	case "web_search":
-		c.tool(ev, it.id, "web_search", map[string]any{"query": it.query, "action": raw(it.action)},
-			raw(it.results), failedMsg(it.status, "web search failed"))
+		c.tool(ev, it.ID, "web_search", map[string]any{"query": it.Query, "action": raw(it.Action)},
+			raw(it.Results), failedMsg(it.Status, "web search failed"))
 	case "todo_list":
-		c.tool(ev, it.id, "todo_list", raw(it.items), raw(it.items), "")
+		c.tool(ev, it.ID, "todo_list", raw(it.Items), raw(it.Items), "")
 	case "collab_tool_call":
-		c.tool(ev, it.id, it.tool, map[string]any{"prompt": it.prompt, "receiver_thread_ids": raw(it.receivers)},
-			raw(it.agents), failedMsg(it.status, "collab tool call failed"))
+		c.tool(ev, it.ID, it.Tool, map[string]any{"prompt": it.Prompt, "receiver_thread_ids": raw(it.ReceiverThreadIDs)},
+			raw(it.AgentsStates), failedMsg(it.Status, "collab tool call failed"))
 	case "error":
 		if completed {
-			s.warn(rawjson.Str(it.message))
+			s.warn(rawjson.Str(it.Message))
 		}
 	default:
 		if completed {
@@ -174,7 +164,7 @@ func (c *codexExec) item(ev string, v []byte) {
 // starts a new message rather than gluing the two together.
 func (c *codexExec) message(it *codexObject) {
 	s := c.st
-	text := rawjson.Str(it.text)
+	text := rawjson.Str(it.Text)
 	for _, b := range s.blocks {
 		if b.Type == transcript.BlockText {
 			s.flush()
@@ -182,7 +172,7 @@ func (c *codexExec) message(it *codexObject) {
 		}
 	}
 	s.text(text, time.Time{})
-	if it.phase == "final_answer" {
+	if it.Phase == "final_answer" {
 		s.finalText = text
 	}
 }
@@ -191,16 +181,16 @@ func (c *codexExec) message(it *codexObject) {
 // when first seen, its tool.result when completed.
 func (c *codexExec) command(ev string, it *codexObject) {
 	s := c.st
-	if (ev == "item.started" || ev == "item.completed") && !c.cmd[it.id] {
-		c.cmd[it.id] = true
-		command := rawjson.Str(it.command)
+	if (ev == "item.started" || ev == "item.completed") && !c.cmd[it.ID] {
+		c.cmd[it.ID] = true
+		command := rawjson.Str(it.Command)
 		s.command(command, time.Time{})
-		s.call(it.id, "shell", map[string]any{"command": command}, time.Time{})
+		s.call(it.ID, "shell", map[string]any{"command": command}, time.Time{})
 	}
 	if ev == "item.completed" {
 		s.flush()
-		out := map[string]any{"output": rawjson.Str(it.aggregated), "exit_code": raw(it.exitCode)}
-		s.result(it.id, "shell", out, exitMsg(it.exitCode, failedMsg(it.status, "command failed")), time.Time{})
+		out := map[string]any{"output": rawjson.Str(it.AggregatedOutput), "exit_code": raw(it.ExitCode)}
+		s.result(it.ID, "shell", out, exitMsg(it.ExitCode, failedMsg(it.Status, "command failed")), time.Time{})
 	}
 }
 

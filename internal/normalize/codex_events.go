@@ -41,10 +41,10 @@ func (e *codexEvents) event(v []byte, ts time.Time) (int, error) {
 		return 0, err
 	}
 	s := e.st
-	switch ev.typ {
+	switch ev.Type {
 	case "user_message":
 		if e.drop {
-			e.userEvent(rawjson.Str(ev.message), ts)
+			e.userEvent(rawjson.Str(ev.Message), ts)
 		} else {
 			e.conversation(&ev, ts)
 		}
@@ -65,11 +65,11 @@ func (e *codexEvents) event(v []byte, ts time.Time) (int, error) {
 		}
 	case "task_complete":
 		s.flush()
-		if m := rawjson.Str(ev.lastMsg); e.direct && m != "" {
+		if m := rawjson.Str(ev.LastAgentMessage); e.direct && m != "" {
 			s.finalText = m
 		}
 	case "error", "stream_error":
-		s.fail(cmp.Or(rawjson.Str(ev.message), errMessage(ev.errv)))
+		s.fail(cmp.Or(rawjson.Str(ev.Message), errMessage(ev.Error)))
 	case "turn_aborted":
 		s.warn("turn aborted: " + rawjson.Str(field(v, "reason")))
 	case "session_configured":
@@ -93,15 +93,15 @@ func (e *codexEvents) event(v []byte, ts time.Time) (int, error) {
 func (e *codexEvents) conversation(ev *codexObject, ts time.Time) {
 	s := e.st
 	var f func()
-	switch ev.typ {
+	switch ev.Type {
 	case "agent_message":
-		message := rawjson.Str(ev.message)
+		message := rawjson.Str(ev.Message)
 		f = func() { s.text(message, ts) }
 	case "agent_reasoning", "agent_reasoning_raw_content":
-		text := rawjson.Str(ev.text)
+		text := rawjson.Str(ev.Text)
 		f = func() { s.thinking(text, ts) }
 	case "user_message":
-		message := rawjson.Str(ev.message)
+		message := rawjson.Str(ev.Message)
 		if !e.direct {
 			e.pending = append(e.pending, pendingEvent{user: message, ts: ts})
 			return
@@ -192,10 +192,10 @@ func (e *codexEvents) userItem(texts []string) bool {
 // conversation in the file (usage.go).
 func (e *codexEvents) tokenCount(v []byte, ev *codexObject) {
 	var u transcript.Usage
-	if ev.flatUsage {
+	if ev.InputTokens != nil {
 		u = codexUsageKeys.read(v)
 	} else {
-		tot := field(ev.info, "total_token_usage")
+		tot := field(ev.Info, "total_token_usage")
 		if tot == nil {
 			return
 		}
@@ -212,43 +212,43 @@ func (e *codexEvents) tokenCount(v []byte, ev *codexObject) {
 // patches, the old exec stream's only record of its tools.
 func (e *codexEvents) tool(ev *codexObject, ts time.Time) {
 	s := e.st
-	switch ev.typ {
+	switch ev.Type {
 	case "exec_command_begin":
-		cmd := argv(ev.command)
+		cmd := argv(ev.Command)
 		s.command(cmd, ts)
-		s.call(ev.callID, "shell", map[string]any{"command": cmd}, ts)
+		s.call(ev.CallID, "shell", map[string]any{"command": cmd}, ts)
 	case "exec_command_end":
 		s.flush()
-		out := ev.aggregated
+		out := ev.AggregatedOutput
 		if out == nil {
-			out = ev.stdout
+			out = ev.Stdout
 		}
-		s.result(ev.callID, "shell", map[string]any{"output": rawjson.Str(out), "exit_code": raw(ev.exitCode)}, exitMsg(ev.exitCode, ""), ts)
+		s.result(ev.CallID, "shell", map[string]any{"output": rawjson.Str(out), "exit_code": raw(ev.ExitCode)}, exitMsg(ev.ExitCode, ""), ts)
 	case "mcp_tool_call_begin":
-		name := rawjson.Str(field(ev.invocation, "tool"))
-		if srv := rawjson.Str(field(ev.invocation, "server")); srv != "" {
+		name := rawjson.Str(field(ev.Invocation, "tool"))
+		if srv := rawjson.Str(field(ev.Invocation, "server")); srv != "" {
 			name = srv + "." + name
 		}
-		s.toolUse(ev.callID, name, raw(field(ev.invocation, "arguments")), ts)
+		s.toolUse(ev.CallID, name, raw(field(ev.Invocation, "arguments")), ts)
 	case "mcp_tool_call_end":
 		s.flush()
-		s.result(ev.callID, "", raw(ev.result), errMessage(field(ev.result, "Err")), ts)
+		s.result(ev.CallID, "", raw(ev.Result), errMessage(field(ev.Result, "Err")), ts)
 	case "patch_apply_begin":
-		s.toolUse(ev.callID, "apply_patch", map[string]any{"changes": raw(ev.changes)}, ts)
+		s.toolUse(ev.CallID, "apply_patch", map[string]any{"changes": raw(ev.Changes)}, ts)
 	case "patch_apply_end":
 		s.flush()
 		errMsg := ""
-		if string(ev.success) == "false" {
+		if string(ev.Success) == "false" {
 			errMsg = "patch failed"
 		}
-		s.result(ev.callID, "apply_patch", map[string]any{"stdout": rawjson.Str(ev.stdout)}, errMsg, ts)
+		s.result(ev.CallID, "apply_patch", map[string]any{"stdout": rawjson.Str(ev.Stdout)}, errMsg, ts)
 	}
 }
 
 // exitMsg is a command's error: its exit code when not zero, else
 // otherwise (which may be "").
 func exitMsg(exitCode []byte, otherwise string) string {
-	if code := num(exitCode); code != 0 {
+	if code := rawjson.Int(exitCode); code != 0 {
 		return fmt.Sprintf("exit code %d", code)
 	}
 	return otherwise

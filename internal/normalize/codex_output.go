@@ -31,7 +31,7 @@ func codexToolOutput(v []byte, scratch *[]byte) (any, string) {
 }
 
 func shellResult(output string, exitCode []byte) (any, string) {
-	code := num(exitCode)
+	code := rawjson.Int(exitCode)
 	res := map[string]any{"output": output, "exit_code": code}
 	if code != 0 {
 		return res, fmt.Sprintf("exit code %d", code)

@@ -58,7 +58,7 @@ func (c *codexRollout) line(v []byte) error {
 		case "payload":
 			payload = val
 		case "timestamp":
-			ts = timestamp(val)
+			ts = rawjson.Time(val)
 		}
 		return ve, nil
 	})
@@ -109,43 +109,43 @@ func (c *codexRollout) item(v []byte, ts time.Time) (int, error) {
 		c.ev.itemsStart()
 	}
 	s := c.st
-	switch it.typ {
+	switch it.Type {
 	case "message":
 		c.message(&it, ts)
 	case "reasoning":
-		parts := partTexts(it.content)
+		parts := partTexts(it.Content)
 		if len(parts) == 0 {
-			parts = partTexts(it.summary)
+			parts = partTexts(it.Summary)
 		}
 		s.thinking(strings.Join(parts, "\n\n"), ts)
 	case "function_call":
-		args := rawjson.Str(it.arguments)
+		args := rawjson.Str(it.Arguments)
 		in := jsonText(args)
-		switch it.name {
+		switch it.Name {
 		case "shell", "container.exec", "shell_command", "exec_command":
 			cmd := args
 			if c := field([]byte(args), "command"); c != nil {
 				cmd = argv(c)
 			}
 			s.command(cmd, ts)
-			s.call(it.callID, it.name, in, ts)
+			s.call(it.CallID, it.Name, in, ts)
 		default:
-			s.toolUse(it.callID, it.name, in, ts)
+			s.toolUse(it.CallID, it.Name, in, ts)
 		}
 	case "custom_tool_call":
-		s.toolUse(it.callID, it.name, rawjson.Str(it.input), ts)
+		s.toolUse(it.CallID, it.Name, rawjson.Str(it.Input), ts)
 	case "local_shell_call":
-		cmd := argv(field(it.action, "command"))
+		cmd := argv(field(it.Action, "command"))
 		s.command(cmd, ts)
-		s.call(it.callID, "local_shell", raw(it.action), ts)
+		s.call(it.CallID, "local_shell", raw(it.Action), ts)
 	case "web_search_call":
-		id := s.toolUse("", "web_search", raw(it.action), ts)
+		id := s.toolUse("", "web_search", raw(it.Action), ts)
 		s.flush()
-		s.result(id, "web_search", map[string]any{"status": it.status}, failedMsg(it.status, "web search failed"), ts)
+		s.result(id, "web_search", map[string]any{"status": it.Status}, failedMsg(it.Status, "web search failed"), ts)
 	case "function_call_output", "custom_tool_call_output", "local_shell_call_output":
 		s.flush()
-		out, errMsg := codexToolOutput(it.output, &c.scratch)
-		s.result(it.callID, "", out, errMsg, ts)
+		out, errMsg := codexToolOutput(it.Output, &c.scratch)
+		s.result(it.CallID, "", out, errMsg, ts)
 	default:
 		s.skip(SkipUnknownItem)
 	}
@@ -155,8 +155,8 @@ func (c *codexRollout) item(v []byte, ts time.Time) (int, error) {
 // message handles a message item: the assistant's texts, or a user turn.
 func (c *codexRollout) message(it *codexObject, ts time.Time) {
 	s := c.st
-	texts := partTexts(it.content)
-	switch it.role {
+	texts := partTexts(it.Content)
+	switch it.Role {
 	case "assistant":
 		// Each message item is a reply of its own (newer Codex writes a
 		// turn's commentary and its final answer as separate messages):

@@ -32,102 +32,59 @@ func newCopilot(p *Parser) {
 
 // copilotData is the "data" object of a Copilot event, the fields reel reads.
 type copilotData struct {
-	messageID, content, delta, toolCallID, toolName, sid, model, message string
-	toolRequests, args, result, errv, success                            []byte
-	duration                                                             int64
+	MessageID, Content, DeltaContent, ToolCallID, ToolName, SessionID, Message string
+	Model                                                                      string `raw:"model,selectedModel"`
+	ToolRequests, Arguments, Result, Error, Success                            []byte
+	Duration                                                                   int64
 }
 
-func parseCopilotData(data []byte) copilotData {
-	var d copilotData
-	_ = eachField(data, func(k, val []byte) {
-		switch string(k) {
-		case "messageId":
-			d.messageID = rawjson.Str(val)
-		case "content":
-			d.content = rawjson.Str(val)
-		case "deltaContent":
-			d.delta = rawjson.Str(val)
-		case "toolCallId":
-			d.toolCallID = rawjson.Str(val)
-		case "toolName":
-			d.toolName = rawjson.Str(val)
-		case "sessionId":
-			d.sid = rawjson.Str(val)
-		case "model", "selectedModel":
-			d.model = rawjson.Str(val)
-		case "message":
-			d.message = rawjson.Str(val)
-		case "toolRequests":
-			d.toolRequests = val
-		case "arguments":
-			d.args = val
-		case "result":
-			d.result = val
-		case "error":
-			d.errv = val
-		case "success":
-			d.success = val
-		case "duration":
-			d.duration = num(val)
-		}
-	})
-	return d
+var copilotDataFields = rawjson.NewBinder[copilotData]()
+
+// copilotEvent is the fields of a line, data aside.
+type copilotEvent struct {
+	Type, SessionID string
+	Data            []byte
+	ExitCode        int64
+	Timestamp       time.Time
+	Ephemeral       bool
 }
+
+var copilotEventFields = rawjson.NewBinder[copilotEvent]()
 
 func (c *copilot) line(v []byte) error {
-	var typ, sid string
-	var data, usage, exitCode []byte
-	var ts time.Time
-	ephemeral := false
-	err := eachField(v, func(k, val []byte) {
-		switch string(k) {
-		case "ephemeral":
-			ephemeral = boolean(val)
-		case "type":
-			typ = rawjson.Str(val)
-		case "data":
-			data = val
-		case "timestamp":
-			ts = timestamp(val)
-		case "sessionId":
-			sid = rawjson.Str(val)
-		case "usage":
-			usage = val
-		case "exitCode":
-			exitCode = val
-		}
-	})
-	if err != nil {
+	var e copilotEvent
+	if _, err := copilotEventFields.Bind(v, &e); err != nil {
 		return err
 	}
 	s := c.st
-	d := parseCopilotData(data)
-	if d.sid != "" {
-		s.res.Agent.SessionID = d.sid
+	var d copilotData
+	_, _ = copilotDataFields.Bind(e.Data, &d)
+	if d.SessionID != "" {
+		s.res.Agent.SessionID = d.SessionID
 	}
-	if sid != "" {
-		s.res.Agent.SessionID = sid
+	if e.SessionID != "" {
+		s.res.Agent.SessionID = e.SessionID
 	}
-	switch typ {
+	switch e.Type {
 	case "user.message":
-		s.user([]string{d.content}, ts, true)
+		s.user([]string{d.Content}, e.Timestamp, true)
 	case "assistant.turn_start":
 		s.res.Agent.Turns++
 	case "assistant.turn_end":
 		s.flush()
 	case "assistant.reasoning":
-		s.thinking(d.content, ts)
+		s.thinking(d.Content, e.Timestamp)
 	case "assistant.message":
-		c.message(&d, ts)
+		c.message(&d, e.Timestamp)
 	case "assistant.message_delta":
-		if c.complete[d.messageID] {
+		if c.complete[d.MessageID] {
 			s.skip("message delta superseded")
 			return nil
 		}
-		if _, ok := c.deltas[d.messageID]; !ok {
-			c.deltaOrder = append(c.deltaOrder, d.messageID)
+		if _, ok := c.deltas[d.MessageID]; !ok {
+			c.deltaOrder = append(c.deltaOrder, d.MessageID)
 		}
-		c.deltas[d.messageID] += d.delta
+		c.deltas[d.MessageID] += d.DeltaContent
 	case "assistant.reasoning_delta", "tool.execution_partial_result", "tool.execution_progress",
 		"assistant.message_start", "assistant.tool_call_delta":
 		// Partial output; the complete event follows.
@@ -135,29 +92,28 @@ func (c *copilot) line(v []byte) error {
 		// Progress of the agent loop (1.0.x): the turn, message and tool
 		// events around them say what happened.
 	case "tool.execution_start":
-		c.toolStart(&d, ts)
+		c.toolStart(&d, e.Timestamp)
 	case "tool.execution_complete":
-		c.toolComplete(&d, ts)
+		c.toolComplete(&d, e.Timestamp)
 	case "assistant.usage":
 		// Copilot's "cost" counts premium requests, not dollars, so it is
 		// not reported as CostUSD.
-		s.addUsage(copilotUsageKeys.read(data))
-		s.setModel(d.model)
-		s.res.Agent.DurationMS += d.duration
+		s.addUsage(copilotUsageKeys.read(e.Data))
+		s.setModel(d.Model)
+		s.res.Agent.DurationMS += d.Duration
 	case "session.error":
-		s.fail(d.message)
+		s.fail(d.Message)
 	case "result":
 		s.flush()
-		if code := num(exitCode); code != 0 {
-			s.fail(fmt.Sprintf("copilot exited with code %d", code))
+		if e.ExitCode != 0 {
+			s.fail(fmt.Sprintf("copilot exited with code %d", e.ExitCode))
 		}
-		_ = usage
 	default:
-		if len(typ) > 8 && typ[:8] == "session." {
-			s.setModel(d.model)
+		if len(e.Type) > 8 && e.Type[:8] == "session." {
+			s.setModel(d.Model)
 			return nil
 		}
-		if ephemeral {
+		if e.Ephemeral {
 			// Copilot marks the events that are not part of the
 			// session's history (progress, deltas): nothing is lost.
 			return nil
@@ -170,10 +126,10 @@ func (c *copilot) line(v []byte) error {
 // message is a complete assistant message, with the tools it asks for.
 func (c *copilot) message(d *copilotData, ts time.Time) {
 	s := c.st
-	c.complete[d.messageID] = true
-	delete(c.deltas, d.messageID)
-	s.text(d.content, ts)
-	_ = rawjson.EachElem(d.toolRequests, func(r []byte) {
+	c.complete[d.MessageID] = true
+	delete(c.deltas, d.MessageID)
+	s.text(d.Content, ts)
+	_ = rawjson.EachElem(d.ToolRequests, func(r []byte) {
 		id, name := rawjson.Str(field(r, "toolCallId")), rawjson.Str(field(r, "name"))
 		args := field(r, "arguments")
 		var in any
@@ -191,33 +147,33 @@ func (c *copilot) message(d *copilotData, ts time.Time) {
 // tool's name, for the completion to find.
 func (c *copilot) toolStart(d *copilotData, ts time.Time) {
 	s := c.st
-	id := d.toolCallID
+	id := d.ToolCallID
 	if id == "" {
 		s.anon++
 		id = fmt.Sprintf("copilot-tool-%d", s.anon)
-		c.byName[d.toolName] = append(c.byName[d.toolName], id)
+		c.byName[d.ToolName] = append(c.byName[d.ToolName], id)
 	}
 	s.flush()
-	s.call(id, d.toolName, raw(d.args), ts)
+	s.call(id, d.ToolName, raw(d.Arguments), ts)
 }
 
 func (c *copilot) toolComplete(d *copilotData, ts time.Time) {
 	s := c.st
-	id := d.toolCallID
+	id := d.ToolCallID
 	if id == "" {
-		if q := c.byName[d.toolName]; len(q) > 0 {
-			id, c.byName[d.toolName] = q[0], q[1:]
+		if q := c.byName[d.ToolName]; len(q) > 0 {
+			id, c.byName[d.ToolName] = q[0], q[1:]
 		} else {
 			s.anon++
 			id = fmt.Sprintf("copilot-tool-%d", s.anon)
 		}
 	}
 	errMsg := ""
-	if string(d.success) == "false" {
-		errMsg = cmp.Or(errMessage(d.errv), "tool failed")
+	if string(d.Success) == "false" {
+		errMsg = cmp.Or(errMessage(d.Error), "tool failed")
 	}
 	s.flush()
-	s.result(id, d.toolName, raw(d.result), errMsg, ts)
+	s.result(id, d.ToolName, raw(d.Result), errMsg, ts)
 }
 
 func (c *copilot) finish() {

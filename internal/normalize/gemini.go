@@ -24,83 +24,41 @@ func newGeminiStream(p *Parser) {
 // geminiEvent is the fields of a stream-json line that any of its kinds
 // uses.
 type geminiEvent struct {
-	typ, role, content, toolName, toolID, status, model, sid, cwd, severity, message string
-	params, output, errv, stats                                                      []byte
-	ts                                                                               time.Time
-	delta                                                                            bool
+	Type, Role, Content, ToolName, ToolID, Status, Model, SessionID, CWD, Severity, Message string
+	Parameters, Output, Error, Stats                                                        []byte
+	Timestamp                                                                               time.Time
+	Delta                                                                                   bool
 }
 
-func parseGeminiEvent(v []byte) (geminiEvent, error) {
-	var e geminiEvent
-	err := eachField(v, func(k, val []byte) {
-		switch string(k) {
-		case "type":
-			e.typ = rawjson.Str(val)
-		case "role":
-			e.role = rawjson.Str(val)
-		case "content":
-			e.content = rawjson.Str(val)
-		case "delta":
-			e.delta = boolean(val)
-		case "tool_name":
-			e.toolName = rawjson.Str(val)
-		case "tool_id":
-			e.toolID = rawjson.Str(val)
-		case "parameters":
-			e.params = val
-		case "status":
-			e.status = rawjson.Str(val)
-		case "output":
-			e.output = val
-		case "error":
-			e.errv = val
-		case "stats":
-			e.stats = val
-		case "model":
-			e.model = rawjson.Str(val)
-		case "session_id":
-			e.sid = rawjson.Str(val)
-		case "cwd":
-			if e.cwd == "" { // the first one counts (setCWD)
-				e.cwd = rawjson.Str(val)
-			}
-		case "severity":
-			e.severity = rawjson.Str(val)
-		case "message":
-			e.message = rawjson.Str(val)
-		case "timestamp":
-			e.ts = timestamp(val)
-		}
-	})
-	return e, err
-}
+var geminiEventFields = rawjson.NewBinder[geminiEvent]()
 
 func (g *geminiStream) line(v []byte) error {
-	e, err := parseGeminiEvent(v)
+	var e geminiEvent
+	_, err := geminiEventFields.Bind(v, &e)
 	// The cwd is kept even from a line broken after it.
-	g.st.setCWD(e.cwd)
+	g.st.setCWD(e.CWD)
 	if err != nil {
 		return err
 	}
 	s := g.st
-	switch e.typ {
+	switch e.Type {
 	case "init":
-		s.res.Agent.SessionID = e.sid
-		s.setModel(e.model)
+		s.res.Agent.SessionID = e.SessionID
+		s.setModel(e.Model)
 	case "message":
 		g.message(&e)
 	case "tool_use":
 		g.delta = false
-		s.toolUse(e.toolID, e.toolName, raw(e.params), e.ts)
+		s.toolUse(e.ToolID, e.ToolName, raw(e.Parameters), e.Timestamp)
 	case "tool_result":
 		g.delta = false
 		s.flush()
-		s.result(e.toolID, "", raw(e.output), geminiToolError(e.status, errMessage(e.errv)), e.ts)
+		s.result(e.ToolID, "", raw(e.Output), geminiToolError(e.Status, errMessage(e.Error)), e.Timestamp)
 	case "error":
-		if e.severity == "warning" {
-			s.warn(e.message)
+		if e.Severity == "warning" {
+			s.warn(e.Message)
 		} else {
-			s.fail(e.message)
+			s.fail(e.Message)
 		}
 	case "result":
 		g.result(&e)
@@ -114,18 +72,18 @@ func (g *geminiStream) line(v []byte) error {
 // delta line may join to the text before it.
 func (g *geminiStream) message(e *geminiEvent) {
 	s := g.st
-	if e.role == "user" {
+	if e.Role == "user" {
 		g.delta = false
-		s.user([]string{e.content}, e.ts, true)
+		s.user([]string{e.Content}, e.Timestamp, true)
 		return
 	}
-	if e.delta && g.delta && len(s.blocks) > 0 {
-		s.blocks[len(s.blocks)-1].Text += e.content
+	if e.Delta && g.delta && len(s.blocks) > 0 {
+		s.blocks[len(s.blocks)-1].Text += e.Content
 		return
 	}
-	if e.content != "" {
-		s.text(e.content, e.ts)
-		g.delta = e.delta
+	if e.Content != "" {
+		s.text(e.Content, e.Timestamp)
+		g.delta = e.Delta
 	}
 }
 
@@ -134,30 +92,30 @@ func (g *geminiStream) result(e *geminiEvent) {
 	s := g.st
 	g.delta = false
 	s.flush()
-	if e.status != "" && e.status != "success" {
-		m := errMessage(e.errv)
+	if e.Status != "" && e.Status != "success" {
+		m := errMessage(e.Error)
 		if m == "" {
-			m = "gemini status " + e.status
+			m = "gemini status " + e.Status
 		}
 		s.fail(m)
 	}
 	var c geminiCounts
-	_ = eachField(e.stats, func(k, val []byte) {
+	_ = eachField(e.Stats, func(k, val []byte) {
 		switch string(k) {
 		case "input_tokens", "prompt_tokens":
-			c.input = num(val)
+			c.Input = rawjson.Int(val)
 		case "output_tokens", "candidates_tokens":
-			c.output = num(val)
+			c.Output = rawjson.Int(val)
 		case "total_tokens":
-			c.total = num(val)
+			c.Total = rawjson.Int(val)
 		case "cached", "cached_tokens":
-			c.cached = num(val)
+			c.Cached = rawjson.Int(val)
 		case "thoughts_tokens", "thoughts":
-			c.thoughts = num(val)
+			c.Thoughts = rawjson.Int(val)
 		case "tool_tokens", "tool_use_prompt_tokens":
-			c.tool = num(val)
+			c.Tool = rawjson.Int(val)
 		case "duration_ms":
-			s.res.Agent.DurationMS += num(val)
+			s.res.Agent.DurationMS += rawjson.Int(val)
 		}
 	})
 	s.addUsage(c.usage())
@@ -215,7 +173,7 @@ func (g *geminiSession) doc(d []byte) {
 			case "sessionId":
 				s.res.Agent.SessionID = rawjson.Str(val)
 			case "startTime", "lastUpdated":
-				s.seen(timestamp(val))
+				s.seen(rawjson.Time(val))
 			case "type":
 				typ = rawjson.Str(val)
 			}
@@ -232,60 +190,59 @@ func (g *geminiSession) doc(d []byte) {
 	}
 }
 
+// geminiMessage is the fields reel reads of a chat file's message.
+type geminiMessage struct {
+	Type, Model                          string
+	Content, Thoughts, ToolCalls, Tokens []byte
+	Timestamp                            time.Time
+}
+
+var geminiMessageFields = rawjson.NewBinder[geminiMessage]()
+
 func (g *geminiSession) message(v []byte) {
 	s := g.st
-	var typ, model string
-	var content, thoughts, toolCalls, tokens []byte
-	var ts time.Time
-	if err := eachField(v, func(k, val []byte) {
-		switch string(k) {
-		case "type":
-			typ = rawjson.Str(val)
-		case "content":
-			content = val
-		case "thoughts":
-			thoughts = val
-		case "toolCalls":
-			toolCalls = val
-		case "tokens":
-			tokens = val
-		case "model":
-			model = rawjson.Str(val)
-		case "timestamp":
-			ts = timestamp(val)
-		}
-	}); err != nil {
+	var m geminiMessage
+	if _, err := geminiMessageFields.Bind(v, &m); err != nil {
 		s.skip(SkipMalformed)
 		return
 	}
-	s.seen(ts)
-	switch typ {
+	s.seen(m.Timestamp)
+	switch m.Type {
 	case "user":
-		s.user([]string{geminiText(content)}, ts, true)
+		s.user([]string{geminiText(m.Content)}, m.Timestamp, true)
 	case "gemini", "model", "assistant":
-		s.setModel(model)
-		_ = rawjson.EachElem(thoughts, func(t []byte) {
+		s.setModel(m.Model)
+		_ = rawjson.EachElem(m.Thoughts, func(t []byte) {
 			subject, desc := rawjson.Str(field(t, "subject")), rawjson.Str(field(t, "description"))
 			text := desc
 			if subject != "" {
 				text = subject + "\n\n" + desc
 			}
-			s.thinking(text, timestamp(field(t, "timestamp")))
+			s.thinking(text, rawjson.Time(field(t, "timestamp")))
 		})
-		s.text(geminiText(content), ts)
-		g.toolCalls(toolCalls, ts)
-		if tokens != nil {
-			s.addUsage(geminiTokens(tokens).usage())
+		s.text(geminiText(m.Content), m.Timestamp)
+		g.toolCalls(m.ToolCalls, m.Timestamp)
+		if m.Tokens != nil {
+			s.addUsage(geminiTokens(m.Tokens).usage())
 			s.res.Agent.Turns++
 		}
 	case "error":
-		s.warn(geminiText(content))
+		s.warn(geminiText(m.Content))
 	case "info", "warning":
 		s.skip("info message")
 	default:
 		s.skip(SkipUnknownEvent)
 	}
 }
+
+// geminiToolCall is the fields reel reads of a message's tool call.
+type geminiToolCall struct {
+	ID, Name, Status string
+	Args, Result     []byte
+	Timestamp        time.Time
+}
+
+var geminiToolCallFields = rawjson.NewBinder[geminiToolCall]()
 
 // toolCalls adds the tool_use blocks of a message's calls, ends the
 // message and then gives the calls' results.
@@ -298,30 +255,13 @@ func (g *geminiSession) toolCalls(calls []byte, ts time.Time) {
 	}
 	var results []res
 	_ = rawjson.EachElem(calls, func(tc []byte) {
-		var id, name, status string
-		var args, result []byte
-		var tts time.Time
-		_ = eachField(tc, func(k, val []byte) {
-			switch string(k) {
-			case "id":
-				id = rawjson.Str(val)
-			case "name":
-				name = rawjson.Str(val)
-			case "args":
-				args = val
-			case "result":
-				result = val
-			case "status":
-				status = rawjson.Str(val)
-			case "timestamp":
-				tts = timestamp(val)
-			}
-		})
-		id = s.toolUse(id, name, raw(args), ts)
+		var c geminiToolCall
+		_, _ = geminiToolCallFields.Bind(tc, &c)
+		id := s.toolUse(c.ID, c.Name, raw(c.Args), ts)
 		// The result is a list of parts; the first functionResponse's
 		// response is the tool's output.
 		var resp []byte
-		_ = rawjson.EachElem(result, func(r []byte) {
+		_ = rawjson.EachElem(c.Result, func(r []byte) {
 			if resp == nil {
 				resp = field(field(r, "functionResponse"), "response")
 			}
@@ -330,10 +270,10 @@ func (g *geminiSession) toolCalls(calls []byte, ts time.Time) {
 		if resp != nil {
 			out = raw(resp)
 		} else {
-			out = raw(result)
+			out = raw(c.Result)
 		}
-		if result != nil || status != "" {
-			results = append(results, res{id, name, geminiToolError(status, rawjson.Str(field(resp, "error"))), out, tts})
+		if c.Result != nil || c.Status != "" {
+			results = append(results, res{id, c.Name, geminiToolError(c.Status, rawjson.Str(field(resp, "error"))), out, c.Timestamp})
 		}
 	})
 	s.flush()
@@ -342,25 +282,12 @@ func (g *geminiSession) toolCalls(calls []byte, ts time.Time) {
 	}
 }
 
+var geminiCountsFields = rawjson.NewBinder[geminiCounts]()
+
 // geminiTokens reads a chat file message's token counts.
 func geminiTokens(v []byte) geminiCounts {
 	var c geminiCounts
-	_ = eachField(v, func(k, val []byte) {
-		switch string(k) {
-		case "input":
-			c.input = num(val)
-		case "output":
-			c.output = num(val)
-		case "cached":
-			c.cached = num(val)
-		case "thoughts":
-			c.thoughts = num(val)
-		case "tool":
-			c.tool = num(val)
-		case "total":
-			c.total = num(val)
-		}
-	})
+	_, _ = geminiCountsFields.Bind(v, &c)
 	return c
 }
 

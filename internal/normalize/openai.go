@@ -36,95 +36,78 @@ func newOpenAI(p *Parser) {
 	p.finish = o.end
 }
 
+// oaChunk is the fields of a chunk or a completion.
+type oaChunk struct {
+	Type, ID, Object, Model string
+	Choices, Usage, Error   []byte
+	Created                 time.Time
+}
+
+var oaChunkFields = rawjson.NewBinder[oaChunk]()
+
 func (o *openAI) line(v []byte) error {
-	var typ, id, object, model string
-	var choices, usage, errv []byte
-	var created time.Time
-	err := eachField(v, func(k, val []byte) {
-		switch string(k) {
-		case "type":
-			typ = rawjson.Str(val)
-		case "id":
-			id = rawjson.Str(val)
-		case "object":
-			object = rawjson.Str(val)
-		case "model":
-			model = rawjson.Str(val)
-		case "choices":
-			choices = val
-		case "usage":
-			usage = val
-		case "error":
-			errv = val
-		case "created":
-			created = timestamp(val)
-		}
-	})
-	if err != nil {
+	var c oaChunk
+	if _, err := oaChunkFields.Bind(v, &c); err != nil {
 		return err
 	}
 	s := o.st
-	if typ == "[DONE]" {
+	if c.Type == "[DONE]" {
 		o.end()
 		return nil
 	}
-	if errv != nil && !isNull(errv) {
+	if c.Error != nil && !isNull(c.Error) {
 		o.end()
-		s.fail(errMessage(errv))
+		s.fail(errMessage(c.Error))
 		return nil
 	}
-	if id != "" && o.open && id != o.id {
+	if c.ID != "" && o.open && c.ID != o.id {
 		o.end()
 	}
-	if object != "" && object != "chat.completion.chunk" && object != "chat.completion" {
+	if c.Object != "" && c.Object != "chat.completion.chunk" && c.Object != "chat.completion" {
 		s.skip(SkipUnknownEvent)
 		return nil
 	}
-	s.setModel(model)
-	if !o.open && choices != nil && string(choices) != "[]" {
-		o.open, o.id, o.created = true, id, created
+	s.setModel(c.Model)
+	if !o.open && c.Choices != nil && string(c.Choices) != "[]" {
+		o.open, o.id, o.created = true, c.ID, c.Created
 	}
-	if o.choices(choices) {
+	if o.choices(c.Choices) {
 		o.end()
 	}
-	if !isNull(usage) {
-		s.addUsage(openAIUsage(usage))
+	if !isNull(c.Usage) {
+		s.addUsage(openAIUsage(c.Usage))
 		s.res.Agent.Turns++
 	}
 	return nil
 }
+
+// oaChoice is the fields of a choice.
+type oaChoice struct {
+	Index                        int64
+	Delta, Message, FinishReason []byte
+}
+
+var oaChoiceFields = rawjson.NewBinder[oaChoice]()
 
 // choices reads a chunk's (or a completion's) choices, the first one only,
 // and reports whether it finished.
 func (o *openAI) choices(choices []byte) bool {
 	finished := false
 	_ = rawjson.EachElem(choices, func(c []byte) {
-		var index int64
-		var delta, message, finish []byte
-		_ = eachField(c, func(k, val []byte) {
-			switch string(k) {
-			case "index":
-				index = num(val)
-			case "delta":
-				delta = val
-			case "message":
-				message = val
-			case "finish_reason":
-				finish = val
-			}
-		})
-		if index != 0 {
+		var ch oaChoice
+		_, _ = oaChoiceFields.Bind(c, &ch)
+		if ch.Index != 0 {
 			o.st.skip("choice other than the first")
 			return
 		}
-		if message != nil {
-			o.delta(message)
+		if ch.Message != nil {
+			o.delta(ch.Message)
 			finished = true
 		}
-		if delta != nil {
-			o.delta(delta)
+		if ch.Delta != nil {
+			o.delta(ch.Delta)
 		}
-		if !isNull(finish) {
+		if !isNull(ch.FinishReason) {
 			finished = true
 		}
 	})
@@ -139,15 +122,15 @@ func openAIUsage(v []byte) transcript.Usage {
 	_ = eachField(v, func(k, val []byte) {
 		switch string(k) {
 		case "prompt_tokens":
-			u.InputTokens = num(val)
+			u.InputTokens = rawjson.Int(val)
 		case "completion_tokens":
-			u.OutputTokens = num(val)
+			u.OutputTokens = rawjson.Int(val)
 		case "total_tokens":
-			u.TotalTokens = num(val)
+			u.TotalTokens = rawjson.Int(val)
 		case "prompt_tokens_details":
-			u.CacheReadTokens = num(field(val, "cached_tokens"))
+			u.CacheReadTokens = rawjson.Int(field(val, "cached_tokens"))
 		case "completion_tokens_details":
-			u.ReasoningTokens = num(field(val, "reasoning_tokens"))
+			u.ReasoningTokens = rawjson.Int(field(val, "reasoning_tokens"))
 		}
 	})
 	if u.ReasoningTokens > 0 && u.TotalTokens == u.InputTokens+u.OutputTokens+u.ReasoningTokens {
@@ -172,7 +155,7 @@ func (o *openAI) delta(d []byte) {
 				_ = eachField(tc, func(k, v []byte) {
 					switch string(k) {
 					case "index":
-						index = num(v)
+						index = rawjson.Int(v)
 					case "id":
 						id = rawjson.Str(v)
 					case "function":

@@ -32,84 +32,59 @@ func newOpencode(p *Parser) {
 	p.line = o.line
 }
 
+// opencodeLine is the fields of a line.
+type opencodeLine struct {
+	Type, SessionID       string
+	Part, Error, Rejected []byte
+	// Timestamp is in Unix milliseconds.
+	Timestamp int64
+}
+
 // opencodePart is the fields of a line's part that any of its kinds uses.
 type opencodePart struct {
-	msgID, text, callID, tool string
-	state, tokens, cost       []byte
+	MessageID, Text, CallID, Tool string
+	State, Tokens, Cost           []byte
 }
 
-func parseOpencodePart(v []byte) opencodePart {
-	var p opencodePart
-	_ = eachField(v, func(k, val []byte) {
-		switch string(k) {
-		case "messageID":
-			p.msgID = rawjson.Str(val)
-		case "text":
-			p.text = rawjson.Str(val)
-		case "callID":
-			p.callID = rawjson.Str(val)
-		case "tool":
-			p.tool = rawjson.Str(val)
-		case "state":
-			p.state = val
-		case "tokens":
-			p.tokens = val
-		case "cost":
-			p.cost = val
-		}
-	})
-	return p
-}
+var (
+	opencodeLineFields = rawjson.NewBinder[opencodeLine]()
+	opencodePartFields = rawjson.NewBinder[opencodePart]()
+)
 
 func (o *opencode) line(v []byte) error {
-	var typ, sid string
-	var part, errv, rejected []byte
-	var ts time.Time
-	err := eachField(v, func(k, val []byte) {
-		switch string(k) {
-		case "type":
-			typ = rawjson.Str(val)
-		case "sessionID":
-			sid = rawjson.Str(val)
-		case "timestamp":
-			// Unix milliseconds; anything past year 9999 is not a time.
-			if n := num(val); n > 0 && n < maxUnixMilli {
-				ts = time.UnixMilli(n).UTC()
-			}
-		case "part":
-			part = val
-		case "error":
-			errv = val
-		case "rejected":
-			rejected = val
-		}
-	})
-	if err != nil {
+	var l opencodeLine
+	if _, err := opencodeLineFields.Bind(v, &l); err != nil {
 		return err
 	}
-	s := o.st
-	if sid != "" {
-		s.res.Agent.SessionID = sid
+	var ts time.Time
+	// Anything past year 9999 is not a time.
+	if n := l.Timestamp; n > 0 && n < maxUnixMilli {
+		ts = time.UnixMilli(n).UTC()
 	}
-	p := parseOpencodePart(part)
-	if p.msgID != o.msg {
+	s := o.st
+	if l.SessionID != "" {
+		s.res.Agent.SessionID = l.SessionID
+	}
+	var p opencodePart
+	_, _ = opencodePartFields.Bind(l.Part, &p)
+	if p.MessageID != o.msg {
 		// Parts of another provider message: the previous one is over.
 		s.flush()
-		o.msg = p.msgID
+		o.msg = p.MessageID
 	}
-	switch typ {
+	switch l.Type {
 	case "step_start":
 		s.flush()
 		s.res.Agent.Turns++
 	case "text":
-		s.text(p.text, ts)
+		s.text(p.Text, ts)
 	case "reasoning":
-		s.thinking(p.text, ts)
+		s.thinking(p.Text, ts)
 	case "tool_use":
 		o.tool(&p, ts)
 	case "step_finish":
-		s.addUsage(opencodeUsage(p.tokens))
-		if c, ok := float(p.cost); ok {
+		s.addUsage(opencodeUsage(p.Tokens))
+		if c, ok := float(p.Cost); ok {
 			o.cost += c
 			total := o.cost
 			s.res.Agent.CostUSD = &total
@@ -117,10 +92,10 @@ func (o *opencode) line(v []byte) error {
 		s.flush()
 	case "error":
 		s.flush()
-		s.fail(opencodeError(errv))
+		s.fail(opencodeError(l.Error))
 	case "done":
 		s.flush()
-		_ = rawjson.EachElem(rejected, func(r []byte) {
+		_ = rawjson.EachElem(l.Rejected, func(r []byte) {
 			if name := rawjson.Str(r); name != "" {
 				s.warn("permission rejected: " + name)
 			}
@@ -131,30 +106,26 @@ func (o *opencode) line(v []byte) error {
 	return nil
 }
 
+// opencodeState is the fields of a tool part's state.
+type opencodeState struct {
+	Status, Error string
+	Input, Output []byte
+}
+
+var opencodeStateFields = rawjson.NewBinder[opencodeState]()
+
 // tool maps a tool part, printed once with the call and, when it is done,
 // its result.
 func (o *opencode) tool(p *opencodePart, ts time.Time) {
 	s := o.st
-	var status, errText string
-	var input, output []byte
-	_ = eachField(p.state, func(k, val []byte) {
-		switch string(k) {
-		case "status":
-			status = rawjson.Str(val)
-		case "input":
-			input = val
-		case "output":
-			output = val
-		case "error":
-			errText = rawjson.Str(val)
-		}
-	})
-	id := s.toolUse(p.callID, p.tool, raw(input), ts)
-	switch status {
+	var st opencodeState
+	_, _ = opencodeStateFields.Bind(p.State, &st)
+	id := s.toolUse(p.CallID, p.Tool, raw(st.Input), ts)
+	switch st.Status {
 	case "completed":
-		s.result(id, p.tool, raw(output), "", ts)
+		s.result(id, p.Tool, raw(st.Output), "", ts)
 	case "error":
-		s.result(id, p.tool, nil, cmp.Or(errText, "tool failed"), ts)
+		s.result(id, p.Tool, nil, cmp.Or(st.Error, "tool failed"), ts)
 	}
 	// Any other status is a call still under way; Close answers it.
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"strconv"
-	"time"
 
 	"github.com/reelhq/reel/internal/rawjson"
 )
@@ -27,19 +26,6 @@ func eachField(d []byte, fn func(key, val []byte)) error {
 	})
 }
 
-// eachFieldEnd is eachField for an object that sits at the start of a
-// larger buffer: it also returns the offset just past the object.
-func eachFieldEnd(d []byte, fn func(key, val []byte)) (int, error) {
-	return rawjson.Members(d, func(k, d []byte, vs int) (int, error) {
-		ve, err := rawjson.Skip(d, vs)
-		if err != nil {
-			return 0, err
-		}
-		fn(k, d[vs:ve])
-		return ve, nil
-	})
-}
-
 // skipValue returns the index just past the JSON value at or after d[i].
 func skipValue(d []byte, i int) (int, error) {
 	return rawjson.Skip(d, rawjson.SkipSpace(d, i))
@@ -53,26 +39,10 @@ func field(d []byte, key string) []byte {
 
 func isNull(v []byte) bool { return len(v) == 0 || string(v) == "null" }
 
-// num decodes a JSON number (integral part of a float); anything else is 0.
-func num(v []byte) int64 {
-	if len(v) == 0 {
-		return 0
-	}
-	if n, err := strconv.ParseInt(string(v), 10, 64); err == nil {
-		return n
-	}
-	if f, err := strconv.ParseFloat(string(v), 64); err == nil {
-		return int64(f)
-	}
-	return 0
-}
-
 func float(v []byte) (float64, bool) {
 	f, err := strconv.ParseFloat(string(v), 64)
 	return f, err == nil
 }
-
-func boolean(v []byte) bool { return string(v) == "true" }
 
 // raw copies a JSON value for a transcript field. A value that is not valid
 // JSON (a raw control byte inside a string, say) is kept as its text so the
@@ -101,19 +71,4 @@ func jsonText(s string) any {
 		return json.RawMessage(b)
 	}
 	return s
-}
-
-func timestamp(v []byte) time.Time {
-	s := rawjson.Str(v)
-	if s == "" {
-		if n := num(v); n > 0 {
-			return time.Unix(n, 0).UTC()
-		}
-		return time.Time{}
-	}
-	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		return time.Time{}
-	}
-	return t
 }

@@ -44,7 +44,7 @@ func serverToolError(content []byte, isErr bool) string {
 			}
 			return code
 		}
-		if rc := num(field(content, "return_code")); rc != 0 {
+		if rc := rawjson.Int(field(content, "return_code")); rc != 0 {
 			return fmt.Sprintf("exit code %d", rc)
 		}
 	}

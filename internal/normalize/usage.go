@@ -1,6 +1,7 @@
 package normalize
 
 import (
+	"github.com/reelhq/reel/internal/rawjson"
 	"github.com/reelhq/reel/transcript"
 )
 
@@ -67,20 +68,20 @@ func (k usageKeys) read(v []byte) transcript.Usage {
 		case "":
 			// The name of no count: an absent one must not match.
 		case k.input:
-			u.InputTokens = num(val)
+			u.InputTokens = rawjson.Int(val)
 		case k.output:
-			u.OutputTokens = num(val)
+			u.OutputTokens = rawjson.Int(val)
 		case k.cacheRead:
-			u.CacheReadTokens = num(val)
+			u.CacheReadTokens = rawjson.Int(val)
 		case k.cacheWrite:
-			u.CacheWriteTokens = num(val)
+			u.CacheWriteTokens = rawjson.Int(val)
 		case k.reasoning:
-			u.ReasoningTokens = num(val)
+			u.ReasoningTokens = rawjson.Int(val)
 		case k.total:
-			u.TotalTokens = num(val)
+			u.TotalTokens = rawjson.Int(val)
 		case k.cache:
-			u.CacheReadTokens = num(field(val, "read"))
-			u.CacheWriteTokens = num(field(val, "write"))
+			u.CacheReadTokens = rawjson.Int(field(val, "read"))
+			u.CacheWriteTokens = rawjson.Int(field(val, "write"))
 		}
 	})
 	return u
@@ -118,19 +119,19 @@ func (a *anUsage) read(v []byte) {
 	_ = eachField(v, func(k, val []byte) {
 		switch string(k) {
 		case "input_tokens", "inputTokens":
-			a.input = num(val)
+			a.input = rawjson.Int(val)
 		case "output_tokens", "outputTokens":
-			a.output = num(val)
+			a.output = rawjson.Int(val)
 		case "cache_read_input_tokens", "cacheReadInputTokens":
-			a.cacheRead = num(val)
+			a.cacheRead = rawjson.Int(val)
 		case "cache_creation_input_tokens", "cacheCreationInputTokens":
-			a.cacheWrite = num(val)
+			a.cacheWrite = rawjson.Int(val)
 		case "cache_creation":
-			a.cacheWrite1h = num(field(val, "ephemeral_1h_input_tokens"))
+			a.cacheWrite1h = rawjson.Int(field(val, "ephemeral_1h_input_tokens"))
 		case "output_tokens_details":
-			a.thinking = num(field(val, "thinking_tokens"))
+			a.thinking = rawjson.Int(field(val, "thinking_tokens"))
 		case "thinkingTokens":
-			a.thinking = num(val)
+			a.thinking = rawjson.Int(val)
 		}
 	})
 }
@@ -297,18 +298,19 @@ func (t *claudeTotals) lastProcess() (total transcript.Usage, cost *float64, own
 	return t.procUsage(*p).usage(), cost, p.own.usage(), true
 }
 
-// geminiCounts are Gemini's token counts, in either of its spellings.
+// geminiCounts are Gemini's token counts; their names are a chat file's
+// keys (geminiTokens).
 type geminiCounts struct {
-	input, output, cached, thoughts, tool, total int64
+	Input, Output, Cached, Thoughts, Tool, Total int64
 }
 
 // usage converts Gemini's counts: thoughts and the tool-use prompt are apart
 // from output and input when total says so.
 func (c geminiCounts) usage() transcript.Usage {
-	in, out := c.input, c.output
-	if c.total == 0 || c.total >= c.input+c.output+c.thoughts+c.tool {
-		in += c.tool
-		out += c.thoughts
+	in, out := c.Input, c.Output
+	if c.Total == 0 || c.Total >= c.Input+c.Output+c.Thoughts+c.Tool {
+		in += c.Tool
+		out += c.Thoughts
 	}
-	return transcript.Usage{InputTokens: in, OutputTokens: out, CacheReadTokens: c.cached, ReasoningTokens: c.thoughts, TotalTokens: in + out}
+	return transcript.Usage{InputTokens: in, OutputTokens: out, CacheReadTokens: c.Cached, ReasoningTokens: c.Thoughts, TotalTokens: in + out}
 }

@@ -28,36 +28,26 @@ const (
 	vibeCancellation = "user_cancellation"
 )
 
+// vibeMessage is the fields of a saved message.
+type vibeMessage struct {
+	Role, Name, ToolCallID, SessionID    string
+	Content, ReasoningContent, ToolCalls []byte
+}
+
+var vibeMessageFields = rawjson.NewBinder[vibeMessage]()
+
 func (v *vibe) line(b []byte) error {
-	var role, content, reasoning, name, callID, sid string
-	var calls []byte
-	err := eachField(b, func(k, val []byte) {
-		switch string(k) {
-		case "role":
-			role = rawjson.Str(val)
-		case "content":
-			content = vibeContent(val)
-		case "reasoning_content":
-			reasoning = vibeContent(val)
-		case "tool_calls":
-			calls = val
-		case "name":
-			name = rawjson.Str(val)
-		case "tool_call_id":
-			callID = rawjson.Str(val)
-		case "session_id":
-			sid = rawjson.Str(val)
-		}
-	})
-	if err != nil {
+	var m vibeMessage
+	if _, err := vibeMessageFields.Bind(b, &m); err != nil {
 		return err
 	}
+	content := vibeContent(m.Content)
 	s := v.st
-	if sid != "" {
-		s.res.Agent.SessionID = sid
+	if m.SessionID != "" {
+		s.res.Agent.SessionID = m.SessionID
 	}
 	var ts time.Time
-	switch role {
+	switch m.Role {
 	case "system":
 		// vibe's own system prompt (tool descriptions, project context):
 		// the agent's configuration rather than a turn of the exchange.
@@ -66,11 +56,11 @@ func (v *vibe) line(b []byte) error {
 		s.user([]string{content}, ts, true)
 	case "assistant":
 		s.flush()
-		if reasoning != "" {
+		if reasoning := vibeContent(m.ReasoningContent); reasoning != "" {
 			s.thinking(reasoning, ts)
 		}
 		s.text(content, ts)
-		_ = rawjson.EachElem(calls, func(c []byte) {
+		_ = rawjson.EachElem(m.ToolCalls, func(c []byte) {
 			fn := field(c, "function")
 			s.toolUse(rawjson.Str(field(c, "id")), rawjson.Str(field(fn, "name")), jsonText(rawjson.Str(field(fn, "arguments"))), ts)
 		})
@@ -80,9 +70,9 @@ func (v *vibe) line(b []byte) error {
 		s.flush()
 		out, errMsg := vibeToolAnswer(content)
 		if out == nil {
-			s.result(callID, name, nil, errMsg, ts)
+			s.result(m.ToolCallID, m.Name, nil, errMsg, ts)
 		} else {
-			s.result(callID, name, *out, errMsg, ts)
+			s.result(m.ToolCallID, m.Name, *out, errMsg, ts)
 		}
 	default:
 		s.skip(SkipUnknownEvent)

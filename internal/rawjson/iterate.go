@@ -57,18 +57,19 @@ func Each(data []byte, fn func(key, val []byte) bool) error {
 // fn returns the offset just past the value. That lets a caller parse a
 // value in place, in one pass, instead of having it skipped first and read
 // again; fn can call Skip when it only wants the value's bytes. Members
-// returns the offset just past the object.
+// returns the offset just past the object. Like Each, it lets a comma
+// before the closing brace pass.
 func Members(data []byte, fn func(key, data []byte, vs int) (int, error)) (int, error) {
 	i := skipWS(data, 0)
 	if i >= len(data) || data[i] != '{' {
 		return 0, ErrSyntax
 	}
-	i = skipWS(data, i+1)
-	if i < len(data) && data[i] == '}' {
-		return i + 1, nil
-	}
+	i++
 	for {
 		i = skipWS(data, i)
+		if i < len(data) && data[i] == '}' {
+			return i + 1, nil
+		}
 		if i >= len(data) || data[i] != '"' {
 			return 0, ErrSyntax
 		}

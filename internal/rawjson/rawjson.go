@@ -7,6 +7,9 @@
 // memchr where decoding it is a validation pass and a copy). The public
 // transcript package keeps its own decoder, since it depends on nothing.
 //
+// A reader that wants several members of one object declares them as a
+// struct and has a Binder fill it, rather than switching over the keys.
+//
 // The scanner is tolerant rather than validating: it checks only the
 // structure it walks through and reports ErrSyntax when that structure is
 // broken. Values it returns are sub-slices of the input. Strings decode two
@@ -14,8 +17,8 @@
 // refuses), Str leniently for provider output that must never be refused.
 //
 // It was kept over tidwall/gjson and go-json-experiment's jsontext after
-// measuring the three on reel's work (compare_test.go; figures in the
-// README): gjson unescapes every string it walks past, which makes a walk
+// measuring the three on reel's work (compare_test.go; figures in
+// docs/performance.md): gjson unescapes every string it walks past, which makes a walk
 // over a provider recording several times slower, and jsontext validates
 // and tokenizes what reel only needs to skip.
 package rawjson
