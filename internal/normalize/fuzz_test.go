@@ -38,6 +38,13 @@ func fuzzSeeds(f *testing.F, format Format) {
 // fuzzParser checks, for any input: no panic; every event passes the strict
 // transcript encoder; every tool.call gets exactly one tool.result after
 // Close; feeding in two chunks gives the same output as feeding it whole.
+//
+// Run these targets with -fuzzminimizetime=200x. The fuzzer minimizes every
+// new input, and its minimizer tries removing each span of bytes (quadratic
+// in the input's length) for up to 60 s by default; inputs grown from the
+// kilobyte seeds keep both workers minimizing, at 0 execs/s, for most of a
+// short run, whatever the fuzz cache holds. The parsers are not the cause:
+// each seed and cached input parses in about a millisecond at most.
 func fuzzParser(f *testing.F, format Format) {
 	fuzzSeeds(f, format)
 	f.Fuzz(func(t *testing.T, data []byte, split uint16) {
