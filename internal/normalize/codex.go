@@ -83,7 +83,7 @@ func (c *codexExec) line(v []byte) error {
 		s.res.Agent.Turns++
 	case "turn.completed":
 		s.flush()
-		u := codexUsageKeys.read(l.Usage)
+		u := readCodexUsage(l.Usage)
 		if u.TotalTokens == 0 {
 			u.TotalTokens = u.InputTokens + u.OutputTokens
 		}

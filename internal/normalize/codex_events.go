@@ -197,13 +197,13 @@ func (e *codexEvents) userItem(texts []string) bool {
 func (e *codexEvents) tokenCount(v []byte, ev *codexObject) {
 	var u transcript.Usage
 	if ev.InputTokens != nil {
-		u = codexUsageKeys.read(v)
+		u = readCodexUsage(v)
 	} else {
 		tot := field(ev.Info, "total_token_usage")
 		if tot == nil {
 			return
 		}
-		u = codexUsageKeys.read(tot)
+		u = readCodexUsage(tot)
 	}
 	if u.TotalTokens == 0 {
 		u.TotalTokens = u.InputTokens + u.OutputTokens

@@ -98,7 +98,7 @@ func (c *copilot) line(v []byte) error {
 	case "assistant.usage":
 		// Copilot's "cost" counts premium requests, not dollars, so it is
 		// not reported as CostUSD.
-		s.addUsage(copilotUsageKeys.read(e.Data))
+		s.addUsage(readCopilotUsage(e.Data))
 		s.setModel(d.Model)
 		s.res.Agent.DurationMS += d.Duration
 	case "session.error":

@@ -130,13 +130,25 @@ func (o *opencode) tool(p *opencodePart, ts time.Time) {
 	// Any other status is a call still under way; Close answers it.
 }
 
+// opencodeTokens is a step-finish part's tokens as opencode writes them.
+type opencodeTokens struct {
+	Input, Output, Reasoning, Total int64
+	Cache                           []byte // {read, write}
+}
+
+var opencodeTokensFields = rawjson.NewBinder[opencodeTokens]()
+
 // opencodeUsage reads a step-finish part's tokens: {total?, input, output,
 // reasoning, cache: {read, write}}. opencode's input excludes the cache
 // (its total adds them) and its reasoning is apart from output (it prices
 // the two separately); in reel's convention both are inside (usage.go),
 // unless the reported total shows the reasoning already in output.
 func opencodeUsage(v []byte) transcript.Usage {
-	u := opencodeUsageKeys.read(v)
+	var t opencodeTokens
+	_, _ = opencodeTokensFields.Bind(v, &t)
+	u := transcript.Usage{InputTokens: t.Input, OutputTokens: t.Output,
+		CacheReadTokens: rawjson.Int(field(t.Cache, "read")), CacheWriteTokens: rawjson.Int(field(t.Cache, "write")),
+		ReasoningTokens: t.Reasoning, TotalTokens: t.Total}
 	total := u.TotalTokens
 	u.InputTokens += u.CacheReadTokens + u.CacheWriteTokens
 	if total == 0 || total == u.InputTokens+u.OutputTokens+u.ReasoningTokens {

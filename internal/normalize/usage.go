@@ -41,50 +41,42 @@ import (
 //   - Anthropic SSE, OpenAI chunks, Gemini, Copilot: one report per model
 //     call or turn: they add up.
 
-// usageKeys names the keys of a flat usage object that hold each count,
-// for the providers whose counts are a key each; "" where a provider has
-// none. read takes the counts as the provider reports them: its reader
-// then brings them to reel's convention where they differ.
-type usageKeys struct {
-	input, output, cacheRead, cacheWrite, reasoning, total string
-	// cache names an object holding both cache counts, {read, write}.
-	cache string
+// codexUsage and copilotUsage are transcript.Usage as Codex and Copilot
+// spell it: the same fields in the same order, so each converts to it,
+// the keys the binder does not find by folding in tags, and "-" on a
+// count the provider does not report. They read the counts as the provider
+// reports them; its reader brings them to reel's convention where they
+// differ.
+type codexUsage struct {
+	InputTokens        int64
+	OutputTokens       int64
+	CacheReadTokens    int64 `raw:"cached_input_tokens"`
+	CacheWriteTokens   int64 `raw:"cache_write_input_tokens"`
+	CacheWrite1hTokens int64 `raw:"-"`
+	ReasoningTokens    int64 `raw:"reasoning_output_tokens"`
+	TotalTokens        int64
+}
+
+type copilotUsage struct {
+	InputTokens, OutputTokens, CacheReadTokens, CacheWriteTokens int64
+	CacheWrite1hTokens, ReasoningTokens, TotalTokens             int64 `raw:"-"`
 }
 
 var (
-	codexUsageKeys = usageKeys{input: "input_tokens", output: "output_tokens",
-		cacheRead: "cached_input_tokens", cacheWrite: "cache_write_input_tokens",
-		reasoning: "reasoning_output_tokens", total: "total_tokens"}
-	copilotUsageKeys = usageKeys{input: "inputTokens", output: "outputTokens",
-		cacheRead: "cacheReadTokens", cacheWrite: "cacheWriteTokens"}
-	opencodeUsageKeys = usageKeys{input: "input", output: "output", reasoning: "reasoning", total: "total", cache: "cache"}
+	codexUsageFields   = rawjson.NewBinder[codexUsage]()
+	copilotUsageFields = rawjson.NewBinder[copilotUsage]()
 )
 
-// read reads the counts k names from the usage object v.
-func (k usageKeys) read(v []byte) transcript.Usage {
-	var u transcript.Usage
-	_ = eachField(v, func(key, val []byte) {
-		switch string(key) {
-		case "":
-			// The name of no count: an absent one must not match.
-		case k.input:
-			u.InputTokens = rawjson.Int(val)
-		case k.output:
-			u.OutputTokens = rawjson.Int(val)
-		case k.cacheRead:
-			u.CacheReadTokens = rawjson.Int(val)
-		case k.cacheWrite:
-			u.CacheWriteTokens = rawjson.Int(val)
-		case k.reasoning:
-			u.ReasoningTokens = rawjson.Int(val)
-		case k.total:
-			u.TotalTokens = rawjson.Int(val)
-		case k.cache:
-			u.CacheReadTokens = rawjson.Int(field(val, "read"))
-			u.CacheWriteTokens = rawjson.Int(field(val, "write"))
-		}
-	})
-	return u
+func readCodexUsage(v []byte) transcript.Usage {
+	var u codexUsage
+	_, _ = codexUsageFields.Bind(v, &u)
+	return transcript.Usage(u)
+}
+
+func readCopilotUsage(v []byte) transcript.Usage {
+	var u copilotUsage
+	_, _ = copilotUsageFields.Bind(v, &u)
+	return transcript.Usage(u)
 }
 
 // runningTotal adds up a counter reported as a running total that may

@@ -23,7 +23,9 @@ import (
 // `raw:"name,alias"` gives the names a field takes in place of the one
 // derived from its Go name, where a key cannot be derived from a Go name
 // or has aliases (raw:"model,selectedModel" on Model); tag names match
-// the same way. Keys are compared as written, escapes unresolved:
+// the same way; `raw:"-"` leaves a field unread, for a struct that must
+// keep another type's fields (to convert to it) but whose object lacks
+// some. Keys are compared as written, escapes unresolved:
 // an escaped key matches no field, as no provider escapes its key names.
 //
 // Field types and how a value is read into them, leniently, since provider
@@ -97,6 +99,9 @@ func NewBinder[T any]() *Binder[T] {
 		}
 		names := []string{sf.Name}
 		if tag, ok := sf.Tag.Lookup("raw"); ok {
+			if tag == "-" {
+				continue
+			}
 			names = strings.Split(tag, ",")
 		}
 		for _, n := range names {

@@ -59,6 +59,19 @@ func TestBindFoldsNamesAndTakesAliases(t *testing.T) {
 	}
 }
 
+// A field tagged "-" is never read, whatever the object holds.
+func TestBindSkipsDashFields(t *testing.T) {
+	type sample struct {
+		In   int64
+		Skip int64 `raw:"-"`
+	}
+	b := NewBinder[sample]()
+	var s sample
+	if _, err := b.Bind([]byte(`{"in":1,"skip":2,"-":3}`), &s); err != nil || s != (sample{In: 1}) {
+		t.Errorf("Bind = %+v, %v; want only In", s, err)
+	}
+}
+
 func TestBindKinds(t *testing.T) {
 	in := []byte(` {"type":"a\u2192b\n","input":{"path":"x"} ,"is_error":true,"duration_ms":12.9,` +
 		`"timestamp":"2026-06-08T08:14:42.123Z","model":42,"call_id":null,"extra":[1,{"a":"}"}]}  tail`)
