@@ -197,3 +197,20 @@ func callTimes(p parsed) (map[string]time.Time, string) {
 	}
 	return calls, strings.Join(types, " ")
 }
+
+// A held call whose output does not come soon holds at most maxHeld events:
+// then they go out, in order, and the events after them go out at once.
+func TestHeldEventsAreBounded(t *testing.T) {
+	var got []transcript.EventType
+	s := newState(func(ev transcript.ExchangeEvent) error { got = append(got, ev.Type); return nil })
+	s.heldCall("a", "shell", nil, time.Time{})
+	for range 10 * maxHeld {
+		s.send(transcript.MessageAssistant, time.Time{}, nil)
+		if len(s.held) > maxHeld {
+			t.Fatalf("%d events held, want at most %d", len(s.held), maxHeld)
+		}
+	}
+	if want := 10*maxHeld + 1 - (len(s.held)); len(got) != want || got[0] != transcript.ToolCall {
+		t.Fatalf("%d events out (first %v), want %d, the call first", len(got), got[0], want)
+	}
+}

@@ -46,12 +46,19 @@ func newState(emit Emit) *state {
 
 func (s *state) send(t transcript.EventType, ts time.Time, payload any) {
 	ev := transcript.ExchangeEvent{Type: t, Timestamp: ts, Payload: payload}
-	if s.holding {
+	if s.holding && len(s.held) < maxHeld {
 		s.held = append(s.held, ev)
 		return
 	}
+	s.release()
 	s.put(ev)
 }
+
+// maxHeld bounds the events a held call keeps waiting. A Codex call and its
+// output are written a line or two apart; a recording whose call's output
+// does not come within this many events lets them go, the call with its
+// own time, rather than hold the rest of a large file in memory.
+const maxHeld = 64
 
 func (s *state) put(ev transcript.ExchangeEvent) {
 	if s.err != nil {
